@@ -1,0 +1,6 @@
+/**
+ * Java client for Pintle servers: mutual TLS with the node's Rudder key and certificate, the server's public key
+ * pinned like {@code curl --pinnedpubkey}, conditional downloads with ETags. Server errors surface as
+ * {@link io.pintle.client.ProblemException} carrying the server's problem details.
+ */
+package io.pintle.client;

@@ -1,0 +1,65 @@
+package io.pintle.server;
+
+import io.pintle.server.config.ServerConfig;
+import io.pintle.server.reload.SnapshotHolder;
+import java.net.URI;
+import org.eclipse.jetty.server.NetworkConnector;
+import org.eclipse.jetty.server.Server;
+
+/** A running (or ready to run) Pintle instance. Everything it owns hangs off Jetty's {@link Server}. */
+@SuppressWarnings("try") // close() may throw InterruptedException: Jetty's stop waits for in-flight requests.
+public final class PintleServer implements AutoCloseable {
+    private final ServerConfig config;
+    private final SnapshotHolder snapshots;
+    private final Server server;
+
+    PintleServer(ServerConfig config, SnapshotHolder snapshots, Server server) {
+        this.config = config;
+        this.snapshots = snapshots;
+        this.server = server;
+    }
+
+    /**
+     * Binds the listeners and starts serving; returns once requests are accepted.
+     *
+     * @throws Exception when a listener cannot be bound or a component fails to start
+     */
+    public void start() throws Exception {
+        server.start();
+    }
+
+    /** Blocks until the server stops. @throws InterruptedException if interrupted */
+    public void join() throws InterruptedException {
+        server.join();
+    }
+
+    /** Stops gracefully: in-flight requests get up to the stop timeout to finish. */
+    @Override
+    public void close() throws Exception {
+        server.stop();
+    }
+
+    /** @return the TLS listener's actual port (useful with port 0) */
+    public int port() {
+        return ((NetworkConnector) server.getConnectors()[0]).getLocalPort();
+    }
+
+    /** @return {@code https://<host>:<port>} of the TLS listener, with {@code 0.0.0.0} shown as 127.0.0.1 */
+    public URI uri() {
+        String host = config.general().listen().host();
+        if (host.equals("0.0.0.0") || host.equals("::") || host.isEmpty()) {
+            host = "127.0.0.1";
+        }
+        return URI.create("https://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + port());
+    }
+
+    /** @return the configuration it runs with */
+    public ServerConfig config() {
+        return config;
+    }
+
+    /** @return the live snapshot holder */
+    public SnapshotHolder snapshots() {
+        return snapshots;
+    }
+}

@@ -1,0 +1,69 @@
+package io.pintle.server.acl;
+
+import io.pintle.server.nodes.Identification;
+import io.pintle.server.nodes.NodeId;
+
+/**
+ * The access rules of Rudder's node-facing Apache vhost, as pure functions of the caller and the snapshot's
+ * allowed networks.
+ *
+ * <ul>
+ *   <li>{@code /policies/{id}/...}: the source address is in the allowed networks, the client certificate
+ *       authenticates a known node, and that node is {@code {id}}.
+ *   <li>{@code /common/...}: the source address is in the allowed networks.
+ * </ul>
+ */
+public final class AclEvaluator {
+    private final AllowedNetworks networks;
+
+    /**
+     * @param networks the allowed networks of the current snapshot
+     */
+    public AclEvaluator(AllowedNetworks networks) {
+        this.networks = networks;
+    }
+
+    /**
+     * @param caller the caller
+     * @param owner the node whose policy directory is requested
+     * @return the decision
+     */
+    public Decision policies(Caller caller, NodeId owner) {
+        if (!networks.contains(caller.address())) {
+            return networkDenied(caller);
+        }
+        if (caller.identification() instanceof Identification.Anonymous anonymous) {
+            return new Decision.Deny(anonymous.reason().code(), anonymous.detail());
+        }
+        NodeId node = ((Identification.Authenticated) caller.identification()).node();
+        if (!node.equals(owner)) {
+            return new Decision.Deny("uid-mismatch",
+                    "certificate UID " + node + " does not match the node " + owner + " in the path");
+        }
+        return new Decision.Allow("policies: node " + node + " reads its own directory");
+    }
+
+    /**
+     * @param caller the caller
+     * @return the decision
+     */
+    public Decision common(Caller caller) {
+        if (!networks.contains(caller.address())) {
+            return networkDenied(caller);
+        }
+        return new Decision.Allow("common: allowed network");
+    }
+
+    /**
+     * @param caller the caller
+     * @return whether the caller's address is in the allowed networks
+     */
+    public boolean inAllowedNetworks(Caller caller) {
+        return networks.contains(caller.address());
+    }
+
+    private static Decision networkDenied(Caller caller) {
+        return new Decision.Deny("network-not-allowed",
+                caller.address().getHostAddress() + " is not in the allowed networks");
+    }
+}

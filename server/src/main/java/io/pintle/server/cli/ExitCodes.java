@@ -1,0 +1,13 @@
+package io.pintle.server.cli;
+
+/** Process exit codes, distinct so that systemd and scripts can tell failures apart. */
+public final class ExitCodes {
+    /** Normal end. */
+    public static final int OK = 0;
+    /** The configuration or an input file it names is invalid (also picocli's code for bad usage). */
+    public static final int CONFIG_ERROR = 2;
+    /** Any other startup failure (port in use, permission denied...). */
+    public static final int STARTUP_FAILURE = 3;
+
+    private ExitCodes() {}
+}

@@ -1,0 +1,276 @@
+package io.pintle.server.config;
+
+import com.fasterxml.jackson.annotation.JsonProperty;
+import com.fasterxml.jackson.core.JacksonException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonMappingException;
+import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
+import com.fasterxml.jackson.dataformat.toml.TomlMapper;
+import io.pintle.server.nodes.NodeId;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+/**
+ * Parses and validates the TOML configuration. Defaults are Rudder's paths (see {@code deploy/pintle.example.toml}).
+ */
+public final class ConfigLoader {
+    /** Where Rudder keeps the server's node id. */
+    public static final String DEFAULT_NODE_ID_FILE = "/opt/rudder/etc/uuid.hive";
+    /** The agent certificate: agents pin its key, so it is the default server certificate. */
+    public static final String DEFAULT_CERTIFICATE = "/opt/rudder/etc/ssl/agent.cert";
+    /** The agent key (PKCS#1 PEM since Rudder 7). */
+    public static final String DEFAULT_KEY = "/var/rudder/cfengine-community/ppkeys/localhost.priv";
+    /** A dedicated HTTPS certificate, preferred by Rudder's Apache when present (Rudder #27584). */
+    public static final String DEDICATED_CERTIFICATE = "/opt/rudder/etc/ssl/server.cert";
+    /** Key of {@link #DEDICATED_CERTIFICATE}. */
+    public static final String DEDICATED_KEY = "/opt/rudder/etc/ssl/server.key";
+
+    private static final Set<String> PROTOCOLS = Set.of("TLSv1.3", "TLSv1.2");
+
+    private static final TomlMapper TOML = TomlMapper.builder()
+            .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+            .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
+            .build();
+
+    private ConfigLoader() {}
+
+    /**
+     * Reads, parses and validates a configuration file.
+     *
+     * @param file the TOML file
+     * @return the configuration
+     * @throws ConfigException naming the file and key
+     */
+    public static ServerConfig load(Path file) throws ConfigException {
+        Path absolute = file.toAbsolutePath().normalize();
+        String text;
+        try {
+            text = Files.readString(absolute, StandardCharsets.UTF_8);
+        } catch (NoSuchFileException e) {
+            throw new ConfigException(absolute + ": no such file");
+        } catch (IOException e) {
+            throw new ConfigException(absolute + ": cannot read: " + e.getMessage(), e);
+        }
+        return parse(text, absolute);
+    }
+
+    /**
+     * Parses and validates configuration text.
+     *
+     * @param text TOML
+     * @param source the file the text came from; relative paths are resolved against its directory
+     * @return the configuration
+     * @throws ConfigException naming the file and key
+     */
+    public static ServerConfig parse(String text, Path source) throws ConfigException {
+        RawConfig raw;
+        try {
+            raw = text.isBlank() ? null : TOML.readValue(text, RawConfig.class);
+        } catch (UnrecognizedPropertyException e) {
+            throw new ConfigException(source + ": unknown key '" + keyPath(e) + "'");
+        } catch (JsonMappingException e) {
+            throw new ConfigException(source + ": invalid value for '" + keyPath(e) + "': " + e.getOriginalMessage());
+        } catch (JacksonException e) {
+            throw new ConfigException(source + ": invalid TOML: " + e.getOriginalMessage());
+        }
+        if (raw == null) {
+            raw = new RawConfig(null, null, null, null, null, null);
+        }
+        return new Validator(source).validate(raw);
+    }
+
+    private static String keyPath(JsonMappingException e) {
+        return e.getPath().stream()
+                .map(ref -> ref.getFieldName() != null ? ref.getFieldName() : "[" + ref.getIndex() + "]")
+                .collect(Collectors.joining("."))
+                .replace(".[", "[");
+    }
+
+    private static final class Validator {
+        private final Path source;
+        private final Path base;
+
+        Validator(Path source) {
+            this.source = source;
+            this.base = source.getParent() != null ? source.getParent() : Path.of("").toAbsolutePath();
+        }
+
+        ServerConfig validate(RawConfig raw) throws ConfigException {
+            RawGeneral general = raw.general() != null ? raw.general() : new RawGeneral(null, null, null, null);
+            RawTls tls = raw.tls() != null ? raw.tls() : new RawTls(null, null, null);
+            RawNodes nodes = raw.nodes() != null ? raw.nodes() : new RawNodes(null, null);
+            RawNetworks networks = raw.networks() != null ? raw.networks() : new RawNetworks(null, null);
+            RawPaths paths = raw.paths() != null ? raw.paths() : new RawPaths(null);
+            RawAdmin admin = raw.admin() != null ? raw.admin() : new RawAdmin(null);
+
+            ServerConfig.General validGeneral = new ServerConfig.General(
+                    nodeId(general),
+                    role(general.role()),
+                    listen("general.listen", general.listen() != null ? general.listen() : "0.0.0.0:443"));
+
+            Path certificate;
+            Path key;
+            if (tls.certificate() == null && tls.key() == null && Files.exists(Path.of(DEDICATED_CERTIFICATE))
+                    && Files.exists(Path.of(DEDICATED_KEY))) {
+                certificate = Path.of(DEDICATED_CERTIFICATE);
+                key = Path.of(DEDICATED_KEY);
+            } else if ((tls.certificate() == null) != (tls.key() == null)) {
+                throw new ConfigException(source + ": 'tls.certificate' and 'tls.key' must be set together");
+            } else {
+                certificate = path("tls.certificate", tls.certificate(), DEFAULT_CERTIFICATE);
+                key = path("tls.key", tls.key(), DEFAULT_KEY);
+            }
+            List<String> protocols = tls.protocols() != null ? tls.protocols() : List.of("TLSv1.3");
+            if (protocols.isEmpty()) {
+                throw new ConfigException(source + ": 'tls.protocols' must name at least one protocol");
+            }
+            for (String protocol : protocols) {
+                if (!PROTOCOLS.contains(protocol)) {
+                    throw new ConfigException(source + ": 'tls.protocols': unsupported protocol '" + protocol
+                            + "' (supported: TLSv1.3, TLSv1.2)");
+                }
+            }
+
+            List<String> certificateFiles = nodes.certificates() != null
+                    ? nodes.certificates()
+                    : List.of("/var/rudder/lib/ssl/nodescerts.pem");
+            List<Path> certificatePaths = new ArrayList<>();
+            for (int i = 0; i < certificateFiles.size(); i++) {
+                certificatePaths.add(path("nodes.certificates[" + i + "]", certificateFiles.get(i), null));
+            }
+
+            String allowedFile = networks.allowedFile() != null
+                    ? networks.allowedFile()
+                    : "/opt/rudder/etc/rudder-networks-24.conf";
+
+            ServerConfig.Listen adminListen =
+                    listen("admin.listen", admin.listen() != null ? admin.listen() : "127.0.0.1:5310");
+            if (!isLoopback(adminListen.host())) {
+                throw new ConfigException(source + ": 'admin.listen' must be a loopback address (it is plain HTTP "
+                        + "without authentication), not '" + adminListen.host() + "'");
+            }
+
+            return new ServerConfig(
+                    source,
+                    validGeneral,
+                    new ServerConfig.Tls(certificate, key, protocols),
+                    new ServerConfig.Nodes(
+                            path("nodes.list", nodes.list(), "/var/rudder/lib/relay/nodeslist.json"), certificatePaths),
+                    new ServerConfig.Networks(
+                            allowedFile.isEmpty() ? null : path("networks.allowed_file", allowedFile, null),
+                            networks.allowed() != null ? networks.allowed() : List.of()),
+                    new ServerConfig.Paths(path("paths.share", paths.share(), "/var/rudder/share")),
+                    new ServerConfig.Admin(adminListen));
+        }
+
+        private NodeId nodeId(RawGeneral general) throws ConfigException {
+            if (general.nodeId() != null && general.nodeIdFile() != null) {
+                throw new ConfigException(source + ": set 'general.node_id' or 'general.node_id_file', not both");
+            }
+            if (general.nodeId() != null) {
+                try {
+                    return new NodeId(general.nodeId());
+                } catch (IllegalArgumentException e) {
+                    throw new ConfigException(source + ": 'general.node_id': " + e.getMessage());
+                }
+            }
+            Path file = path("general.node_id_file", general.nodeIdFile(), DEFAULT_NODE_ID_FILE);
+            try {
+                return new NodeId(Files.readString(file, StandardCharsets.UTF_8).strip());
+            } catch (NoSuchFileException e) {
+                throw new ConfigException(source + ": 'general.node_id_file': " + file
+                        + ": no such file (set 'general.node_id' or 'general.node_id_file')");
+            } catch (IOException e) {
+                throw new ConfigException(source + ": 'general.node_id_file': " + file + ": " + e.getMessage(), e);
+            } catch (IllegalArgumentException e) {
+                throw new ConfigException(source + ": 'general.node_id_file': " + file + ": " + e.getMessage());
+            }
+        }
+
+        private ServerConfig.Role role(String text) throws ConfigException {
+            if (text == null) {
+                return ServerConfig.Role.ROOT;
+            }
+            try {
+                return ServerConfig.Role.valueOf(text.toUpperCase(Locale.ROOT));
+            } catch (IllegalArgumentException e) {
+                throw new ConfigException(source + ": 'general.role': expected root, relay or node, not '" + text + "'");
+            }
+        }
+
+        private ServerConfig.Listen listen(String key, String text) throws ConfigException {
+            int colon = text.lastIndexOf(':');
+            if (colon <= 0) {
+                throw new ConfigException(source + ": '" + key + "': expected HOST:PORT, not '" + text + "'");
+            }
+            String host = text.substring(0, colon);
+            if (host.startsWith("[") && host.endsWith("]")) {
+                host = host.substring(1, host.length() - 1);
+            } else if (host.contains(":")) {
+                throw new ConfigException(source + ": '" + key + "': write IPv6 addresses as [ADDRESS]:PORT");
+            }
+            int port;
+            try {
+                port = Integer.parseInt(text.substring(colon + 1));
+            } catch (NumberFormatException e) {
+                throw new ConfigException(source + ": '" + key + "': invalid port in '" + text + "'");
+            }
+            if (port < 0 || port > 65535) {
+                throw new ConfigException(source + ": '" + key + "': port " + port + " out of range");
+            }
+            return new ServerConfig.Listen(host, port);
+        }
+
+        private Path path(String key, String value, String fallback) throws ConfigException {
+            String text = value != null ? value : fallback;
+            if (text == null || text.isEmpty()) {
+                throw new ConfigException(source + ": '" + key + "' must not be empty");
+            }
+            if (text.indexOf('\0') >= 0) {
+                throw new ConfigException(source + ": '" + key + "' contains a NUL character");
+            }
+            return base.resolve(text).toAbsolutePath().normalize();
+        }
+
+        private static boolean isLoopback(String host) {
+            try {
+                return InetAddress.getByName(host).isLoopbackAddress();
+            } catch (UnknownHostException e) {
+                return false;
+            }
+        }
+    }
+
+    record RawConfig(
+            RawGeneral general, RawTls tls, RawNodes nodes, RawNetworks networks, RawPaths paths, RawAdmin admin) {}
+
+    record RawGeneral(
+            @JsonProperty("node_id") String nodeId,
+            @JsonProperty("node_id_file") String nodeIdFile,
+            @JsonProperty("role") String role,
+            @JsonProperty("listen") String listen) {}
+
+    record RawTls(
+            @JsonProperty("certificate") String certificate,
+            @JsonProperty("key") String key,
+            @JsonProperty("protocols") List<String> protocols) {}
+
+    record RawNodes(@JsonProperty("list") String list, @JsonProperty("certificates") List<String> certificates) {}
+
+    record RawNetworks(
+            @JsonProperty("allowed_file") String allowedFile, @JsonProperty("allowed") List<String> allowed) {}
+
+    record RawPaths(@JsonProperty("share") String share) {}
+
+    record RawAdmin(@JsonProperty("listen") String listen) {}
+}

@@ -1,0 +1,103 @@
+package io.pintle.server.config;
+
+import io.pintle.server.nodes.NodeId;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+
+/**
+ * The validated configuration. Every path is absolute.
+ *
+ * @param source the file it was read from, or null for built-in defaults
+ * @param general identity, role and listen address
+ * @param tls server certificate, key and protocols
+ * @param nodes the node registry inputs
+ * @param networks allowed networks inputs
+ * @param paths served trees
+ * @param admin the local administration listener
+ */
+public record ServerConfig(
+        Path source, General general, Tls tls, Nodes nodes, Networks networks, Paths paths, Admin admin) {
+    public ServerConfig {
+        Objects.requireNonNull(general);
+        Objects.requireNonNull(tls);
+        Objects.requireNonNull(nodes);
+        Objects.requireNonNull(networks);
+        Objects.requireNonNull(paths);
+        Objects.requireNonNull(admin);
+    }
+
+    /** The server's place in the Rudder tree. */
+    public enum Role {
+        ROOT,
+        RELAY,
+        NODE;
+
+        /** @return the configuration spelling */
+        public String text() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+    }
+
+    /**
+     * A listen address.
+     *
+     * @param host an IP literal or host name ({@code 0.0.0.0} for all IPv4 addresses)
+     * @param port a TCP port; 0 picks a free one
+     */
+    public record Listen(String host, int port) {
+        @Override
+        public String toString() {
+            return (host.contains(":") ? "[" + host + "]" : host) + ":" + port;
+        }
+    }
+
+    /**
+     * @param nodeId this server's node id
+     * @param role root, relay or node
+     * @param listen the node-facing TLS listener
+     */
+    public record General(NodeId nodeId, Role role, Listen listen) {}
+
+    /**
+     * @param certificate PEM certificate (chain) the server presents
+     * @param key its PEM private key (PKCS#1, SEC1 or PKCS#8; RSA or EC)
+     * @param protocols enabled TLS protocols ({@code TLSv1.3}, optionally {@code TLSv1.2})
+     */
+    public record Tls(Path certificate, Path key, List<String> protocols) {
+        public Tls {
+            protocols = List.copyOf(protocols);
+        }
+    }
+
+    /**
+     * @param list {@code nodeslist.json}
+     * @param certificates PEM bundles of node certificates
+     */
+    public record Nodes(Path list, List<Path> certificates) {
+        public Nodes {
+            certificates = List.copyOf(certificates);
+        }
+    }
+
+    /**
+     * @param allowedFile Apache {@code Require} include, or null for none
+     * @param allowed extra networks (CIDR)
+     */
+    public record Networks(Path allowedFile, List<String> allowed) {
+        public Networks {
+            allowed = List.copyOf(allowed);
+        }
+    }
+
+    /**
+     * @param share Rudder's share directory ({@code /var/rudder/share})
+     */
+    public record Paths(Path share) {}
+
+    /**
+     * @param listen the plain-HTTP loopback listener for health, metrics and {@code system/*}
+     */
+    public record Admin(Listen listen) {}
+}

@@ -1,0 +1,108 @@
+package io.pintle.server.http;
+
+import io.pintle.server.config.ServerConfig;
+import java.util.concurrent.Executor;
+import org.eclipse.jetty.alpn.server.ALPNServerConnectionFactory;
+import org.eclipse.jetty.compression.gzip.GzipCompression;
+import org.eclipse.jetty.compression.server.CompressionConfig;
+import org.eclipse.jetty.compression.server.CompressionHandler;
+import org.eclipse.jetty.http.UriCompliance;
+import org.eclipse.jetty.http2.server.HTTP2ServerConnectionFactory;
+import org.eclipse.jetty.server.HttpConfiguration;
+import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.SecureRequestCustomizer;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.server.SslConnectionFactory;
+import org.eclipse.jetty.server.handler.ContextHandler;
+import org.eclipse.jetty.util.VirtualThreads;
+import org.eclipse.jetty.util.ssl.SslContextFactory;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
+import org.glassfish.jersey.jetty.JettyHttpContainer;
+import org.glassfish.jersey.server.ContainerFactory;
+import org.glassfish.jersey.server.ResourceConfig;
+
+/** Builds the Jetty server: one TLS connector (HTTP/2 and HTTP/1.1 by ALPN) in front of the Jersey application. */
+public final class HttpServerFactory {
+    /** Platform worker threads; requests run on virtual threads instead when the JVM has them (21+). */
+    public static final int MAX_THREADS = 200;
+    /** An idle keep-alive connection is closed after this long; agents make two requests per run. */
+    public static final long IDLE_TIMEOUT_MS = 30_000;
+    /** Largest request header block: agents send a handful of short headers. */
+    public static final int MAX_REQUEST_HEADER_BYTES = 8 * 1024;
+    /** Graceful stop lets in-flight downloads finish for at most this long. */
+    public static final long STOP_TIMEOUT_MS = 15_000;
+    /** Bodies smaller than this are not worth compressing. */
+    public static final int MIN_COMPRESS_BYTES = 1024;
+
+    private HttpServerFactory() {}
+
+    /**
+     * @param listen the address and port of the TLS listener
+     * @param tls the server's TLS configuration
+     * @param application the Jersey application
+     * @return a server, not started
+     */
+    public static Server create(ServerConfig.Listen listen, SslContextFactory.Server tls, ResourceConfig application) {
+        QueuedThreadPool threads = new QueuedThreadPool(MAX_THREADS);
+        threads.setName("pintle");
+        Executor virtualThreads = VirtualThreads.getDefaultVirtualThreadsExecutor();
+        if (virtualThreads != null) {
+            threads.setVirtualThreadsExecutor(virtualThreads);
+        }
+        Server server = new Server(threads);
+        server.setStopTimeout(STOP_TIMEOUT_MS);
+
+        HttpConfiguration http = new HttpConfiguration();
+        http.setSendServerVersion(false);
+        http.setSendXPoweredBy(false);
+        http.setSendDateHeader(true);
+        http.setRequestHeaderSize(MAX_REQUEST_HEADER_BYTES);
+        SecureRequestCustomizer secure = new SecureRequestCustomizer();
+        // Agents connect by IP or by names their server certificate (UID=<id>, no SAN) never lists: they trust
+        // it by key pin. The default SNI host check would answer 400 "Invalid SNI" to all of them.
+        secure.setSniHostCheck(false);
+        http.addCustomizer(secure);
+        // Encoded separators, dots, backslashes and empty segments reach SafePaths, which refuses them with a
+        // reason and a log line, instead of an anonymous 400 from Jetty.
+        http.setUriCompliance(UriCompliance.DEFAULT.with("pintle",
+                UriCompliance.Violation.AMBIGUOUS_PATH_SEGMENT,
+                UriCompliance.Violation.AMBIGUOUS_EMPTY_SEGMENT,
+                UriCompliance.Violation.AMBIGUOUS_PATH_SEPARATOR,
+                UriCompliance.Violation.AMBIGUOUS_PATH_ENCODING,
+                UriCompliance.Violation.SUSPICIOUS_PATH_CHARACTERS));
+
+        HttpConnectionFactory http1 = new HttpConnectionFactory(http);
+        HTTP2ServerConnectionFactory http2 = new HTTP2ServerConnectionFactory(http);
+        ALPNServerConnectionFactory alpn = new ALPNServerConnectionFactory();
+        alpn.setDefaultProtocol(http1.getProtocol());
+        SslConnectionFactory ssl = new SslConnectionFactory(tls, alpn.getProtocol());
+
+        ServerConnector connector = new ServerConnector(server, ssl, alpn, http2, http1);
+        connector.setName("tls");
+        connector.setHost(listen.host());
+        connector.setPort(listen.port());
+        connector.setIdleTimeout(IDLE_TIMEOUT_MS);
+        server.addConnector(connector);
+
+        JettyHttpContainer jersey = ContainerFactory.createContainer(JettyHttpContainer.class, application);
+        // Jersey's Jetty container must sit at the root context (it would add a context path twice).
+        ContextHandler root = new ContextHandler(jersey, "/");
+        CompressionHandler compression = new CompressionHandler(root);
+        GzipCompression gzip = new GzipCompression();
+        gzip.setMinCompressSize(MIN_COMPRESS_BYTES);
+        compression.putCompression(gzip);
+        // Text and JSON only: archives are already compressed, and compressing them would also drop the
+        // Content-Length agents rely on.
+        compression.putConfiguration("/*", CompressionConfig.builder()
+                .compressIncludeMimeType("text/plain")
+                .compressIncludeMimeType("application/json")
+                .compressIncludeMimeType("application/problem+json")
+                .compressIncludeMimeType("application/xml")
+                .compressIncludeMethod("GET")
+                .build());
+        server.setHandler(compression);
+        server.setErrorHandler(new ProblemErrorHandler());
+        return server;
+    }
+}

@@ -1,0 +1,51 @@
+package io.pintle.server.http;
+
+import io.pintle.server.acl.Caller;
+import io.pintle.server.reload.ServerSnapshot;
+import io.pintle.server.reload.SnapshotHolder;
+import io.pintle.server.tls.PeerCertificates;
+import jakarta.annotation.Priority;
+import jakarta.inject.Inject;
+import jakarta.inject.Provider;
+import jakarta.ws.rs.Priorities;
+import jakarta.ws.rs.container.ContainerRequestContext;
+import jakarta.ws.rs.container.ContainerRequestFilter;
+import jakarta.ws.rs.container.PreMatching;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.time.Clock;
+import org.eclipse.jetty.server.Request;
+
+/**
+ * Establishes, once per request, the snapshot the request runs on and who the caller is (address and the node
+ * its client certificate authenticates, or why none). Runs before matching, so every route, including unknown
+ * ones, sees the same state.
+ */
+@PreMatching
+@Priority(Priorities.AUTHENTICATION)
+final class PeerIdentityFilter implements ContainerRequestFilter {
+    private final SnapshotHolder snapshots;
+    private final Clock clock;
+
+    // The Jetty request is request-scoped; Jersey's jetty-http container only offers it through injection.
+    @Inject
+    private Provider<Request> jettyRequest;
+
+    PeerIdentityFilter(SnapshotHolder snapshots, Clock clock) {
+        this.snapshots = snapshots;
+        this.clock = clock;
+    }
+
+    @Override
+    public void filter(ContainerRequestContext context) {
+        Request request = jettyRequest.get();
+        ServerSnapshot snapshot = snapshots.current();
+        PeerCertificates peer = PeerCertificates.of(request);
+        SocketAddress remote = request.getConnectionMetaData().getRemoteSocketAddress();
+        if (!(remote instanceof InetSocketAddress inet) || inet.getAddress() == null) {
+            throw new IllegalStateException("request without an IP peer address: " + remote);
+        }
+        Caller caller = new Caller(inet.getAddress(), snapshot.nodes().identify(peer.leaf(), clock.instant()));
+        context.setProperty(RequestState.PROPERTY, new RequestState(snapshot, caller, peer));
+    }
+}

@@ -1,0 +1,63 @@
+package io.pintle.server.http;
+
+import io.pintle.api.MediaTypes;
+import io.pintle.api.dto.Problem;
+import io.pintle.server.problem.PintleException;
+import jakarta.ws.rs.WebApplicationException;
+import jakarta.ws.rs.core.Context;
+import jakarta.ws.rs.core.Response;
+import jakarta.ws.rs.core.UriInfo;
+import jakarta.ws.rs.ext.ExceptionMapper;
+import java.util.UUID;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The one error pipeline: every exception becomes {@code application/problem+json}. Domain errors keep their
+ * status, reason and detail; JAX-RS errors (unknown route, wrong method) keep their status; anything else is a
+ * 500 whose body carries only an incident id, logged with the stack trace.
+ */
+final class ProblemExceptionMapper implements ExceptionMapper<Throwable> {
+    private static final Logger LOG = LoggerFactory.getLogger(ProblemExceptionMapper.class);
+
+    // Request-scoped proxy; the mapper itself is a singleton.
+    @Context
+    private UriInfo uriInfo;
+
+    @Override
+    public Response toResponse(Throwable exception) {
+        String instance = "/" + uriInfo.getPath(false);
+        if (exception instanceof PintleException pintle) {
+            return problem("urn:pintle:problem:" + pintle.reason(), pintle.status(), pintle.title(), pintle.detail(),
+                    instance, pintle.reason(), null, null);
+        }
+        if (exception instanceof WebApplicationException web && web.getResponse().getStatus() < 500) {
+            Response original = web.getResponse();
+            Response.StatusType status = original.getStatusInfo();
+            String detail = switch (status.getStatusCode()) {
+                case 404 -> "no such route";
+                case 405 -> "method not allowed on this route";
+                case 406 -> "no acceptable representation";
+                case 415 -> "unsupported media type";
+                default -> status.getReasonPhrase();
+            };
+            return problem("about:blank", status.getStatusCode(), status.getReasonPhrase(), detail, instance, null,
+                    null, original);
+        }
+        String incident = UUID.randomUUID().toString();
+        LOG.error("incident {} on {}", incident, instance, exception);
+        return problem("about:blank", 500, "Internal server error", "an internal error occurred; the server log has the details",
+                instance, null, incident, null);
+    }
+
+    private static Response problem(String type, int status, String title, String detail, String instance, String reason,
+            String incident, Response original) {
+        Response.ResponseBuilder builder = Response.status(status)
+                .type(MediaTypes.PROBLEM_JSON)
+                .entity(new Problem(type, title, status, detail, instance, reason, incident));
+        if (original != null && original.getHeaderString("Allow") != null) {
+            builder.header("Allow", original.getHeaderString("Allow"));
+        }
+        return builder.build();
+    }
+}

@@ -1,0 +1,60 @@
+package io.pintle.server.http;
+
+import io.pintle.api.Routes;
+import io.pintle.api.dto.WhoAmI;
+import io.pintle.server.acl.Caller;
+import io.pintle.server.nodes.CertificateSubjects;
+import io.pintle.server.nodes.Identification;
+import io.pintle.server.nodes.KeyHash;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.container.ContainerRequestContext;
+import jakarta.ws.rs.core.Context;
+import jakarta.ws.rs.core.MediaType;
+import java.security.cert.X509Certificate;
+
+/** {@code /uuid} (Rudder's) and {@code /v1/whoami} (Pintle's debugging entry point). Open to any caller. */
+@Path("/")
+public final class ServerInfoResource {
+
+    @GET
+    @Path(Routes.UUID)
+    @Produces(MediaType.TEXT_PLAIN)
+    public String uuid(@Context ContainerRequestContext context) {
+        return RequestState.of(context).snapshot().self().value();
+    }
+
+    @GET
+    @Path(Routes.WHOAMI)
+    @Produces(MediaType.APPLICATION_JSON)
+    public WhoAmI whoami(@Context ContainerRequestContext context) {
+        RequestState state = RequestState.of(context);
+        Caller caller = state.caller();
+        X509Certificate leaf = state.peer().leaf();
+        WhoAmI.Certificate certificate = leaf == null ? null : new WhoAmI.Certificate(
+                leaf.getSubjectX500Principal().getName(),
+                CertificateSubjects.uid(leaf).orElse(null),
+                KeyHash.sha256(leaf.getPublicKey()).toString(),
+                leaf.getNotBefore().toInstant().toString(),
+                leaf.getNotAfter().toInstant().toString());
+        String nodeId = null;
+        String reason = null;
+        if (caller.identification() instanceof Identification.Authenticated authenticated) {
+            nodeId = authenticated.node().value();
+        } else {
+            Identification.Anonymous anonymous = (Identification.Anonymous) caller.identification();
+            reason = anonymous.reason().code() + ": " + anonymous.detail();
+        }
+        return new WhoAmI(
+                state.snapshot().self().value(),
+                caller.address().getHostAddress(),
+                state.snapshot().acl().inAllowedNetworks(caller),
+                state.peer().protocol(),
+                certificate,
+                nodeId,
+                nodeId != null,
+                reason,
+                state.snapshot().generation());
+    }
+}

@@ -1,0 +1,7 @@
+/**
+ * The web layer: Jetty connectors and handler tree, Jersey configuration, the filter that establishes who the
+ * caller is, thin resources, and the one exception mapper. Only this package and {@code tls} import Jetty or
+ * Jersey. Each request reads the snapshot once, in {@link io.pintle.server.http.PeerIdentityFilter}, and every
+ * later step uses that same snapshot.
+ */
+package io.pintle.server.http;

@@ -1,0 +1,31 @@
+package io.pintle.server.nodes;
+
+import java.security.cert.X509Certificate;
+import java.util.Optional;
+import org.bouncycastle.asn1.ASN1Encodable;
+import org.bouncycastle.asn1.ASN1String;
+import org.bouncycastle.asn1.x500.RDN;
+import org.bouncycastle.asn1.x500.X500Name;
+import org.bouncycastle.asn1.x500.style.BCStyle;
+
+/**
+ * Reads the node id from a certificate: the subject's {@code UID} attribute (OID 0.9.2342.19200300.100.1.1),
+ * as Rudder's agents write it ({@code openssl req -subj "/UID=<uuid>"}) and Apache reads it
+ * ({@code SSL_CLIENT_S_DN_UID}).
+ */
+public final class CertificateSubjects {
+    private CertificateSubjects() {}
+
+    /**
+     * @param certificate a certificate
+     * @return the subject's first UID attribute value, or empty when there is none
+     */
+    public static Optional<String> uid(X509Certificate certificate) {
+        X500Name subject = X500Name.getInstance(certificate.getSubjectX500Principal().getEncoded());
+        for (RDN rdn : subject.getRDNs(BCStyle.UID)) {
+            ASN1Encodable value = rdn.getFirst().getValue();
+            return Optional.of(value instanceof ASN1String string ? string.getString() : value.toString());
+        }
+        return Optional.empty();
+    }
+}

@@ -1,0 +1,121 @@
+package io.pintle.server.nodes;
+
+import java.security.cert.X509Certificate;
+import java.time.Instant;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * The nodes this server knows and the keys pinned for each, from {@code nodeslist.json} ({@code key-hash}) and
+ * from certificate bundles (key of a certificate whose subject UID names the node). Immutable.
+ *
+ * <p>A client certificate authenticates node N when its subject UID is N and its public key is pinned for N.
+ * A certificate is otherwise accepted whatever its issuer (Rudder agents use self-signed certificates); its
+ * validity dates are checked.
+ */
+public final class NodeRegistry {
+    private final Map<NodeId, Node> nodes;
+    private final Map<KeyHash, Set<NodeId>> pins;
+
+    private NodeRegistry(Map<NodeId, Node> nodes, Map<KeyHash, Set<NodeId>> pins) {
+        this.nodes = Map.copyOf(nodes);
+        Map<KeyHash, Set<NodeId>> frozen = new HashMap<>();
+        pins.forEach((key, ids) -> frozen.put(key, Set.copyOf(ids)));
+        this.pins = Map.copyOf(frozen);
+    }
+
+    /**
+     * @param nodes entries of {@code nodeslist.json}
+     * @param certificates node certificates; those without a valid UID must have been filtered out
+     * @return the registry
+     */
+    public static NodeRegistry of(Collection<Node> nodes, Collection<CertificateBinding> certificates) {
+        Map<NodeId, Node> byId = new HashMap<>();
+        Map<KeyHash, Set<NodeId>> pins = new HashMap<>();
+        for (Node node : nodes) {
+            byId.put(node.id(), node);
+            node.keyHash().ifPresent(key -> pins.computeIfAbsent(key, k -> new HashSet<>()).add(node.id()));
+        }
+        for (CertificateBinding binding : certificates) {
+            pins.computeIfAbsent(binding.key(), k -> new HashSet<>()).add(binding.node());
+        }
+        return new NodeRegistry(byId, pins);
+    }
+
+    /** @return an empty registry: nobody is authenticated */
+    public static NodeRegistry empty() {
+        return of(List.of(), List.of());
+    }
+
+    /** @return the number of nodes in {@code nodeslist.json} */
+    public int nodeCount() {
+        return nodes.size();
+    }
+
+    /** @return the number of distinct pinned keys */
+    public int pinCount() {
+        return pins.size();
+    }
+
+    /**
+     * @param id a node id
+     * @return the node's {@code nodeslist.json} entry
+     */
+    public Optional<Node> node(NodeId id) {
+        return Optional.ofNullable(nodes.get(id));
+    }
+
+    /**
+     * Decides which node, if any, a client certificate authenticates.
+     *
+     * @param certificate the client's leaf certificate, or null when the client presented none
+     * @param now the time to check validity against
+     * @return the identification, with a reason when it is not a known node
+     */
+    public Identification identify(X509Certificate certificate, Instant now) {
+        if (certificate == null) {
+            return new Identification.Anonymous(Identification.Reason.NO_CERTIFICATE,
+                    "no client certificate was presented (use the agent's certificate and key)");
+        }
+        if (now.isBefore(certificate.getNotBefore().toInstant())) {
+            return new Identification.Anonymous(Identification.Reason.CERTIFICATE_NOT_YET_VALID,
+                    "the client certificate is not valid before " + certificate.getNotBefore().toInstant());
+        }
+        if (now.isAfter(certificate.getNotAfter().toInstant())) {
+            return new Identification.Anonymous(Identification.Reason.CERTIFICATE_EXPIRED,
+                    "the client certificate expired on " + certificate.getNotAfter().toInstant());
+        }
+        Optional<String> uidText = CertificateSubjects.uid(certificate);
+        if (uidText.isEmpty()) {
+            return new Identification.Anonymous(Identification.Reason.CERTIFICATE_WITHOUT_UID,
+                    "the client certificate subject '" + certificate.getSubjectX500Principal().getName()
+                            + "' has no UID attribute");
+        }
+        NodeId uid;
+        try {
+            uid = new NodeId(uidText.get());
+        } catch (IllegalArgumentException e) {
+            return new Identification.Anonymous(Identification.Reason.INVALID_UID,
+                    "the client certificate UID is not a node id: " + e.getMessage());
+        }
+        KeyHash sha256 = KeyHash.sha256(certificate.getPublicKey());
+        Set<NodeId> owners = new TreeSet<>(pins.getOrDefault(sha256, Set.of()));
+        owners.addAll(pins.getOrDefault(KeyHash.of("sha512", certificate.getPublicKey()), Set.of()));
+        if (owners.isEmpty()) {
+            return new Identification.Anonymous(Identification.Reason.UNKNOWN_KEY,
+                    "key " + sha256 + " (certificate UID " + uid + ") is not known to this server");
+        }
+        if (!owners.contains(uid)) {
+            return new Identification.Anonymous(Identification.Reason.KEY_NOT_FOR_UID,
+                    "key " + sha256 + " is pinned for node " + owners.iterator().next()
+                            + ", not for the certificate UID " + uid);
+        }
+        return new Identification.Authenticated(uid, sha256);
+    }
+}

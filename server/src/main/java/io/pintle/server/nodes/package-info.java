@@ -1,0 +1,6 @@
+/**
+ * Who the nodes are: node ids, key pins and the immutable registry built from {@code nodeslist.json} and the
+ * certificate bundles ({@code nodescerts.pem}, {@code allnodescerts.pem}). Plain Java: no web stack. A
+ * registry never changes after construction; a reload builds a new one.
+ */
+package io.pintle.server.nodes;

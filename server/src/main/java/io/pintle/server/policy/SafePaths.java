@@ -1,0 +1,145 @@
+package io.pintle.server.policy;
+
+import java.io.IOException;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.Locale;
+import java.nio.ByteBuffer;
+import java.io.ByteArrayOutputStream;
+
+/**
+ * The single place where a request path becomes a file. The path arrives still percent-encoded, so that encoded
+ * separators and dots can be refused instead of being decoded into something else.
+ *
+ * <p>Refused, as {@link UnsafePathException}: encoded {@code /}, {@code \}, {@code .} or NUL; a literal
+ * {@code \} or NUL; control characters; {@code .} and {@code ..} segments; empty segments ({@code //}); an
+ * absolute path; invalid percent-encoding or UTF-8. Then the path is resolved against the root and its real path
+ * (symlinks followed) must stay inside the root's real path; otherwise, or when it does not exist, the result is
+ * {@link java.nio.file.NoSuchFileException}, so an escape looks like a missing file from outside.
+ */
+public final class SafePaths {
+    /** Longest accepted relative path, in characters; Linux's PATH_MAX. */
+    public static final int MAX_PATH_LENGTH = 4096;
+
+    private SafePaths() {}
+
+    /** A path whose real location (after symlinks) is outside its root; looks like a missing file from outside. */
+    public static final class EscapeException extends java.nio.file.NoSuchFileException {
+        private static final long serialVersionUID = 1L;
+
+        EscapeException(String message) {
+            super(message);
+        }
+    }
+
+    /**
+     * @param root the tree's root directory
+     * @param encodedRelative the path below the root as it appeared in the URL (percent-encoded, no leading
+     *     slash); a trailing slash is allowed and names a directory
+     * @return the real path of the file or directory
+     * @throws UnsafePathException when the path breaks a rule (the message names it)
+     * @throws java.nio.file.NoSuchFileException when it does not exist or resolves outside the root
+     * @throws IOException on other file system errors
+     */
+    public static Path resolve(Path root, String encodedRelative) throws UnsafePathException, IOException {
+        String relative = decode(encodedRelative);
+        if (relative.endsWith("/")) {
+            relative = relative.substring(0, relative.length() - 1);
+        }
+        if (relative.isEmpty()) {
+            return realInside(root, root);
+        }
+        if (relative.startsWith("/")) {
+            throw new UnsafePathException("absolute paths are not allowed");
+        }
+        for (String segment : relative.split("/", -1)) {
+            if (segment.isEmpty()) {
+                throw new UnsafePathException("empty path segments ('//') are not allowed");
+            }
+            if (segment.equals(".") || segment.equals("..")) {
+                throw new UnsafePathException("'" + segment + "' path segments are not allowed");
+            }
+        }
+        Path candidate = root.resolve(relative).normalize();
+        if (!candidate.startsWith(root.normalize())) {
+            throw new UnsafePathException("path leaves its root");
+        }
+        return realInside(root, candidate);
+    }
+
+    private static Path realInside(Path root, Path candidate) throws IOException {
+        Path realRoot = root.toRealPath();
+        Path real = candidate.toRealPath();
+        if (!real.startsWith(realRoot)) {
+            // A symlink pointing outside the tree: refuse as if it were absent.
+            throw new EscapeException(candidate + " resolves to " + real + ", outside " + realRoot);
+        }
+        return real;
+    }
+
+    /**
+     * Percent-decodes a URL path, refusing encodings that would change its structure.
+     *
+     * @param encoded the raw path
+     * @return the decoded path
+     * @throws UnsafePathException when an encoding or character is refused
+     */
+    static String decode(String encoded) throws UnsafePathException {
+        if (encoded.length() > MAX_PATH_LENGTH) {
+            throw new UnsafePathException("path longer than " + MAX_PATH_LENGTH + " characters");
+        }
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream(encoded.length());
+        for (int i = 0; i < encoded.length(); i++) {
+            char c = encoded.charAt(i);
+            if (c == '%') {
+                if (i + 2 >= encoded.length()) {
+                    throw new UnsafePathException("truncated percent-encoding");
+                }
+                int value;
+                try {
+                    value = Integer.parseInt(encoded.substring(i + 1, i + 3), 16);
+                } catch (NumberFormatException e) {
+                    throw new UnsafePathException("invalid percent-encoding '" + encoded.substring(i, i + 3) + "'");
+                }
+                String code = encoded.substring(i, i + 3).toUpperCase(Locale.ROOT);
+                switch (value) {
+                    case '/', '\\', '.', 0 -> throw new UnsafePathException(
+                            "encoded '" + code + "' is not allowed in paths");
+                    default -> bytes.write(value);
+                }
+                i += 2;
+            } else {
+                if (c == '\\') {
+                    throw new UnsafePathException("backslashes are not allowed in paths");
+                }
+                if (c < 0x20 || c == 0x7f) {
+                    throw new UnsafePathException("control characters are not allowed in paths");
+                }
+                byte[] utf8 = String.valueOf(c).getBytes(StandardCharsets.UTF_8);
+                if (Character.isSurrogate(c)) {
+                    throw new UnsafePathException("unencoded non-ASCII characters are not allowed in paths");
+                }
+                bytes.write(utf8, 0, utf8.length);
+            }
+        }
+        String decoded;
+        try {
+            decoded = StandardCharsets.UTF_8.newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(bytes.toByteArray()))
+                    .toString();
+        } catch (CharacterCodingException e) {
+            throw new UnsafePathException("path is not valid UTF-8");
+        }
+        for (int i = 0; i < decoded.length(); i++) {
+            char c = decoded.charAt(i);
+            if (c < 0x20 || c == 0x7f) {
+                throw new UnsafePathException("control characters are not allowed in paths");
+            }
+        }
+        return decoded;
+    }
+}

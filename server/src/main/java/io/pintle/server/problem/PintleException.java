@@ -1,0 +1,77 @@
+package io.pintle.server.problem;
+
+/** An error for the client, with its status, reason code and detail. */
+public abstract sealed class PintleException extends RuntimeException
+        permits PintleException.AccessDenied, PintleException.NotFound, PintleException.InvalidRequest {
+    private static final long serialVersionUID = 1L;
+
+    private final int status;
+    private final String title;
+    private final String reason;
+
+    PintleException(int status, String title, String reason, String detail) {
+        super(detail, null, false, false);
+        this.status = status;
+        this.title = title;
+        this.reason = reason;
+    }
+
+    /** @return the HTTP status */
+    public int status() {
+        return status;
+    }
+
+    /** @return the fixed title of this kind of problem */
+    public String title() {
+        return title;
+    }
+
+    /** @return the stable reason code */
+    public String reason() {
+        return reason;
+    }
+
+    /** @return the detail for the client */
+    public String detail() {
+        return getMessage();
+    }
+
+    /** 403: the caller may not read this; says why, never whether the path exists. */
+    public static final class AccessDenied extends PintleException {
+        private static final long serialVersionUID = 1L;
+
+        /**
+         * @param reason reason code
+         * @param detail why
+         */
+        public AccessDenied(String reason, String detail) {
+            super(403, "Access denied", reason, detail);
+        }
+    }
+
+    /** 404: nothing to serve at this path (including paths that resolve outside their tree). */
+    public static final class NotFound extends PintleException {
+        private static final long serialVersionUID = 1L;
+
+        /**
+         * @param reason reason code
+         * @param detail what was not found
+         */
+        public NotFound(String reason, String detail) {
+            super(404, "Not found", reason, detail);
+        }
+    }
+
+    /** 400: the request itself is malformed or unsafe. */
+    public static final class InvalidRequest extends PintleException {
+        private static final long serialVersionUID = 1L;
+
+        /**
+         * @param reason reason code
+         * @param detail what is wrong
+         */
+        public InvalidRequest(String reason, String detail) {
+            super(400, "Invalid request", reason, detail);
+        }
+    }
+}
