@@ -1,14 +1,19 @@
 package io.pintle.server;
 
 import io.pintle.server.config.ServerConfig;
+import io.pintle.server.reload.ServerSnapshot;
 import io.pintle.server.reload.SnapshotHolder;
 import java.net.URI;
 import org.eclipse.jetty.server.NetworkConnector;
 import org.eclipse.jetty.server.Server;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /** A running (or ready to run) Pintle instance. Everything it owns hangs off Jetty's {@link Server}. */
 @SuppressWarnings("try") // close() may throw InterruptedException: Jetty's stop waits for in-flight requests.
 public final class PintleServer implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(PintleServer.class);
+
     private final ServerConfig config;
     private final SnapshotHolder snapshots;
     private final Server server;
@@ -26,6 +31,11 @@ public final class PintleServer implements AutoCloseable {
      */
     public void start() throws Exception {
         server.start();
+        ServerSnapshot snapshot = snapshots.current();
+        LOG.info("pintle {} ({}) serving {} on {}: snapshot {} with {} nodes, {} pinned keys; server key {}",
+                snapshot.self(), config.general().role().text(), snapshot.share().root(), uri(),
+                snapshot.generation(), snapshot.nodes().nodeCount(), snapshot.nodes().pinCount(),
+                snapshot.credentials().keyHash());
     }
 
     /** Blocks until the server stops. @throws InterruptedException if interrupted */
@@ -37,6 +47,7 @@ public final class PintleServer implements AutoCloseable {
     @Override
     public void close() throws Exception {
         server.stop();
+        LOG.info("pintle stopped");
     }
 
     /** @return the TLS listener's actual port (useful with port 0) */

@@ -37,8 +37,6 @@ public final class ServeCommand implements Callable<Integer> {
             server.close();
             return ExitCodes.STARTUP_FAILURE;
         }
-        LOG.info("pintle {} ({}) serving {} on {}", loaded.general().nodeId(), loaded.general().role().text(),
-                loaded.paths().share(), server.uri());
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             try {
                 server.close();

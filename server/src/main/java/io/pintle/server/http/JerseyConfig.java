@@ -2,6 +2,7 @@ package io.pintle.server.http;
 
 import io.pintle.server.reload.SnapshotHolder;
 import java.time.Clock;
+import java.util.List;
 import org.glassfish.jersey.jackson.JacksonFeature;
 import org.glassfish.jersey.server.ResourceConfig;
 import org.glassfish.jersey.server.ServerProperties;
@@ -25,7 +26,12 @@ public final class JerseyConfig {
         config.register(JacksonFeature.withoutExceptionMappers());
         config.register(new PeerIdentityFilter(snapshots, clock));
         config.register(new ProblemExceptionMapper());
-        config.registerInstances(new PolicyResource(), new ServerInfoResource());
+        config.registerInstances(resources().toArray());
         return config;
+    }
+
+    /** @return the resource instances: every route the server has (the OpenAPI contract test reads these) */
+    static List<Object> resources() {
+        return List.of(new PolicyResource(), new ServerInfoResource());
     }
 }

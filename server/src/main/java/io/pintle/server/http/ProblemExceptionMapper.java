@@ -2,6 +2,7 @@ package io.pintle.server.http;
 
 import io.pintle.api.MediaTypes;
 import io.pintle.api.dto.Problem;
+import io.pintle.server.policy.FileVersion;
 import io.pintle.server.problem.PintleException;
 import jakarta.ws.rs.WebApplicationException;
 import jakarta.ws.rs.core.Context;
@@ -9,6 +10,7 @@ import jakarta.ws.rs.core.Response;
 import jakarta.ws.rs.core.UriInfo;
 import jakarta.ws.rs.ext.ExceptionMapper;
 import java.util.UUID;
+import org.eclipse.jetty.io.EofException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -43,6 +45,18 @@ final class ProblemExceptionMapper implements ExceptionMapper<Throwable> {
             };
             return problem("about:blank", status.getStatusCode(), status.getReasonPhrase(), detail, instance, null,
                     null, original);
+        }
+        for (Throwable cause = exception; cause != null; cause = cause.getCause()) {
+            if (cause instanceof EofException) {
+                // The client closed the connection mid-response (curl --fail does on every 4xx): nothing to answer.
+                LOG.debug("client went away during {}: {}", instance, cause.toString());
+                return Response.status(500).build();
+            }
+            if (cause instanceof FileVersion.FileChangedException changed) {
+                // Headers already promised another version; aborting makes the client retry.
+                LOG.warn("aborted {}: {}", instance, changed.getMessage());
+                return Response.status(500).build();
+            }
         }
         String incident = UUID.randomUUID().toString();
         LOG.error("incident {} on {}", incident, instance, exception);

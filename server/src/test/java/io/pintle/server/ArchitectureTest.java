@@ -1,0 +1,70 @@
+package io.pintle.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Only {@code http} and {@code tls} (and the composition root) know the web stack; the domain packages are plain
+ * Java. And no static mutable state anywhere in main code.
+ */
+class ArchitectureTest {
+    private static final Path MAIN = Path.of("src/main/java/io/pintle/server");
+    private static final Pattern WEB_IMPORT =
+            Pattern.compile("^import\\s+(static\\s+)?(jakarta\\.ws\\.rs|org\\.glassfish|org\\.eclipse\\.jetty)\\.", Pattern.MULTILINE);
+    private static final Pattern STATIC_FIELD = Pattern.compile(
+            "^\\s*(?:private|public|protected)?\\s*static\\s+(?!final)(?!class|record|enum|interface)[\\w<>\\[\\]., ?]+\\s+\\w+\\s*[=;]",
+            Pattern.MULTILINE);
+
+    @ParameterizedTest
+    @ValueSource(strings = {"acl", "nodes", "policy", "reload", "config", "problem", "demo", "cli"})
+    void domainPackagesDoNotImportTheWebStack(String pkg) throws IOException {
+        List<String> offenders = new ArrayList<>();
+        for (Path file : javaFiles(MAIN.resolve(pkg))) {
+            Matcher matcher = WEB_IMPORT.matcher(Files.readString(file));
+            while (matcher.find()) {
+                offenders.add(file + ": " + matcher.group());
+            }
+        }
+        assertThat(javaFiles(MAIN.resolve(pkg))).isNotEmpty();
+        assertThat(offenders).isEmpty();
+    }
+
+    @Test
+    void mainCodeHasNoStaticMutableFields() throws IOException {
+        List<String> offenders = new ArrayList<>();
+        for (Path file : javaFiles(MAIN)) {
+            Matcher matcher = STATIC_FIELD.matcher(Files.readString(file));
+            while (matcher.find()) {
+                offenders.add(file + ": " + matcher.group().strip());
+            }
+        }
+        assertThat(offenders).isEmpty();
+    }
+
+    @Test
+    void everyServerPackageDocumentsItsResponsibility() throws IOException {
+        try (Stream<Path> dirs = Files.walk(MAIN)) {
+            List<Path> missing = dirs.filter(Files::isDirectory)
+                    .filter(dir -> !Files.exists(dir.resolve("package-info.java")))
+                    .toList();
+            assertThat(missing).isEmpty();
+        }
+    }
+
+    private static List<Path> javaFiles(Path dir) throws IOException {
+        try (Stream<Path> files = Files.walk(dir)) {
+            return files.filter(f -> f.toString().endsWith(".java")).toList();
+        }
+    }
+}

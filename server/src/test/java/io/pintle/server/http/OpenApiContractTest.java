@@ -1,0 +1,88 @@
+package io.pintle.server.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Locale;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Pattern;
+import org.glassfish.jersey.server.model.Resource;
+import org.glassfish.jersey.server.model.ResourceMethod;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@code openapi.yaml} must list exactly the routes the server has: every (method, path) of the Jersey resources
+ * registered by {@link JerseyConfig}, plus HEAD wherever there is GET (Jersey answers HEAD from GET).
+ */
+class OpenApiContractTest {
+    private static final Set<String> HTTP_METHODS =
+            Set.of("get", "put", "post", "delete", "options", "head", "patch", "trace");
+    private static final Pattern TEMPLATE = Pattern.compile("\\{[^}/]*(?:\\{[^}]*\\}[^}/]*)*\\}");
+
+    @Test
+    void specListsExactlyTheServersRoutes() throws Exception {
+        assertThat(specOperations()).isEqualTo(serverOperations());
+    }
+
+    @Test
+    void serverRoutesAreFoundAtAll() {
+        // Guards the comparison above against an empty model on both sides.
+        assertThat(serverOperations()).contains("GET /policies/{}/{}", "HEAD /common/{}", "GET /v1/whoami");
+    }
+
+    static Set<String> specOperations() throws Exception {
+        Path spec = locate("openapi.yaml");
+        JsonNode root = new ObjectMapper(new YAMLFactory()).readTree(Files.readString(spec));
+        Set<String> operations = new TreeSet<>();
+        root.path("paths").properties().forEach(path -> path.getValue().properties().forEach(operation -> {
+            if (HTTP_METHODS.contains(operation.getKey())) {
+                operations.add(operation.getKey().toUpperCase(Locale.ROOT) + " " + normalize(path.getKey()));
+            }
+        }));
+        return operations;
+    }
+
+    static Set<String> serverOperations() {
+        Set<String> operations = new TreeSet<>();
+        for (Object resource : JerseyConfig.resources()) {
+            collect(Resource.from(resource.getClass()), "", operations);
+        }
+        Set<String> withHead = new TreeSet<>(operations);
+        for (String operation : operations) {
+            if (operation.startsWith("GET ")) {
+                withHead.add("HEAD " + operation.substring(4));
+            }
+        }
+        return withHead;
+    }
+
+    private static void collect(Resource resource, String prefix, Set<String> operations) {
+        String path = (prefix + "/" + (resource.getPath() == null ? "" : resource.getPath())).replaceAll("/+", "/");
+        for (ResourceMethod method : resource.getResourceMethods()) {
+            operations.add(method.getHttpMethod() + " " + normalize(path));
+        }
+        for (Resource child : resource.getChildResources()) {
+            collect(child, path, operations);
+        }
+    }
+
+    /** Parameter names and regexes do not matter, only the shape: {@code /policies/{}/{}}. */
+    static String normalize(String path) {
+        String shaped = TEMPLATE.matcher(path).replaceAll("{}");
+        return shaped.length() > 1 && shaped.endsWith("/") ? shaped.substring(0, shaped.length() - 1) : shaped;
+    }
+
+    private static Path locate(String name) {
+        for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
+            if (Files.exists(dir.resolve(name)) && Files.exists(dir.resolve("pom.xml"))) {
+                return dir.resolve(name);
+            }
+        }
+        throw new IllegalStateException(name + " not found above " + Path.of("").toAbsolutePath());
+    }
+}

@@ -1,0 +1,247 @@
+package io.pintle.server.testing;
+
+import io.pintle.server.tls.SelfSigned;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.KeyPair;
+import java.security.cert.X509Certificate;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A Rudder-like server layout in a temporary directory, generated per test run: server identity, node identities,
+ * {@code nodeslist.json}, {@code nodescerts.pem}, the networks include, the share tree and a configuration file
+ * listening on 127.0.0.1, port 0. No key material is committed; everything is made here with BouncyCastle.
+ */
+public final class Sandbox {
+    /** Where a node's key is pinned. */
+    public enum Pinning {
+        /** {@code key-hash} in {@code nodeslist.json}. */
+        NODES_LIST,
+        /** certificate in {@code nodescerts.pem} (entry in nodeslist.json without key-hash). */
+        CERTIFICATES,
+        /** both. */
+        BOTH
+    }
+
+    private final Path dir;
+    private final NodeKeys server;
+    private final Map<String, String> nodesList = new LinkedHashMap<>();
+    private final List<X509Certificate> certificates = new ArrayList<>();
+    private String networks = "Require ip 127.0.0.0/8 ::1\n";
+
+    private Sandbox(Path dir, NodeKeys server) {
+        this.dir = dir;
+        this.server = server;
+    }
+
+    /**
+     * @param dir an empty directory
+     * @param serverKey server key algorithm
+     * @param pkcs1 whether to write an RSA server key as PKCS#1 (Rudder's {@code localhost.priv})
+     * @return a sandbox with no node yet
+     * @throws IOException on write errors
+     */
+    public static Sandbox create(Path dir, SelfSigned.KeyType serverKey, boolean pkcs1) throws IOException {
+        Path absolute = dir.toAbsolutePath();
+        Files.createDirectories(absolute.resolve("share/common"));
+        Files.createDirectories(absolute.resolve("lib"));
+        SelfSigned.Identity identity = SelfSigned.generate(serverKey, "root");
+        NodeKeys server = write(absolute.resolve("server"), "root", identity.certificate(), identity.keyPair(), pkcs1);
+        Files.writeString(absolute.resolve("server/uuid.hive"), "root\n");
+        Sandbox sandbox = new Sandbox(absolute, server);
+        sandbox.writeInputs();
+        return sandbox;
+    }
+
+    /**
+     * @param dir an empty directory
+     * @return a sandbox with an RSA-2048 PKCS#1 server key
+     * @throws IOException on write errors
+     */
+    public static Sandbox create(Path dir) throws IOException {
+        return create(dir, SelfSigned.KeyType.RSA_2048, true);
+    }
+
+    /** @return the sandbox directory */
+    public Path dir() {
+        return dir;
+    }
+
+    /** @return the server identity */
+    public NodeKeys server() {
+        return server;
+    }
+
+    /** @return the pin agents use for this server */
+    public String serverPin() {
+        return server.pin();
+    }
+
+    /**
+     * Creates a node with a fresh Rudder-style identity and registers it.
+     *
+     * @param id node id
+     * @param type key type
+     * @param pinning where its key is pinned
+     * @return its identity files
+     * @throws IOException on write errors
+     */
+    public NodeKeys addNode(String id, SelfSigned.KeyType type, Pinning pinning) throws IOException {
+        SelfSigned.Identity identity = SelfSigned.generate(type, id);
+        NodeKeys keys = write(dir.resolve("nodes/" + id), id, identity.certificate(), identity.keyPair(),
+                type != SelfSigned.KeyType.EC_P256);
+        register(id, keys.certificate(), pinning);
+        return keys;
+    }
+
+    /**
+     * Writes an arbitrary identity (expired, no UID...) without registering it.
+     *
+     * @param name a label
+     * @param uid the subject UID, or null for a certificate without UID
+     * @param notBefore start of validity
+     * @param notAfter end of validity
+     * @return its identity files
+     * @throws IOException on write errors
+     */
+    public NodeKeys identity(String name, String uid, Instant notBefore, Instant notAfter) throws IOException {
+        return identity(name, SelfSigned.keyPair(SelfSigned.KeyType.EC_P256), uid, notBefore, notAfter);
+    }
+
+    /**
+     * Writes an identity for a given key pair (for example another node's key under a different UID).
+     *
+     * @param name a label
+     * @param pair the key pair
+     * @param uid the subject UID, or null
+     * @param notBefore start of validity
+     * @param notAfter end of validity
+     * @return its identity files
+     * @throws IOException on write errors
+     */
+    public NodeKeys identity(String name, KeyPair pair, String uid, Instant notBefore, Instant notAfter)
+            throws IOException {
+        X509Certificate certificate = SelfSigned.certificate(pair, SelfSigned.subject(uid), notBefore, notAfter);
+        return write(dir.resolve("identities/" + name), name, certificate, pair, false);
+    }
+
+    /**
+     * @param name a label
+     * @param uid the subject UID
+     * @return a valid identity, not registered anywhere
+     * @throws IOException on write errors
+     */
+    public NodeKeys unregisteredIdentity(String name, String uid) throws IOException {
+        Instant now = Instant.now();
+        return identity(name, uid, now.minus(Duration.ofHours(1)), now.plus(Duration.ofDays(1)));
+    }
+
+    /**
+     * Registers a certificate's key for a node and rewrites the input files.
+     *
+     * @param id node id
+     * @param certificate its certificate
+     * @param pinning where to pin it
+     * @throws IOException on write errors
+     */
+    public void register(String id, X509Certificate certificate, Pinning pinning) throws IOException {
+        String hash = pinning == Pinning.CERTIFICATES
+                ? ""
+                : ", \"key-hash\": \"" + io.pintle.server.nodes.KeyHash.sha256(certificate.getPublicKey()) + "\"";
+        nodesList.put(id, "{\"hostname\": \"" + id + ".example.org\"" + hash + ", \"policy-server\": \"root\"}");
+        if (pinning != Pinning.NODES_LIST) {
+            certificates.add(certificate);
+        }
+        writeInputs();
+    }
+
+    /**
+     * Replaces the allowed-networks include.
+     *
+     * @param apacheLines its content ({@code Require ip ...} lines)
+     * @throws IOException on write errors
+     */
+    public void networks(String apacheLines) throws IOException {
+        this.networks = apacheLines;
+        writeInputs();
+    }
+
+    /**
+     * Writes a file in the share tree.
+     *
+     * @param relative path below {@code share/}
+     * @param content bytes
+     * @return the file
+     * @throws IOException on write errors
+     */
+    public Path shareFile(String relative, byte[] content) throws IOException {
+        Path file = share().resolve(relative);
+        Files.createDirectories(file.getParent());
+        Files.write(file, content);
+        return file;
+    }
+
+    /** @return the share directory */
+    public Path share() {
+        return dir.resolve("share");
+    }
+
+    /**
+     * Writes the configuration file.
+     *
+     * @param extraToml extra TOML appended at the end of its section (keys of {@code [tls]}, for example
+     *     {@code protocols = [...]}), or empty
+     * @return the configuration file
+     * @throws IOException on write errors
+     */
+    public Path config(String extraToml) throws IOException {
+        Path file = dir.resolve("pintle.toml");
+        Files.writeString(file, String.join("\n",
+                "[general]",
+                "node_id_file = \"server/uuid.hive\"",
+                "role = \"root\"",
+                "listen = \"127.0.0.1:0\"",
+                "[nodes]",
+                "list = \"lib/nodeslist.json\"",
+                "certificates = [\"lib/nodescerts.pem\"]",
+                "[networks]",
+                "allowed_file = \"lib/networks.conf\"",
+                "[paths]",
+                "share = \"share\"",
+                "[tls]",
+                "certificate = \"server/agent.cert\"",
+                "key = \"server/localhost.priv\"",
+                extraToml,
+                ""), StandardCharsets.UTF_8);
+        return file;
+    }
+
+    private void writeInputs() throws IOException {
+        StringBuilder json = new StringBuilder("{\n");
+        int i = 0;
+        for (Map.Entry<String, String> entry : nodesList.entrySet()) {
+            json.append("  \"").append(entry.getKey()).append("\": ").append(entry.getValue())
+                    .append(++i < nodesList.size() ? ",\n" : "\n");
+        }
+        Files.writeString(dir.resolve("lib/nodeslist.json"), json.append("}\n").toString());
+        SelfSigned.writeCertificates(dir.resolve("lib/nodescerts.pem"), certificates.toArray(new X509Certificate[0]));
+        Files.writeString(dir.resolve("lib/networks.conf"), networks);
+    }
+
+    private static NodeKeys write(Path home, String name, X509Certificate certificate, KeyPair pair, boolean pkcs1)
+            throws IOException {
+        Files.createDirectories(home);
+        Path cert = home.resolve("agent.cert");
+        Path key = home.resolve("localhost.priv");
+        SelfSigned.writeCertificates(cert, certificate);
+        SelfSigned.writePrivateKey(key, pair.getPrivate(), pkcs1);
+        return new NodeKeys(name, cert, key, certificate, pair);
+    }
+}

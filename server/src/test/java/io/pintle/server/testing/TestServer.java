@@ -1,0 +1,101 @@
+package io.pintle.server.testing;
+
+import io.pintle.client.PintleClient;
+import io.pintle.server.Bootstrap;
+import io.pintle.server.PintleServer;
+import io.pintle.server.config.ConfigLoader;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.nio.file.Path;
+import org.slf4j.bridge.SLF4JBridgeHandler;
+
+/**
+ * The real server, built by the production {@link Bootstrap} from a sandbox configuration, listening on
+ * 127.0.0.1 with a port picked by the kernel. Ready when {@link #start} returns.
+ */
+public final class TestServer implements AutoCloseable {
+    static {
+        // As Main does in production: Jersey's java.util.logging goes through SLF4J and logback-test.xml.
+        if (!SLF4JBridgeHandler.isInstalled()) {
+            SLF4JBridgeHandler.removeHandlersForRootLogger();
+            SLF4JBridgeHandler.install();
+        }
+    }
+
+    private final Sandbox sandbox;
+    private final PintleServer server;
+
+    private TestServer(Sandbox sandbox, PintleServer server) {
+        this.sandbox = sandbox;
+        this.server = server;
+    }
+
+    /**
+     * @param sandbox the layout to serve
+     * @param extraToml extra {@code [tls]} keys, or empty
+     * @return a started server
+     * @throws Exception when it cannot start
+     */
+    public static TestServer start(Sandbox sandbox, String extraToml) throws Exception {
+        Path config = sandbox.config(extraToml);
+        PintleServer server = Bootstrap.build(ConfigLoader.load(config));
+        server.start();
+        return new TestServer(sandbox, server);
+    }
+
+    /**
+     * @param sandbox the layout to serve
+     * @return a started server with the default configuration
+     * @throws Exception when it cannot start
+     */
+    public static TestServer start(Sandbox sandbox) throws Exception {
+        return start(sandbox, "");
+    }
+
+    /** @return {@code https://127.0.0.1:<port>} */
+    public URI uri() {
+        return server.uri();
+    }
+
+    /** @return the port */
+    public int port() {
+        return server.port();
+    }
+
+    /** @return the running server */
+    public PintleServer server() {
+        return server;
+    }
+
+    /**
+     * @param node the identity to present, or null for none
+     * @return a JDK HttpClient-based client pinning this server's key
+     * @throws Exception when the identity cannot be read
+     */
+    public PintleClient client(NodeKeys node) throws Exception {
+        return client(node, HttpClient.Version.HTTP_2);
+    }
+
+    /**
+     * @param node the identity to present, or null for none
+     * @param version preferred HTTP version
+     * @return a JDK HttpClient-based client pinning this server's key
+     * @throws Exception when the identity cannot be read
+     */
+    public PintleClient client(NodeKeys node, HttpClient.Version version) throws Exception {
+        PintleClient.Builder builder = PintleClient.builder(uri()).pin(sandbox.serverPin()).version(version);
+        if (node != null) {
+            builder.identity(node.certificatePath(), node.keyPath());
+        }
+        return builder.build();
+    }
+
+    @Override
+    public void close() {
+        try {
+            server.close();
+        } catch (Exception e) {
+            throw new IllegalStateException("server did not stop cleanly", e);
+        }
+    }
+}
