@@ -54,6 +54,10 @@ public final class Pem {
         } catch (NoSuchFileException e) {
             throw new IOException(file + ": no such file", e);
         }
+        if (result.isEmpty() && !new String(Files.readAllBytes(file), StandardCharsets.ISO_8859_1).isBlank()) {
+            // An empty bundle is legitimate (no node yet); a non-empty file without any PEM block is corruption.
+            throw new IOException(file + ": not valid PEM: no certificate found");
+        }
         return List.copyOf(result);
     }
 

@@ -1,10 +1,9 @@
 package io.pintle.server.acl;
 
-import java.net.Inet4Address;
-import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.util.Arrays;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
@@ -17,7 +16,8 @@ import java.util.regex.Pattern;
  */
 public record Cidr(byte[] network, int prefix) {
     private static final Pattern PARTIAL_IPV4 = Pattern.compile("\\d{1,3}(\\.\\d{1,3}){0,3}\\.?");
-    private static final Pattern ADDRESS_CHARS = Pattern.compile("[0-9a-fA-F:.]+");
+    private static final Pattern IPV4 = Pattern.compile("(\\d{1,3})\\.(\\d{1,3})\\.(\\d{1,3})\\.(\\d{1,3})");
+    private static final Pattern IPV6 = Pattern.compile("[0-9a-fA-F:.]*:[0-9a-fA-F:.]*");
 
     public Cidr {
         network = network.clone();
@@ -55,7 +55,11 @@ public record Cidr(byte[] network, int prefix) {
             return new Cidr(bytes, bytes.length * 8);
         }
         if (suffix.matches("\\d{1,3}")) {
-            return new Cidr(bytes, Integer.parseInt(suffix));
+            int prefix = Integer.parseInt(suffix);
+            if (prefix > bytes.length * 8) {
+                throw new IllegalArgumentException("'" + text + "': prefix /" + prefix + " out of range");
+            }
+            return new Cidr(bytes, prefix);
         }
         byte[] mask = literal(suffix, text);
         if (mask.length != bytes.length) {
@@ -106,19 +110,25 @@ public record Cidr(byte[] network, int prefix) {
     }
 
     private static byte[] literal(String address, String text) {
-        // Only literal addresses: InetAddress.getByName would otherwise resolve names through DNS.
-        if (address.isEmpty() || !ADDRESS_CHARS.matcher(address).matches()) {
-            throw new IllegalArgumentException("'" + text + "' is not an IP address or network");
-        }
-        try {
-            InetAddress parsed = InetAddress.getByName(address);
-            if (!(parsed instanceof Inet4Address) && !(parsed instanceof Inet6Address)) {
-                throw new IllegalArgumentException("'" + text + "' is not an IP address or network");
+        // Strict literals only: InetAddress.getByName would accept BSD shorthand ("10.1" as 10.0.0.1) and look
+        // names up in DNS.
+        Matcher ipv4 = IPV4.matcher(address);
+        if (ipv4.matches()) {
+            byte[] bytes = new byte[4];
+            for (int i = 0; i < 4; i++) {
+                bytes[i] = octet(ipv4.group(i + 1), text);
             }
-            return parsed.getAddress();
-        } catch (UnknownHostException e) {
-            throw new IllegalArgumentException("'" + text + "' is not an IP address or network", e);
+            return bytes;
         }
+        if (IPV6.matcher(address).matches()) {
+            try {
+                // With a ':' the JDK parses an IPv6 literal and never resolves a name.
+                return InetAddress.getByName(address).getAddress();
+            } catch (UnknownHostException e) {
+                throw new IllegalArgumentException("'" + text + "' is not an IP address or network", e);
+            }
+        }
+        throw new IllegalArgumentException("'" + text + "' is not an IP address or network");
     }
 
     private static int prefixOf(byte[] mask, String text) {

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonMappingException;
+import com.fasterxml.jackson.databind.MapperFeature;
 import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
 import com.fasterxml.jackson.dataformat.toml.TomlMapper;
 import io.pintle.server.nodes.NodeId;
@@ -40,6 +41,8 @@ public final class ConfigLoader {
     private static final TomlMapper TOML = TomlMapper.builder()
             .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
             .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
+            // node_id = 12345 is a mistake to report, not a string to invent.
+            .disable(MapperFeature.ALLOW_COERCION_OF_SCALARS)
             .build();
 
     private ConfigLoader() {}

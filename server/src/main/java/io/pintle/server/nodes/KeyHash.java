@@ -25,9 +25,12 @@ public record KeyHash(String algorithm, String base64) {
             case "sha512" -> 64;
             default -> throw new IllegalArgumentException("unsupported key hash algorithm '" + algorithm + "'");
         };
-        if (Base64.getDecoder().decode(base64).length != expected) {
+        byte[] digest = Base64.getDecoder().decode(base64);
+        if (digest.length != expected) {
             throw new IllegalArgumentException(algorithm + " key hash must be " + expected + " bytes");
         }
+        // Canonical form (padded), so that equal digests are equal hashes however they were written.
+        base64 = Base64.getEncoder().encodeToString(digest);
     }
 
     /**

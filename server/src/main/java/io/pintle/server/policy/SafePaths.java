@@ -4,6 +4,8 @@ import java.io.IOException;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.Locale;
 import java.nio.ByteBuffer;
@@ -15,7 +17,8 @@ import java.io.ByteArrayOutputStream;
  *
  * <p>Refused, as {@link UnsafePathException}: encoded {@code /}, {@code \}, {@code .} or NUL; a literal
  * {@code \} or NUL; control characters; {@code .} and {@code ..} segments; empty segments ({@code //}); an
- * absolute path; invalid percent-encoding or UTF-8. Then the path is resolved against the root and its real path
+ * absolute path; invalid percent-encoding or UTF-8; unencoded non-ASCII characters. A trailing slash must name a
+ * directory. Then the path is resolved against the root and its real path
  * (symlinks followed) must stay inside the root's real path; otherwise, or when it does not exist, the result is
  * {@link java.nio.file.NoSuchFileException}, so an escape looks like a missing file from outside.
  */
@@ -26,7 +29,7 @@ public final class SafePaths {
     private SafePaths() {}
 
     /** A path whose real location (after symlinks) is outside its root; looks like a missing file from outside. */
-    public static final class EscapeException extends java.nio.file.NoSuchFileException {
+    public static final class EscapeException extends NoSuchFileException {
         private static final long serialVersionUID = 1L;
 
         EscapeException(String message) {
@@ -45,7 +48,8 @@ public final class SafePaths {
      */
     public static Path resolve(Path root, String encodedRelative) throws UnsafePathException, IOException {
         String relative = decode(encodedRelative);
-        if (relative.endsWith("/")) {
+        boolean directory = relative.endsWith("/");
+        if (directory) {
             relative = relative.substring(0, relative.length() - 1);
         }
         if (relative.isEmpty()) {
@@ -66,7 +70,11 @@ public final class SafePaths {
         if (!candidate.startsWith(root.normalize())) {
             throw new UnsafePathException("path leaves its root");
         }
-        return realInside(root, candidate);
+        Path real = realInside(root, candidate);
+        if (directory && !Files.isDirectory(real)) {
+            throw new NoSuchFileException(candidate + "/", null, "not a directory");
+        }
+        return real;
     }
 
     private static Path realInside(Path root, Path candidate) throws IOException {
@@ -97,12 +105,12 @@ public final class SafePaths {
                 if (i + 2 >= encoded.length()) {
                     throw new UnsafePathException("truncated percent-encoding");
                 }
-                int value;
-                try {
-                    value = Integer.parseInt(encoded.substring(i + 1, i + 3), 16);
-                } catch (NumberFormatException e) {
+                int high = Character.digit(encoded.charAt(i + 1), 16);
+                int low = Character.digit(encoded.charAt(i + 2), 16);
+                if (high < 0 || low < 0) {
                     throw new UnsafePathException("invalid percent-encoding '" + encoded.substring(i, i + 3) + "'");
                 }
+                int value = high * 16 + low;
                 String code = encoded.substring(i, i + 3).toUpperCase(Locale.ROOT);
                 switch (value) {
                     case '/', '\\', '.', 0 -> throw new UnsafePathException(
@@ -117,11 +125,11 @@ public final class SafePaths {
                 if (c < 0x20 || c == 0x7f) {
                     throw new UnsafePathException("control characters are not allowed in paths");
                 }
-                byte[] utf8 = String.valueOf(c).getBytes(StandardCharsets.UTF_8);
-                if (Character.isSurrogate(c)) {
+                if (c > 0x7f) {
+                    // A URL path is ASCII; non-ASCII names arrive percent-encoded as UTF-8.
                     throw new UnsafePathException("unencoded non-ASCII characters are not allowed in paths");
                 }
-                bytes.write(utf8, 0, utf8.length);
+                bytes.write(c);
             }
         }
         String decoded;
@@ -136,7 +144,7 @@ public final class SafePaths {
         }
         for (int i = 0; i < decoded.length(); i++) {
             char c = decoded.charAt(i);
-            if (c < 0x20 || c == 0x7f) {
+            if (Character.isISOControl(c)) {
                 throw new UnsafePathException("control characters are not allowed in paths");
             }
         }

@@ -1,0 +1,120 @@
+package io.pintle.server.acl;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.pintle.server.nodes.Identification;
+import io.pintle.server.nodes.KeyHash;
+import io.pintle.server.nodes.NodeId;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.util.Base64;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+class AclEvaluatorTest {
+    private static final NodeId NODE_1 = new NodeId("node-1");
+    private static final NodeId NODE_2 = new NodeId("node-2");
+    private static final KeyHash KEY = new KeyHash("sha256", Base64.getEncoder().encodeToString(new byte[32]));
+
+    private final AclEvaluator acl = new AclEvaluator(
+            new AllowedNetworks(false, List.of(Cidr.parse("192.168.0.0/16"), Cidr.parse("2001:db8::/32"))));
+
+    private static Caller caller(String address, Identification identification) throws UnknownHostException {
+        return new Caller(InetAddress.getByName(address), identification);
+    }
+
+    private static Identification authenticated(NodeId node) {
+        return new Identification.Authenticated(node, KEY);
+    }
+
+    @Test
+    void nodeReadsItsOwnPolicies() throws UnknownHostException {
+        Decision decision = acl.policies(caller("192.168.1.10", authenticated(NODE_1)), NODE_1);
+
+        assertThat(decision).isInstanceOf(Decision.Allow.class);
+        assertThat(((Decision.Allow) decision).rule()).contains("node-1");
+    }
+
+    @Test
+    void nodeFromAnIpv6AllowedNetworkReadsItsOwnPolicies() throws UnknownHostException {
+        assertThat(acl.policies(caller("2001:db8::42", authenticated(NODE_1)), NODE_1))
+                .isInstanceOf(Decision.Allow.class);
+    }
+
+    @Test
+    void authenticatedNodeOutsideTheAllowedNetworksIsDenied() throws UnknownHostException {
+        Decision decision = acl.policies(caller("10.9.8.7", authenticated(NODE_1)), NODE_1);
+
+        assertThat(decision).isInstanceOfSatisfying(Decision.Deny.class, deny -> {
+            assertThat(deny.reason()).isEqualTo("network-not-allowed");
+            assertThat(deny.detail()).contains("10.9.8.7");
+        });
+    }
+
+    @ParameterizedTest
+    @EnumSource(Identification.Reason.class)
+    void anonymousCallerIsDeniedWithItsReason(Identification.Reason reason) throws UnknownHostException {
+        Identification anonymous = new Identification.Anonymous(reason, "why: " + reason);
+
+        Decision decision = acl.policies(caller("192.168.1.10", anonymous), NODE_1);
+
+        assertThat(decision).isEqualTo(new Decision.Deny(reason.code(), "why: " + reason));
+    }
+
+    @Test
+    void networkIsCheckedBeforeTheCertificate() throws UnknownHostException {
+        Identification anonymous = new Identification.Anonymous(Identification.Reason.NO_CERTIFICATE, "none");
+
+        Decision decision = acl.policies(caller("10.9.8.7", anonymous), NODE_1);
+
+        assertThat(decision).isInstanceOfSatisfying(Decision.Deny.class,
+                deny -> assertThat(deny.reason()).isEqualTo("network-not-allowed"));
+    }
+
+    @Test
+    void nodeCannotReadAnotherNodesPolicies() throws UnknownHostException {
+        Decision decision = acl.policies(caller("192.168.1.10", authenticated(NODE_1)), NODE_2);
+
+        assertThat(decision).isInstanceOfSatisfying(Decision.Deny.class, deny -> {
+            assertThat(deny.reason()).isEqualTo("uid-mismatch");
+            assertThat(deny.detail()).contains("node-1").contains("node-2");
+        });
+    }
+
+    @Test
+    void commonIsAllowedFromAnAllowedNetworkWhateverTheCertificate() throws UnknownHostException {
+        Identification anonymous = new Identification.Anonymous(Identification.Reason.NO_CERTIFICATE, "none");
+
+        assertThat(acl.common(caller("192.168.200.1", anonymous))).isInstanceOf(Decision.Allow.class);
+        assertThat(acl.common(caller("192.168.200.1", authenticated(NODE_2)))).isInstanceOf(Decision.Allow.class);
+    }
+
+    @Test
+    void commonIsDeniedOutsideTheAllowedNetworks() throws UnknownHostException {
+        Decision decision = acl.common(caller("172.16.0.1", authenticated(NODE_1)));
+
+        assertThat(decision).isEqualTo(
+                new Decision.Deny("network-not-allowed", "172.16.0.1 is not in the allowed networks"));
+    }
+
+    @Test
+    void noAllowedNetworkDeniesEverybody() throws UnknownHostException {
+        AclEvaluator closed = new AclEvaluator(AllowedNetworks.none());
+        Caller local = caller("127.0.0.1", authenticated(NODE_1));
+
+        assertThat(closed.common(local)).isInstanceOf(Decision.Deny.class);
+        assertThat(closed.policies(local, NODE_1)).isInstanceOf(Decision.Deny.class);
+        assertThat(closed.inAllowedNetworks(local)).isFalse();
+    }
+
+    @Test
+    void allGrantedAllowsAnyAddress() throws UnknownHostException {
+        AclEvaluator open = new AclEvaluator(new AllowedNetworks(true, List.of()));
+
+        assertThat(open.common(caller("203.0.113.1", authenticated(NODE_1)))).isInstanceOf(Decision.Allow.class);
+        assertThat(open.policies(caller("203.0.113.1", authenticated(NODE_1)), NODE_1))
+                .isInstanceOf(Decision.Allow.class);
+    }
+}

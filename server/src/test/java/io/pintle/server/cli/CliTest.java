@@ -1,0 +1,221 @@
+package io.pintle.server.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.pintle.api.KeyPins;
+import io.pintle.client.Pem;
+import io.pintle.server.Main;
+import io.pintle.server.demo.DemoLayout;
+import io.pintle.server.nodes.CertificateSubjects;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.cert.X509Certificate;
+import java.util.List;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class CliTest {
+    @TempDir
+    static Path shared;
+
+    /** One demo layout for the class: creating it generates four keys. */
+    private static DemoLayout demo;
+
+    @TempDir
+    Path dir;
+
+    @BeforeAll
+    static void createDemo() throws IOException {
+        demo = DemoLayout.create(shared.resolve("demo"), 0);
+    }
+
+    /** The outcome of one {@code pintle} invocation. */
+    private record Run(int exitCode, String out, String err) {}
+
+    private static Run pintle(String... args) {
+        PrintStream originalOut = System.out;
+        PrintStream originalErr = System.err;
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int exitCode;
+        try {
+            System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+            System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+            exitCode = Main.run(args);
+        } finally {
+            System.out.flush();
+            System.err.flush();
+            System.setOut(originalOut);
+            System.setErr(originalErr);
+        }
+        return new Run(exitCode, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    }
+
+    private static String permissions(Path file) throws IOException {
+        return PosixFilePermissions.toString(Files.getPosixFilePermissions(file));
+    }
+
+    @Test
+    void keygenWritesAPkcs1RsaKeyAndACertificateAndPrintsItsPin() throws Exception {
+        Path cert = dir.resolve("agent.cert");
+        Path key = dir.resolve("localhost.priv");
+
+        Run run = pintle("keygen", "--id", "node-1", "--cert", cert.toString(), "--key", key.toString(),
+                "--type", "rsa2048");
+
+        assertThat(run.exitCode()).as(run.err()).isZero();
+        List<X509Certificate> certificates = Pem.readCertificates(cert);
+        assertThat(certificates).hasSize(1);
+        X509Certificate certificate = certificates.get(0);
+        assertThat(CertificateSubjects.uid(certificate)).contains("node-1");
+        assertThat(certificate.getPublicKey().getAlgorithm()).isEqualTo("RSA");
+        assertThat(run.out().lines().toList())
+                .singleElement().asString()
+                .startsWith("sha256//")
+                .isEqualTo(KeyPins.sha256(certificate.getPublicKey()));
+        assertThat(Files.readString(key)).startsWith("-----BEGIN RSA PRIVATE KEY-----");
+        assertThat(permissions(key)).isEqualTo("rw-------");
+        assertThat(permissions(cert)).isEqualTo("rw-r--r--");
+        assertThat(Pem.readPrivateKey(key).getAlgorithm()).isEqualTo("RSA");
+    }
+
+    @Test
+    void keygenWritesPkcs8WhenAsked() throws Exception {
+        Path key = dir.resolve("localhost.priv");
+
+        Run run = pintle("keygen", "--id", "node-1", "--cert", dir.resolve("agent.cert").toString(),
+                "--key", key.toString(), "--type", "rsa2048", "--pkcs8");
+
+        assertThat(run.exitCode()).as(run.err()).isZero();
+        assertThat(Files.readString(key)).startsWith("-----BEGIN PRIVATE KEY-----");
+        assertThat(permissions(key)).isEqualTo("rw-------");
+    }
+
+    @Test
+    void keygenWritesEcKeysAsPkcs8() throws Exception {
+        Path cert = dir.resolve("agent.cert");
+        Path key = dir.resolve("localhost.priv");
+
+        Run run = pintle("keygen", "--id", "node-2", "--cert", cert.toString(), "--key", key.toString(),
+                "--type", "ec");
+
+        assertThat(run.exitCode()).as(run.err()).isZero();
+        assertThat(Files.readString(key)).startsWith("-----BEGIN PRIVATE KEY-----");
+        assertThat(Pem.readPrivateKey(key).getAlgorithm()).isEqualTo("EC");
+        assertThat(run.out().strip()).isEqualTo(KeyPins.sha256(Pem.readCertificates(cert).get(0).getPublicKey()));
+    }
+
+    @Test
+    void keygenRefusesToOverwriteAnExistingFile() throws Exception {
+        Path cert = Files.writeString(dir.resolve("agent.cert"), "keep me");
+        Path key = dir.resolve("localhost.priv");
+
+        Run run = pintle("keygen", "--id", "node-1", "--cert", cert.toString(), "--key", key.toString(),
+                "--type", "ec");
+
+        assertThat(run.exitCode()).isEqualTo(ExitCodes.CONFIG_ERROR);
+        assertThat(run.err()).contains(cert.toString()).contains("--force");
+        assertThat(Files.readString(cert)).isEqualTo("keep me");
+        assertThat(key).doesNotExist();
+    }
+
+    @Test
+    void keygenOverwritesWithForce() throws Exception {
+        Path cert = Files.writeString(dir.resolve("agent.cert"), "old");
+        Path key = Files.writeString(dir.resolve("localhost.priv"), "old");
+
+        Run run = pintle("keygen", "--id", "node-1", "--cert", cert.toString(), "--key", key.toString(),
+                "--type", "ec", "--force");
+
+        assertThat(run.exitCode()).as(run.err()).isZero();
+        assertThat(Pem.readCertificates(cert)).hasSize(1);
+        assertThat(permissions(key)).isEqualTo("rw-------");
+    }
+
+    @Test
+    void keygenRefusesAnInvalidNodeId() {
+        Path cert = dir.resolve("agent.cert");
+        Path key = dir.resolve("localhost.priv");
+
+        Run run = pintle("keygen", "--id", "node 1/..", "--cert", cert.toString(), "--key", key.toString(),
+                "--type", "ec");
+
+        assertThat(run.exitCode()).isEqualTo(ExitCodes.CONFIG_ERROR);
+        assertThat(run.err()).contains("invalid node id 'node 1/..'");
+        assertThat(cert).doesNotExist();
+        assertThat(key).doesNotExist();
+    }
+
+    @Test
+    void keygenRefusesAnUnknownKeyType() {
+        Run run = pintle("keygen", "--id", "node-1", "--cert", dir.resolve("c").toString(),
+                "--key", dir.resolve("k").toString(), "--type", "dsa");
+
+        assertThat(run.exitCode()).isEqualTo(ExitCodes.CONFIG_ERROR);
+        assertThat(run.err()).contains("unknown key type 'dsa'");
+    }
+
+    @Test
+    void checkConfigAcceptsTheDemoLayout() {
+        Run run = pintle("check-config", "--config", demo.config().toString());
+
+        assertThat(run.exitCode()).as(run.err()).isZero();
+        assertThat(run.out())
+                .contains("configuration OK: " + demo.config())
+                .contains("node id root, role root")
+                .contains("3 nodes")
+                .contains(demo.serverPin());
+    }
+
+    @Test
+    void checkConfigRefusesAnUnknownKeyNamingIt() throws IOException {
+        Path config = shared.resolve("demo/unknown-key.toml");
+        Files.writeString(config, Files.readString(demo.config()).replace("[general]\n", "[general]\ncolour = 1\n"));
+
+        Run run = pintle("check-config", "--config", config.toString());
+
+        assertThat(run.exitCode()).isEqualTo(ExitCodes.CONFIG_ERROR);
+        assertThat(run.err()).contains(config.toString()).contains("general.colour");
+        assertThat(run.out()).doesNotContain("configuration OK");
+    }
+
+    @Test
+    void checkConfigRefusesAnInvalidNodesListNamingIt() throws IOException {
+        Path nodesList = demo.directory().resolve("lib/nodeslist.json");
+        String original = Files.readString(nodesList);
+        try {
+            Files.writeString(nodesList, "{\"node-1\": ");
+
+            Run run = pintle("check-config", "--config", demo.config().toString());
+
+            assertThat(run.exitCode()).isEqualTo(ExitCodes.CONFIG_ERROR);
+            assertThat(run.err()).contains(nodesList.toString()).contains("invalid JSON");
+        } finally {
+            Files.writeString(nodesList, original);
+        }
+    }
+
+    @Test
+    void checkConfigOfAMissingFileIsAConfigurationError() {
+        Path missing = dir.resolve("absent.toml");
+
+        Run run = pintle("check-config", "--config", missing.toString());
+
+        assertThat(run.exitCode()).isEqualTo(ExitCodes.CONFIG_ERROR);
+        assertThat(run.err()).contains(missing.toString()).contains("no such file");
+    }
+
+    @Test
+    void unknownOptionIsAUsageError() {
+        Run run = pintle("check-config", "--no-such-option");
+
+        assertThat(run.exitCode()).isEqualTo(ExitCodes.CONFIG_ERROR);
+        assertThat(run.err()).contains("--no-such-option");
+    }
+}

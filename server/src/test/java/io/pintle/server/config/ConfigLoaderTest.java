@@ -1,0 +1,322 @@
+package io.pintle.server.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
+
+import io.pintle.server.nodes.NodeId;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+class ConfigLoaderTest {
+    /** Just enough for the rest to use defaults without reading /opt/rudder/etc/uuid.hive. */
+    private static final String ROOT_ID = "[general]\nnode_id = \"root\"\n";
+
+    @TempDir
+    Path dir;
+
+    /** Where the configuration text pretends to come from; relative paths resolve against its directory. */
+    private Path source;
+
+    @BeforeEach
+    void setUp() throws IOException {
+        source = Files.createDirectories(dir.resolve("conf")).resolve("pintle.toml");
+    }
+
+    private ServerConfig parse(String text) throws ConfigException {
+        return ConfigLoader.parse(text, source);
+    }
+
+    private void assertRefused(String text, String... fragments) {
+        assertThatThrownBy(() -> parse(text))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageStartingWith(source + ": ")
+                .hasMessageContainingAll(fragments);
+    }
+
+    @Test
+    void fullConfigurationIsReadWithPathsRelativeToItsDirectory() throws Exception {
+        Path conf = source.getParent();
+        Files.createDirectories(conf.resolve("etc"));
+        Files.writeString(conf.resolve("etc/uuid.hive"), "relay-1\n");
+
+        ServerConfig config = parse("""
+                [general]
+                node_id_file = "etc/uuid.hive"
+                role = "relay"
+                listen = "192.0.2.10:8443"
+
+                [tls]
+                certificate = "ssl/server.cert"
+                key = "ssl/server.key"
+                protocols = ["TLSv1.3", "TLSv1.2"]
+
+                [nodes]
+                list = "lib/nodeslist.json"
+                certificates = ["lib/nodescerts.pem", "/var/rudder/lib/ssl/allnodescerts.pem"]
+
+                [networks]
+                allowed_file = "etc/rudder-networks-24.conf"
+                allowed = ["10.0.0.0/8", "2001:db8::/32"]
+
+                [paths]
+                share = "../share"
+
+                [admin]
+                listen = "[::1]:5311"
+                """);
+
+        assertThat(config.source()).isEqualTo(source);
+        assertThat(config.general()).isEqualTo(new ServerConfig.General(
+                new NodeId("relay-1"), ServerConfig.Role.RELAY, new ServerConfig.Listen("192.0.2.10", 8443)));
+        assertThat(config.tls()).isEqualTo(new ServerConfig.Tls(
+                conf.resolve("ssl/server.cert"), conf.resolve("ssl/server.key"), List.of("TLSv1.3", "TLSv1.2")));
+        assertThat(config.nodes()).isEqualTo(new ServerConfig.Nodes(conf.resolve("lib/nodeslist.json"),
+                List.of(conf.resolve("lib/nodescerts.pem"), Path.of("/var/rudder/lib/ssl/allnodescerts.pem"))));
+        assertThat(config.networks()).isEqualTo(new ServerConfig.Networks(
+                conf.resolve("etc/rudder-networks-24.conf"), List.of("10.0.0.0/8", "2001:db8::/32")));
+        assertThat(config.paths().share()).isEqualTo(dir.resolve("share"));
+        assertThat(config.admin().listen()).isEqualTo(new ServerConfig.Listen("::1", 5311));
+        assertThat(config.admin().listen()).hasToString("[::1]:5311");
+    }
+
+    @Test
+    void missingSectionsTakeRuddersDefaults() throws Exception {
+        ServerConfig config = parse(ROOT_ID);
+
+        assertThat(config.general().nodeId()).isEqualTo(new NodeId("root"));
+        assertThat(config.general().role()).isEqualTo(ServerConfig.Role.ROOT);
+        assertThat(config.general().listen()).isEqualTo(new ServerConfig.Listen("0.0.0.0", 443));
+        assertThat(config.tls().protocols()).containsExactly("TLSv1.3");
+        assertThat(config.nodes().list()).isEqualTo(Path.of("/var/rudder/lib/relay/nodeslist.json"));
+        assertThat(config.nodes().certificates()).containsExactly(Path.of("/var/rudder/lib/ssl/nodescerts.pem"));
+        assertThat(config.networks().allowedFile()).isEqualTo(Path.of("/opt/rudder/etc/rudder-networks-24.conf"));
+        assertThat(config.networks().allowed()).isEmpty();
+        assertThat(config.paths().share()).isEqualTo(Path.of("/var/rudder/share"));
+        assertThat(config.admin().listen()).isEqualTo(new ServerConfig.Listen("127.0.0.1", 5310));
+    }
+
+    @Test
+    void defaultServerCertificateIsTheAgentCertificateUnlessADedicatedOneExists() throws Exception {
+        boolean dedicated = Files.exists(Path.of(ConfigLoader.DEDICATED_CERTIFICATE))
+                && Files.exists(Path.of(ConfigLoader.DEDICATED_KEY));
+
+        ServerConfig.Tls tls = parse(ROOT_ID).tls();
+
+        if (dedicated) {
+            assertThat(tls.certificate()).isEqualTo(Path.of(ConfigLoader.DEDICATED_CERTIFICATE));
+            assertThat(tls.key()).isEqualTo(Path.of(ConfigLoader.DEDICATED_KEY));
+        } else {
+            assertThat(tls.certificate()).isEqualTo(Path.of(ConfigLoader.DEFAULT_CERTIFICATE));
+            assertThat(tls.key()).isEqualTo(Path.of(ConfigLoader.DEFAULT_KEY));
+        }
+    }
+
+    @Test
+    void emptyConfigurationReadsTheNodeIdFromRuddersFile() {
+        assumeFalse(Files.exists(Path.of(ConfigLoader.DEFAULT_NODE_ID_FILE)), "a Rudder node id file exists here");
+
+        assertRefused("", "'general.node_id_file'", ConfigLoader.DEFAULT_NODE_ID_FILE, "no such file");
+    }
+
+    @Test
+    void unknownKeyIsRefusedNamingFileAndKey() {
+        assertRefused(ROOT_ID + "colour = 1\n", "unknown key", "general.colour");
+    }
+
+    @Test
+    void unknownKeyInAnotherSectionIsNamedWithItsSection() {
+        assertRefused(ROOT_ID + "[nodes]\ncertificate = \"x.pem\"\n", "unknown key", "nodes.certificate");
+    }
+
+    @Test
+    void unknownSectionIsRefused() {
+        assertRefused(ROOT_ID + "[colour]\nred = true\n", "unknown key", "colour");
+    }
+
+    @ParameterizedTest(name = "[{index}] {0}")
+    @CsvSource(delimiter = '|', quoteCharacter = '`', textBlock = """
+            listen = 5                                    | general.listen
+            listen = ["127.0.0.1:443"]                    | general.listen
+            role = true                                   | general.role
+            node_id_file = 12345                          | general.node_id_file
+            [tls]\\nprotocols = "TLSv1.3"                 | tls.protocols
+            [nodes]\\ncertificates = ["a.pem", {x = 1}]   | nodes.certificates[1]
+            [paths]\\nshare = {dir = "x"}                 | paths.share
+            """)
+    void valueOfTheWrongTypeIsRefusedNamingTheKey(String toml, String key) {
+        assertRefused(ROOT_ID + toml.replace("\\n", "\n") + "\n", key);
+    }
+
+    @Test
+    void invalidTomlIsRefusedNamingTheFile() {
+        assertRefused("[general\nnode_id = \"root\"\n", "invalid TOML");
+    }
+
+    @ParameterizedTest(name = "[{index}] {0}")
+    @CsvSource(delimiter = '|', quoteCharacter = '`', textBlock = """
+            0.0.0.0:443           | 0.0.0.0         | 443
+            127.0.0.1:0           | 127.0.0.1       | 0
+            [::1]:8443            | ::1             | 8443
+            [2001:db8::1]:65535   | 2001:db8::1     | 65535
+            server.example.com:80 | server.example.com | 80
+            """)
+    void listenAddressIsHostAndPort(String listen, String host, int port) throws Exception {
+        ServerConfig config = parse(ROOT_ID + "listen = \"" + listen + "\"\n");
+
+        assertThat(config.general().listen()).isEqualTo(new ServerConfig.Listen(host, port));
+        assertThat(config.general().listen()).hasToString(listen);
+    }
+
+    @ParameterizedTest(name = "[{index}] ''{0}''")
+    @CsvSource(delimiter = '|', quoteCharacter = '`', textBlock = """
+            nohost                | expected HOST:PORT
+            :443                  | expected HOST:PORT
+            ``                    | expected HOST:PORT
+            127.0.0.1:70000       | port 70000 out of range
+            127.0.0.1:-1          | port -1 out of range
+            127.0.0.1:https       | invalid port
+            127.0.0.1:            | invalid port
+            ::1:8443              | write IPv6 addresses as [ADDRESS]:PORT
+            2001:db8::1:443       | write IPv6 addresses as [ADDRESS]:PORT
+            """)
+    void invalidListenAddressIsRefusedNamingTheKey(String listen, String reason) {
+        assertRefused(ROOT_ID + "listen = \"" + listen + "\"\n", "'general.listen'", reason);
+    }
+
+    @Test
+    void nodeIdAndNodeIdFileAreExclusive() throws IOException {
+        Files.writeString(source.resolveSibling("uuid.hive"), "root");
+
+        assertRefused("[general]\nnode_id = \"root\"\nnode_id_file = \"uuid.hive\"\n",
+                "'general.node_id'", "'general.node_id_file'", "not both");
+    }
+
+    @Test
+    void nodeIdFileIsReadAndStripped() throws Exception {
+        Files.writeString(source.resolveSibling("uuid.hive"), "  2bf1afdc-6725-4d3d-96b8-0d9a0dcc2cc4 \n\n");
+
+        ServerConfig config = parse("[general]\nnode_id_file = \"uuid.hive\"\n");
+
+        assertThat(config.general().nodeId()).isEqualTo(new NodeId("2bf1afdc-6725-4d3d-96b8-0d9a0dcc2cc4"));
+    }
+
+    @Test
+    void missingNodeIdFileIsNamed() {
+        assertRefused("[general]\nnode_id_file = \"absent.hive\"\n",
+                "'general.node_id_file'", source.resolveSibling("absent.hive").toString(), "no such file");
+    }
+
+    @Test
+    void invalidNodeIdInTheFileIsNamed() throws IOException {
+        Files.writeString(source.resolveSibling("uuid.hive"), "not a node id\n");
+
+        assertRefused("[general]\nnode_id_file = \"uuid.hive\"\n", "'general.node_id_file'", "invalid node id");
+    }
+
+    @Test
+    void invalidNodeIdIsNamed() {
+        assertRefused("[general]\nnode_id = \"../root\"\n", "'general.node_id'", "invalid node id '../root'");
+    }
+
+    @ParameterizedTest
+    @CsvSource({"root, ROOT", "relay, RELAY", "node, NODE", "Relay, RELAY"})
+    void roleIsRootRelayOrNode(String text, ServerConfig.Role role) throws Exception {
+        assertThat(parse(ROOT_ID + "role = \"" + text + "\"\n").general().role()).isEqualTo(role);
+    }
+
+    @Test
+    void invalidRoleIsRefused() {
+        assertRefused(ROOT_ID + "role = \"leaf\"\n", "'general.role'", "'leaf'");
+    }
+
+    @Test
+    void certificateWithoutKeyIsRefused() {
+        assertRefused(ROOT_ID + "[tls]\ncertificate = \"server.cert\"\n", "'tls.certificate' and 'tls.key'");
+    }
+
+    @Test
+    void keyWithoutCertificateIsRefused() {
+        assertRefused(ROOT_ID + "[tls]\nkey = \"server.key\"\n", "'tls.certificate' and 'tls.key'");
+    }
+
+    @Test
+    void tlsVersionOnePointTwoAloneIsAccepted() throws Exception {
+        assertThat(parse(ROOT_ID + "[tls]\nprotocols = [\"TLSv1.2\"]\n").tls().protocols()).containsExactly("TLSv1.2");
+    }
+
+    @ParameterizedTest
+    @CsvSource({"SSLv3", "TLSv1.1", "tlsv1.3"})
+    void unsupportedProtocolIsRefused(String protocol) {
+        assertRefused(ROOT_ID + "[tls]\nprotocols = [\"TLSv1.3\", \"" + protocol + "\"]\n",
+                "'tls.protocols'", "unsupported protocol '" + protocol + "'");
+    }
+
+    @Test
+    void emptyProtocolListIsRefused() {
+        assertRefused(ROOT_ID + "[tls]\nprotocols = []\n", "'tls.protocols'", "at least one");
+    }
+
+    @ParameterizedTest
+    @CsvSource({"127.0.0.1:5310", "127.0.0.2:5310", "[::1]:5310", "localhost:5310"})
+    void adminListensOnLoopback(String listen) throws Exception {
+        assertThat(parse(ROOT_ID + "[admin]\nlisten = \"" + listen + "\"\n").admin().listen().port())
+                .isEqualTo(5310);
+    }
+
+    @ParameterizedTest
+    @CsvSource({"0.0.0.0:5310", "192.0.2.1:5310", "[::]:5310"})
+    void adminOnANonLoopbackAddressIsRefused(String listen) {
+        assertRefused(ROOT_ID + "[admin]\nlisten = \"" + listen + "\"\n", "'admin.listen'", "loopback");
+    }
+
+    @Test
+    void emptyAllowedFileMeansNoNetworksFile() throws Exception {
+        ServerConfig config = parse(ROOT_ID + "[networks]\nallowed_file = \"\"\nallowed = [\"10.0.0.0/8\"]\n");
+
+        assertThat(config.networks().allowedFile()).isNull();
+        assertThat(config.networks().allowed()).containsExactly("10.0.0.0/8");
+    }
+
+    @Test
+    void emptyCertificateListIsAllowed() throws Exception {
+        assertThat(parse(ROOT_ID + "[nodes]\ncertificates = []\n").nodes().certificates()).isEmpty();
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', textBlock = """
+            [nodes]\\nlist = ""              | 'nodes.list' must not be empty
+            [paths]\\nshare = ""             | 'paths.share' must not be empty
+            [nodes]\\ncertificates = [""]    | 'nodes.certificates[0]' must not be empty
+            [paths]\\nshare = "a\\u0000b"    | 'paths.share' contains a NUL
+            """)
+    void emptyOrNulPathIsRefused(String section, String reason) {
+        assertRefused(ROOT_ID + section.replace("\\n", "\n") + "\n", reason);
+    }
+
+    @Test
+    void loadReadsTheFileAndResolvesAgainstItsDirectory() throws Exception {
+        Files.writeString(source, ROOT_ID + "[paths]\nshare = \"share\"\n");
+
+        ServerConfig config = ConfigLoader.load(source);
+
+        assertThat(config.source()).isEqualTo(source);
+        assertThat(config.paths().share()).isEqualTo(source.resolveSibling("share"));
+    }
+
+    @Test
+    void loadOfAMissingFileSaysSo() {
+        Path missing = dir.resolve("absent.toml");
+
+        assertThatThrownBy(() -> ConfigLoader.load(missing))
+                .isInstanceOf(ConfigException.class)
+                .hasMessage(missing + ": no such file");
+    }
+}
