@@ -1,25 +1,33 @@
 package io.pintle.server;
 
+import io.pintle.server.config.ConfigLoader;
 import io.pintle.server.config.ServerConfig;
 import io.pintle.server.http.HttpServerFactory;
 import io.pintle.server.http.JerseyConfig;
+import io.pintle.server.reload.ConfigSource;
+import io.pintle.server.reload.InputWatcher;
+import io.pintle.server.reload.Reloader;
 import io.pintle.server.reload.ServerSnapshot;
 import io.pintle.server.reload.SnapshotException;
 import io.pintle.server.reload.SnapshotHolder;
 import io.pintle.server.reload.SnapshotLoader;
-import io.pintle.server.tls.TlsContextFactory;
+import io.pintle.server.tls.ServerTls;
+import java.nio.file.Files;
 import java.security.GeneralSecurityException;
 import java.time.Clock;
+import java.time.Duration;
 import org.eclipse.jetty.server.Server;
-import org.eclipse.jetty.util.ssl.SslContextFactory;
-import org.glassfish.jersey.server.ResourceConfig;
 
 /** The composition root: builds every collaborator with {@code new}, in dependency order. */
 public final class Bootstrap {
+    /** Rudder writes several input files in a row; wait for this much silence before reloading. */
+    public static final Duration WATCH_QUIET_PERIOD = Duration.ofMillis(200);
+
     private Bootstrap() {}
 
     /**
-     * Loads the first snapshot and assembles a server around it.
+     * Loads the first snapshot and assembles a server around it. Reloads re-read the configuration file the
+     * configuration came from; built-in defaults (no file) stay as they are.
      *
      * @param config the validated configuration
      * @return the server, not started
@@ -27,13 +35,34 @@ public final class Bootstrap {
      * @throws GeneralSecurityException when the TLS material is unusable
      */
     public static PintleServer build(ServerConfig config) throws SnapshotException, GeneralSecurityException {
+        ConfigSource source = config.source() != null && Files.exists(config.source())
+                ? () -> ConfigLoader.load(config.source())
+                : () -> config;
+        return build(config, source);
+    }
+
+    /**
+     * @param config the validated configuration
+     * @param source how reloads read the configuration again
+     * @return the server, not started
+     * @throws SnapshotException when an input file is missing or invalid
+     * @throws GeneralSecurityException when the TLS material is unusable
+     */
+    public static PintleServer build(ServerConfig config, ConfigSource source)
+            throws SnapshotException, GeneralSecurityException {
         Clock clock = Clock.systemUTC();
-        SnapshotLoader loader = new SnapshotLoader(config, clock);
-        ServerSnapshot first = loader.load(1);
+        ServerSnapshot first = new SnapshotLoader(config, clock).load(1);
         SnapshotHolder snapshots = new SnapshotHolder(first);
-        SslContextFactory.Server tls = TlsContextFactory.create(first.credentials(), config.tls().protocols());
-        ResourceConfig application = JerseyConfig.create(snapshots, clock);
-        Server server = HttpServerFactory.create(config.general().listen(), tls, application);
-        return new PintleServer(config, snapshots, server);
+        ServerTls tls = ServerTls.create(first.credentials(), config.tls().protocols());
+        Reloader reloader = new Reloader(source, snapshots, tls, clock);
+        InputWatcher watcher = new InputWatcher(reloader, snapshots, WATCH_QUIET_PERIOD);
+        Server server = HttpServerFactory.create(
+                config.general().listen(), tls.factory(), JerseyConfig.create(snapshots, clock),
+                config.admin().listen(), JerseyConfig.admin(snapshots, reloader));
+        server.addBean(new Managed("reloader", () -> { }, reloader::stop));
+        if (config.reload().watch()) {
+            server.addBean(new Managed("input watcher", watcher::start, watcher::stop));
+        }
+        return new PintleServer(config, snapshots, reloader, server);
     }
 }

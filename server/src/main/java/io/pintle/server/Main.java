@@ -4,6 +4,7 @@ import io.pintle.server.cli.CheckConfigCommand;
 import io.pintle.server.cli.DemoCommand;
 import io.pintle.server.cli.ExitCodes;
 import io.pintle.server.cli.KeygenCommand;
+import io.pintle.server.cli.ReloadCommand;
 import io.pintle.server.cli.ServeCommand;
 import java.util.concurrent.Callable;
 import org.slf4j.bridge.SLF4JBridgeHandler;
@@ -16,8 +17,10 @@ import picocli.CommandLine.Command;
         mixinStandardHelpOptions = true,
         versionProvider = Main.Version.class,
         description = "HTTPS policy and file server for Rudder and CFEngine/DSC fleets.",
-        subcommands = {ServeCommand.class, CheckConfigCommand.class, DemoCommand.class, KeygenCommand.class},
-        footer = {"", "Exit codes: 0 normal, 2 configuration error, 3 other startup failure."})
+        subcommands = {ServeCommand.class, ReloadCommand.class, CheckConfigCommand.class, DemoCommand.class,
+                KeygenCommand.class},
+        footer = {"", "Exit codes: 0 normal, 1 reload refused, 2 configuration error, 3 other startup failure "
+                + "(or, for reload, server unreachable)."})
 public final class Main implements Callable<Integer> {
 
     /** Without a sub-command, {@code pintle} serves with the default configuration. */

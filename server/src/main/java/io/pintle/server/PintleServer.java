@@ -1,9 +1,12 @@
 package io.pintle.server;
 
 import io.pintle.server.config.ServerConfig;
+import io.pintle.server.http.HttpServerFactory;
+import io.pintle.server.reload.Reloader;
 import io.pintle.server.reload.ServerSnapshot;
 import io.pintle.server.reload.SnapshotHolder;
 import java.net.URI;
+import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.server.NetworkConnector;
 import org.eclipse.jetty.server.Server;
 import org.slf4j.Logger;
@@ -16,11 +19,13 @@ public final class PintleServer implements AutoCloseable {
 
     private final ServerConfig config;
     private final SnapshotHolder snapshots;
+    private final Reloader reloader;
     private final Server server;
 
-    PintleServer(ServerConfig config, SnapshotHolder snapshots, Server server) {
+    PintleServer(ServerConfig config, SnapshotHolder snapshots, Reloader reloader, Server server) {
         this.config = config;
         this.snapshots = snapshots;
+        this.reloader = reloader;
         this.server = server;
     }
 
@@ -32,8 +37,9 @@ public final class PintleServer implements AutoCloseable {
     public void start() throws Exception {
         server.start();
         ServerSnapshot snapshot = snapshots.current();
-        LOG.info("pintle {} ({}) serving {} on {}: snapshot {} with {} nodes, {} pinned keys; server key {}",
-                snapshot.self(), config.general().role().text(), snapshot.share().root(), uri(),
+        LOG.info("pintle {} ({}) serving {} on {} (admin {}): snapshot {} with {} nodes, {} pinned keys; "
+                        + "server key {}",
+                snapshot.self(), config.general().role().text(), snapshot.share().root(), uri(), adminUri(),
                 snapshot.generation(), snapshot.nodes().nodeCount(), snapshot.nodes().pinCount(),
                 snapshot.credentials().keyHash());
     }
@@ -52,7 +58,32 @@ public final class PintleServer implements AutoCloseable {
 
     /** @return the TLS listener's actual port (useful with port 0) */
     public int port() {
-        return ((NetworkConnector) server.getConnectors()[0]).getLocalPort();
+        return connector(HttpServerFactory.TLS_CONNECTOR).getLocalPort();
+    }
+
+    /** @return the admin listener's actual port */
+    public int adminPort() {
+        return connector(HttpServerFactory.ADMIN_CONNECTOR).getLocalPort();
+    }
+
+    /** @return {@code http://<loopback>:<port>} of the admin listener */
+    public URI adminUri() {
+        String host = config.admin().listen().host();
+        return URI.create("http://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + adminPort());
+    }
+
+    /** @return the reload writer (SIGHUP, tests) */
+    public Reloader reloader() {
+        return reloader;
+    }
+
+    private NetworkConnector connector(String name) {
+        for (Connector connector : server.getConnectors()) {
+            if (name.equals(connector.getName())) {
+                return (NetworkConnector) connector;
+            }
+        }
+        throw new IllegalStateException("no connector " + name);
     }
 
     /** @return {@code https://<host>:<port>} of the TLS listener, with {@code 0.0.0.0} shown as 127.0.0.1 */

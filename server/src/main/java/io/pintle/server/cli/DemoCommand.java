@@ -41,12 +41,13 @@ public final class DemoCommand implements Callable<Integer> {
         }
         PrintWriter out = spec.commandLine().getOut();
         out.println();
-        out.println("# Pintle demo: server 'root' on " + server.uri() + ", sandbox in " + layout.directory());
+        out.println("# Pintle demo: server 'root' on " + server.uri() + " (admin " + server.adminUri() + "), sandbox in "
+                + layout.directory());
         out.println("# Nodes: " + layout.linux1() + " (Linux, RSA), " + layout.linux2() + " (Linux, EC), "
                 + layout.windows() + " (Windows/DSC)");
         out.println("# Server key pin (what agents pass to --pinnedpubkey): " + layout.serverPin());
         out.println("# Each command prints the HTTP status on its last line.");
-        for (DemoLayout.Step step : layout.steps(server.port())) {
+        for (DemoLayout.Step step : layout.steps(server.port(), server.adminPort())) {
             out.println();
             out.println("# " + step.title() + " -> " + step.expectedStatus());
             out.println(step.command());

@@ -4,9 +4,11 @@ package io.pintle.server.cli;
 public final class ExitCodes {
     /** Normal end. */
     public static final int OK = 0;
+    /** {@code pintle reload}: the server refused the new inputs (it keeps serving the previous ones). */
+    public static final int RELOAD_FAILED = 1;
     /** The configuration or an input file it names is invalid (also picocli's code for bad usage). */
     public static final int CONFIG_ERROR = 2;
-    /** Any other startup failure (port in use, permission denied...). */
+    /** Any other startup failure (port in use, permission denied...); for {@code reload}, server unreachable. */
     public static final int STARTUP_FAILURE = 3;
 
     private ExitCodes() {}

@@ -11,7 +11,10 @@ import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 
-/** {@code pintle serve}: runs the server until stopped (SIGTERM or Ctrl-C stop it gracefully). */
+/**
+ * {@code pintle serve}: runs the server until stopped (SIGTERM or Ctrl-C stop it gracefully); SIGHUP reloads the
+ * configuration and every input file.
+ */
 @Command(name = "serve", mixinStandardHelpOptions = true, description = "Run the server (the default command).")
 public final class ServeCommand implements Callable<Integer> {
     private static final Logger LOG = LoggerFactory.getLogger(ServeCommand.class);
@@ -37,6 +40,7 @@ public final class ServeCommand implements Callable<Integer> {
             server.close();
             return ExitCodes.STARTUP_FAILURE;
         }
+        Signals.onHangup(() -> server.reloader().reload("SIGHUP"));
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             try {
                 server.close();

@@ -87,7 +87,7 @@ public final class ConfigLoader {
             throw new ConfigException(source + ": invalid TOML: " + e.getOriginalMessage());
         }
         if (raw == null) {
-            raw = new RawConfig(null, null, null, null, null, null);
+            raw = new RawConfig(null, null, null, null, null, null, null);
         }
         return new Validator(source).validate(raw);
     }
@@ -115,6 +115,7 @@ public final class ConfigLoader {
             RawNetworks networks = raw.networks() != null ? raw.networks() : new RawNetworks(null, null);
             RawPaths paths = raw.paths() != null ? raw.paths() : new RawPaths(null);
             RawAdmin admin = raw.admin() != null ? raw.admin() : new RawAdmin(null);
+            RawReload reload = raw.reload() != null ? raw.reload() : new RawReload(null);
 
             ServerConfig.General validGeneral = new ServerConfig.General(
                     nodeId(general),
@@ -173,7 +174,8 @@ public final class ConfigLoader {
                             allowedFile.isEmpty() ? null : path("networks.allowed_file", allowedFile, null),
                             networks.allowed() != null ? networks.allowed() : List.of()),
                     new ServerConfig.Paths(path("paths.share", paths.share(), "/var/rudder/share")),
-                    new ServerConfig.Admin(adminListen));
+                    new ServerConfig.Admin(adminListen),
+                    new ServerConfig.Reload(reload.watch() == null || reload.watch()));
         }
 
         private NodeId nodeId(RawGeneral general) throws ConfigException {
@@ -255,7 +257,13 @@ public final class ConfigLoader {
     }
 
     record RawConfig(
-            RawGeneral general, RawTls tls, RawNodes nodes, RawNetworks networks, RawPaths paths, RawAdmin admin) {}
+            RawGeneral general,
+            RawTls tls,
+            RawNodes nodes,
+            RawNetworks networks,
+            RawPaths paths,
+            RawAdmin admin,
+            RawReload reload) {}
 
     record RawGeneral(
             @JsonProperty("node_id") String nodeId,
@@ -276,4 +284,6 @@ public final class ConfigLoader {
     record RawPaths(@JsonProperty("share") String share) {}
 
     record RawAdmin(@JsonProperty("listen") String listen) {}
+
+    record RawReload(@JsonProperty("watch") Boolean watch) {}
 }

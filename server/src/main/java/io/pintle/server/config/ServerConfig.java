@@ -16,9 +16,11 @@ import java.util.Objects;
  * @param networks allowed networks inputs
  * @param paths served trees
  * @param admin the local administration listener
+ * @param reload how input changes are noticed
  */
 public record ServerConfig(
-        Path source, General general, Tls tls, Nodes nodes, Networks networks, Paths paths, Admin admin) {
+        Path source, General general, Tls tls, Nodes nodes, Networks networks, Paths paths, Admin admin,
+        Reload reload) {
     public ServerConfig {
         Objects.requireNonNull(general);
         Objects.requireNonNull(tls);
@@ -26,6 +28,7 @@ public record ServerConfig(
         Objects.requireNonNull(networks);
         Objects.requireNonNull(paths);
         Objects.requireNonNull(admin);
+        Objects.requireNonNull(reload);
     }
 
     /** The server's place in the Rudder tree. */
@@ -100,4 +103,10 @@ public record ServerConfig(
      * @param listen the plain-HTTP loopback listener for health, metrics and {@code system/*}
      */
     public record Admin(Listen listen) {}
+
+    /**
+     * @param watch whether changes to input files trigger a reload by themselves (file watch); SIGHUP,
+     *     {@code pintle reload} and the reload API work either way
+     */
+    public record Reload(boolean watch) {}
 }

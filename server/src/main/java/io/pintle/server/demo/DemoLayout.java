@@ -125,6 +125,8 @@ public record DemoLayout(Path directory, String serverPin, String linux1, String
                 "allowed_file = \"lib/rudder-networks-24.conf\"",
                 "[paths]",
                 "share = \"share\"",
+                "[admin]",
+                "listen = \"127.0.0.1:0\"",
                 ""));
         return new DemoLayout(dir, serverPin, linux1, linux2, windows);
     }
@@ -132,11 +134,12 @@ public record DemoLayout(Path directory, String serverPin, String linux1, String
     /**
      * The demo's command lines for a server listening on 127.0.0.1:{@code port}.
      *
-     * @param port the server's port
+     * @param port the server's TLS port
+     * @param adminPort the server's admin port
      * @return the steps, in order
      * @throws IOException if the Windows archive cannot be read (its ETag is in a command)
      */
-    public List<Step> steps(int port) throws IOException {
+    public List<Step> steps(int port, int adminPort) throws IOException {
         String base = "https://127.0.0.1:" + port;
         Path downloads = directory.resolve("downloads");
         String etagFile = downloads.resolve(linux1 + ".etag").toString();
@@ -169,6 +172,13 @@ public record DemoLayout(Path directory, String serverPin, String linux1, String
                 new Step("How the server sees a node: /v1/whoami",
                         "curl -sS --tlsv1.3 --pinnedpubkey " + serverPin + " --insecure" + identity(linux2)
                                 + " -w '\\n%{http_code}\\n' " + base + "/v1/whoami",
+                        200),
+                new Step("Reload by hand, relayd-compatible (editing lib/nodeslist.json reloads by itself)",
+                        "curl -sS -X POST -w '\\n%{http_code}\\n' http://127.0.0.1:" + adminPort
+                                + "/rudder/relay-api/1/system/reload",
+                        200),
+                new Step("What is live: snapshot generation, input files and digests, reload history",
+                        "curl -sS -w '\\n%{http_code}\\n' http://127.0.0.1:" + adminPort + "/v1/status",
                         200));
     }
 

@@ -1,6 +1,7 @@
 package io.pintle.server.http;
 
 import io.pintle.server.config.ServerConfig;
+import java.util.List;
 import java.util.concurrent.Executor;
 import org.eclipse.jetty.alpn.server.ALPNServerConnectionFactory;
 import org.eclipse.jetty.compression.gzip.GzipCompression;
@@ -15,6 +16,7 @@ import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.server.SslConnectionFactory;
 import org.eclipse.jetty.server.handler.ContextHandler;
+import org.eclipse.jetty.server.handler.ContextHandlerCollection;
 import org.eclipse.jetty.util.VirtualThreads;
 import org.eclipse.jetty.util.ssl.SslContextFactory;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
@@ -22,7 +24,10 @@ import org.glassfish.jersey.jetty.JettyHttpContainer;
 import org.glassfish.jersey.server.ContainerFactory;
 import org.glassfish.jersey.server.ResourceConfig;
 
-/** Builds the Jetty server: one TLS connector (HTTP/2 and HTTP/1.1 by ALPN) in front of the Jersey application. */
+/**
+ * Builds the Jetty server: the node-facing TLS connector (HTTP/2 and HTTP/1.1 by ALPN) in front of the node-facing
+ * Jersey application, and the plain-HTTP loopback admin connector in front of the admin application.
+ */
 public final class HttpServerFactory {
     /** Platform worker threads; requests run on virtual threads instead when the JVM has them (21+). */
     public static final int MAX_THREADS = 200;
@@ -37,13 +42,21 @@ public final class HttpServerFactory {
 
     private HttpServerFactory() {}
 
+    /** Connector name of the node-facing TLS listener. */
+    public static final String TLS_CONNECTOR = "tls";
+    /** Connector name of the loopback administration listener. */
+    public static final String ADMIN_CONNECTOR = "admin";
+
     /**
      * @param listen the address and port of the TLS listener
      * @param tls the server's TLS configuration
-     * @param application the Jersey application
+     * @param application the node-facing Jersey application
+     * @param adminListen the address and port of the plain-HTTP loopback admin listener
+     * @param admin the admin Jersey application
      * @return a server, not started
      */
-    public static Server create(ServerConfig.Listen listen, SslContextFactory.Server tls, ResourceConfig application) {
+    public static Server create(ServerConfig.Listen listen, SslContextFactory.Server tls, ResourceConfig application,
+            ServerConfig.Listen adminListen, ResourceConfig admin) {
         QueuedThreadPool threads = new QueuedThreadPool(MAX_THREADS);
         threads.setName("pintle");
         Executor virtualThreads = VirtualThreads.getDefaultVirtualThreadsExecutor();
@@ -79,16 +92,32 @@ public final class HttpServerFactory {
         SslConnectionFactory ssl = new SslConnectionFactory(tls, alpn.getProtocol());
 
         ServerConnector connector = new ServerConnector(server, ssl, alpn, http2, http1);
-        connector.setName("tls");
+        connector.setName(TLS_CONNECTOR);
         connector.setHost(listen.host());
         connector.setPort(listen.port());
         connector.setIdleTimeout(IDLE_TIMEOUT_MS);
         server.addConnector(connector);
 
-        JettyHttpContainer jersey = ContainerFactory.createContainer(JettyHttpContainer.class, application);
-        // Jersey's Jetty container must sit at the root context (it would add a context path twice).
-        ContextHandler root = new ContextHandler(jersey, "/");
-        CompressionHandler compression = new CompressionHandler(root);
+        HttpConfiguration adminHttp = new HttpConfiguration();
+        adminHttp.setSendServerVersion(false);
+        adminHttp.setRequestHeaderSize(MAX_REQUEST_HEADER_BYTES);
+        ServerConnector adminConnector = new ServerConnector(server, new HttpConnectionFactory(adminHttp));
+        adminConnector.setName(ADMIN_CONNECTOR);
+        adminConnector.setHost(adminListen.host());
+        adminConnector.setPort(adminListen.port());
+        adminConnector.setIdleTimeout(IDLE_TIMEOUT_MS);
+        server.addConnector(adminConnector);
+
+        // Each application answers on its own connector only ("@name" virtual hosts match connector names), so no
+        // admin route is ever reachable from the network. Jersey's Jetty container must sit at the root context
+        // (it would add a context path twice).
+        ContextHandler nodeFacing = new ContextHandler(
+                ContainerFactory.createContainer(JettyHttpContainer.class, application), "/");
+        nodeFacing.setVirtualHosts(List.of("@" + TLS_CONNECTOR));
+        ContextHandler administration = new ContextHandler(
+                ContainerFactory.createContainer(JettyHttpContainer.class, admin), "/");
+        administration.setVirtualHosts(List.of("@" + ADMIN_CONNECTOR));
+        CompressionHandler compression = new CompressionHandler(new ContextHandlerCollection(nodeFacing, administration));
         GzipCompression gzip = new GzipCompression();
         gzip.setMinCompressSize(MIN_COMPRESS_BYTES);
         compression.putCompression(gzip);

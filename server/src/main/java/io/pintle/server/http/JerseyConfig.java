@@ -1,5 +1,6 @@
 package io.pintle.server.http;
 
+import io.pintle.server.reload.Reloader;
 import io.pintle.server.reload.SnapshotHolder;
 import java.time.Clock;
 import java.util.List;
@@ -7,31 +8,64 @@ import org.glassfish.jersey.jackson.JacksonFeature;
 import org.glassfish.jersey.server.ResourceConfig;
 import org.glassfish.jersey.server.ServerProperties;
 
-/** The Jersey application: every resource, filter and mapper, registered as instances. */
+/**
+ * The two Jersey applications, every resource, filter and mapper registered as instances: the node-facing one
+ * (TLS listener) and the administration one (loopback listener).
+ */
 public final class JerseyConfig {
     private JerseyConfig() {}
 
     /**
+     * The node-facing application.
+     *
      * @param snapshots the live snapshot
      * @param clock the clock for certificate validity
      * @return the application
      */
     public static ResourceConfig create(SnapshotHolder snapshots, Clock clock) {
-        ResourceConfig config = new ResourceConfig();
-        config.setApplicationName("pintle");
-        config.property(ServerProperties.WADL_FEATURE_DISABLE, true);
-        config.property(ServerProperties.BV_FEATURE_DISABLE, true);
-        // Unknown routes must be problem+json too, not Jersey's HTML/plain 404.
-        config.property(ServerProperties.RESPONSE_SET_STATUS_OVER_SEND_ERROR, true);
-        config.register(JacksonFeature.withoutExceptionMappers());
+        ResourceConfig config = base("pintle");
         config.register(new PeerIdentityFilter(snapshots, clock));
         config.register(new ProblemExceptionMapper());
         config.registerInstances(resources().toArray());
         return config;
     }
 
-    /** @return the resource instances: every route the server has (the OpenAPI contract test reads these) */
+    /**
+     * The administration application, served on the loopback admin listener only.
+     *
+     * @param snapshots the live snapshot
+     * @param reloader the reload writer
+     * @return the application
+     */
+    public static ResourceConfig admin(SnapshotHolder snapshots, Reloader reloader) {
+        ResourceConfig config = base("pintle-admin");
+        config.register(new ProblemExceptionMapper());
+        config.registerInstances(adminResources(snapshots, reloader).toArray());
+        return config;
+    }
+
+    /** @return the node-facing resource instances (the OpenAPI contract test reads these) */
     static List<Object> resources() {
         return List.of(new PolicyResource(), new ServerInfoResource());
+    }
+
+    /**
+     * @param snapshots the live snapshot
+     * @param reloader the reload writer
+     * @return the admin resource instances (the OpenAPI contract test reads these)
+     */
+    static List<Object> adminResources(SnapshotHolder snapshots, Reloader reloader) {
+        return List.of(new SystemResource(reloader), new StatusResource(snapshots, reloader));
+    }
+
+    private static ResourceConfig base(String name) {
+        ResourceConfig config = new ResourceConfig();
+        config.setApplicationName(name);
+        config.property(ServerProperties.WADL_FEATURE_DISABLE, true);
+        config.property(ServerProperties.BV_FEATURE_DISABLE, true);
+        // Unknown routes must be problem+json too, not Jersey's HTML/plain 404.
+        config.property(ServerProperties.RESPONSE_SET_STATUS_OVER_SEND_ERROR, true);
+        config.register(JacksonFeature.withoutExceptionMappers());
+        return config;
     }
 }

@@ -2,11 +2,16 @@ package io.pintle.server.reload;
 
 import io.pintle.server.acl.AclEvaluator;
 import io.pintle.server.acl.AllowedNetworks;
+import io.pintle.server.config.ServerConfig;
 import io.pintle.server.nodes.NodeId;
 import io.pintle.server.nodes.NodeRegistry;
 import io.pintle.server.policy.ShareTree;
 import io.pintle.server.tls.ServerCredentials;
+import java.nio.file.Path;
 import java.time.Instant;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -14,22 +19,28 @@ import java.util.Objects;
  *
  * @param generation increases by one with each published snapshot, starting at 1
  * @param loadedAt when it was built
+ * @param config the configuration it was built from
  * @param self this server's node id
  * @param nodes the node registry
  * @param networks allowed networks
  * @param share the served tree
  * @param credentials the server certificate and key
+ * @param inputs every input file read, with its digest, in a stable order
  */
 public record ServerSnapshot(
         long generation,
         Instant loadedAt,
+        ServerConfig config,
         NodeId self,
         NodeRegistry nodes,
         AllowedNetworks networks,
         ShareTree share,
-        ServerCredentials credentials) {
+        ServerCredentials credentials,
+        Map<Path, InputDigest> inputs) {
     public ServerSnapshot {
         Objects.requireNonNull(loadedAt);
+        Objects.requireNonNull(config);
+        inputs = Collections.unmodifiableMap(new LinkedHashMap<>(inputs));
         Objects.requireNonNull(self);
         Objects.requireNonNull(nodes);
         Objects.requireNonNull(networks);

@@ -47,6 +47,14 @@ public record ServerCredentials(List<X509Certificate> chain, PrivateKey key) {
         return new ServerCredentials(chain, privateKey);
     }
 
+    /**
+     * @param other other credentials
+     * @return whether both hold the same certificates and the same key (by encoding)
+     */
+    public boolean sameAs(ServerCredentials other) {
+        return chain.equals(other.chain) && java.util.Arrays.equals(key.getEncoded(), other.key.getEncoded());
+    }
+
     /** @return the pin agents use for this server ({@code sha256//...}) */
     public KeyHash keyHash() {
         return KeyHash.sha256(chain.get(0).getPublicKey());

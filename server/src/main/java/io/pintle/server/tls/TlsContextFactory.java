@@ -49,7 +49,7 @@ public final class TlsContextFactory {
         return factory;
     }
 
-    private static KeyStore keyStore(ServerCredentials credentials) throws GeneralSecurityException {
+    static KeyStore keyStore(ServerCredentials credentials) throws GeneralSecurityException {
         try {
             KeyStore store = KeyStore.getInstance("PKCS12");
             store.load(null, null);

@@ -7,6 +7,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 import java.util.TreeSet;
@@ -17,7 +19,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * {@code openapi.yaml} must list exactly the routes the server has: every (method, path) of the Jersey resources
- * registered by {@link JerseyConfig}, plus HEAD wherever there is GET (Jersey answers HEAD from GET).
+ * registered by {@link JerseyConfig} on both listeners, plus HEAD wherever there is GET (Jersey answers HEAD from
+ * GET).
  */
 class OpenApiContractTest {
     private static final Set<String> HTTP_METHODS =
@@ -32,7 +35,8 @@ class OpenApiContractTest {
     @Test
     void serverRoutesAreFoundAtAll() {
         // Guards the comparison above against an empty model on both sides.
-        assertThat(serverOperations()).contains("GET /policies/{}/{}", "HEAD /common/{}", "GET /v1/whoami");
+        assertThat(serverOperations()).contains("GET /policies/{}/{}", "HEAD /common/{}", "GET /v1/whoami",
+                "POST /rudder/relay-api/1/system/reload", "GET /v1/status");
     }
 
     static Set<String> specOperations() throws Exception {
@@ -49,7 +53,9 @@ class OpenApiContractTest {
 
     static Set<String> serverOperations() {
         Set<String> operations = new TreeSet<>();
-        for (Object resource : JerseyConfig.resources()) {
+        List<Object> resources = new ArrayList<>(JerseyConfig.resources());
+        resources.addAll(JerseyConfig.adminResources(null, null));
+        for (Object resource : resources) {
             collect(Resource.from(resource.getClass()), "", operations);
         }
         Set<String> withHead = new TreeSet<>(operations);

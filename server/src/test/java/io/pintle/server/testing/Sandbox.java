@@ -9,9 +9,7 @@ import java.security.KeyPair;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 
 /**
@@ -33,7 +31,7 @@ public final class Sandbox {
     private final Path dir;
     private final NodeKeys server;
     private final Map<String, String> nodesList = new LinkedHashMap<>();
-    private final List<X509Certificate> certificates = new ArrayList<>();
+    private final Map<String, X509Certificate> certificates = new LinkedHashMap<>();
     private String networks = "Require ip 127.0.0.0/8 ::1\n";
 
     private Sandbox(Path dir, NodeKeys server) {
@@ -157,10 +155,33 @@ public final class Sandbox {
                 : ", \"key-hash\": \"" + io.pintle.server.nodes.KeyHash.sha256(certificate.getPublicKey()) + "\"";
         nodesList.put(id, "{\"hostname\": \"" + id + ".example.org\"" + hash + ", \"policy-server\": \"root\"}");
         if (pinning != Pinning.NODES_LIST) {
-            certificates.add(certificate);
+            certificates.put(id, certificate);
         }
         writeInputs();
     }
+
+    /**
+     * Removes a node from {@code nodeslist.json} and the certificate bundle (atomic replace of both).
+     *
+     * @param id node id
+     * @throws IOException on write errors
+     */
+    public void remove(String id) throws IOException {
+        nodesList.remove(id);
+        certificates.remove(id);
+        writeInputs();
+    }
+
+    /**
+     * Replaces {@code nodeslist.json} by arbitrary content, atomically.
+     *
+     * @param content the new content (for example invalid JSON)
+     * @throws IOException on write errors
+     */
+    public void nodesListContent(String content) throws IOException {
+        replace(dir.resolve("lib/nodeslist.json"), content);
+    }
+
 
     /**
      * Replaces the allowed-networks include.
@@ -215,6 +236,8 @@ public final class Sandbox {
                 "allowed_file = \"lib/networks.conf\"",
                 "[paths]",
                 "share = \"share\"",
+                "[admin]",
+                "listen = \"127.0.0.1:0\"",
                 "[tls]",
                 "certificate = \"server/agent.cert\"",
                 "key = \"server/localhost.priv\"",
@@ -223,6 +246,7 @@ public final class Sandbox {
         return file;
     }
 
+    /** Writes every input as Rudder does: to a temporary file, then renamed over the old one. */
     private void writeInputs() throws IOException {
         StringBuilder json = new StringBuilder("{\n");
         int i = 0;
@@ -230,9 +254,17 @@ public final class Sandbox {
             json.append("  \"").append(entry.getKey()).append("\": ").append(entry.getValue())
                     .append(++i < nodesList.size() ? ",\n" : "\n");
         }
-        Files.writeString(dir.resolve("lib/nodeslist.json"), json.append("}\n").toString());
-        SelfSigned.writeCertificates(dir.resolve("lib/nodescerts.pem"), certificates.toArray(new X509Certificate[0]));
-        Files.writeString(dir.resolve("lib/networks.conf"), networks);
+        SelfSigned.writeCertificates(dir.resolve("lib/nodescerts.pem"),
+                certificates.values().toArray(new X509Certificate[0]));
+        replace(dir.resolve("lib/nodeslist.json"), json.append("}\n").toString());
+        replace(dir.resolve("lib/networks.conf"), networks);
+    }
+
+    private static void replace(Path file, String content) throws IOException {
+        Path temporary = file.resolveSibling(file.getFileName() + ".new");
+        Files.writeString(temporary, content);
+        Files.move(temporary, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE,
+                java.nio.file.StandardCopyOption.REPLACE_EXISTING);
     }
 
     private static NodeKeys write(Path home, String name, X509Certificate certificate, KeyPair pair, boolean pkcs1)

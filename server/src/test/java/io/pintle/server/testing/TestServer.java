@@ -5,7 +5,12 @@ import io.pintle.server.Bootstrap;
 import io.pintle.server.PintleServer;
 import io.pintle.server.config.ConfigLoader;
 import java.net.URI;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.nio.file.Path;
 import org.slf4j.bridge.SLF4JBridgeHandler;
 
@@ -14,6 +19,8 @@ import org.slf4j.bridge.SLF4JBridgeHandler;
  * 127.0.0.1 with a port picked by the kernel. Ready when {@link #start} returns.
  */
 public final class TestServer implements AutoCloseable {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
     static {
         // As Main does in production: Jersey's java.util.logging goes through SLF4J and logback-test.xml.
         if (!SLF4JBridgeHandler.isInstalled()) {
@@ -89,6 +96,30 @@ public final class TestServer implements AutoCloseable {
         }
         return builder.build();
     }
+
+    /**
+     * Calls the admin listener.
+     *
+     * @param method GET or POST
+     * @param path for example {@code /v1/status}
+     * @return status code and parsed JSON body
+     * @throws Exception on I/O errors
+     */
+    public AdminResponse admin(String method, String path) throws Exception {
+        HttpResponse<String> response = HttpClient.newHttpClient().send(
+                HttpRequest.newBuilder(server.adminUri().resolve(path))
+                        .method(method, HttpRequest.BodyPublishers.noBody())
+                        .timeout(Duration.ofSeconds(60))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
+        return new AdminResponse(response.statusCode(), JSON.readTree(response.body()));
+    }
+
+    /**
+     * @param status HTTP status
+     * @param body parsed body
+     */
+    public record AdminResponse(int status, JsonNode body) {}
 
     @Override
     public void close() {

@@ -1,0 +1,66 @@
+package io.pintle.api.dto;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonProperty;
+import java.util.List;
+
+/**
+ * Pintle's own status ({@code GET /v1/status} on the admin listener): the live snapshot and the reload history.
+ *
+ * @param nodeId this server's node id
+ * @param role root, relay or node
+ * @param generation the live snapshot's generation (1 at start, +1 per applied reload)
+ * @param loadedAt when the live snapshot was built (ISO-8601)
+ * @param nodes nodes in {@code nodeslist.json}
+ * @param pinnedKeys distinct pinned client keys
+ * @param serverKey the pin of the server key agents see
+ * @param inputs every input file of the live snapshot, with its digest
+ * @param lastReload the most recent reload attempt, or null when none happened since start
+ * @param lastFailure the most recent failed reload, or null
+ * @param reloads counts of reload attempts by outcome
+ */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public record ServerStatus(
+        @JsonProperty("node_id") String nodeId,
+        String role,
+        long generation,
+        @JsonProperty("loaded_at") String loadedAt,
+        int nodes,
+        @JsonProperty("pinned_keys") int pinnedKeys,
+        @JsonProperty("server_key") String serverKey,
+        List<Input> inputs,
+        @JsonProperty("last_reload") Reload lastReload,
+        @JsonProperty("last_failure") Reload lastFailure,
+        Counts reloads) {
+
+    /**
+     * @param path the file
+     * @param sha256 hex digest of its content
+     * @param size size in bytes
+     */
+    public record Input(String path, String sha256, long size) {}
+
+    /**
+     * @param trigger what asked for it ({@code SIGHUP}, {@code api}, {@code file watch: ...})
+     * @param at when it started (ISO-8601)
+     * @param outcome {@code applied}, {@code unchanged} or {@code failed}
+     * @param generation the live generation after it
+     * @param durationMs how long it took
+     * @param error why it failed, or null
+     */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public record Reload(
+            String trigger,
+            String at,
+            String outcome,
+            long generation,
+            @JsonProperty("duration_ms") double durationMs,
+            String error) {}
+
+    /**
+     * @param applied reloads that published a new snapshot
+     * @param unchanged reloads whose inputs had not changed
+     * @param failed reloads rejected (the previous snapshot kept serving)
+     */
+    public record Counts(long applied, long unchanged, long failed) {}
+}

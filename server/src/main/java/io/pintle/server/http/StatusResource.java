@@ -1,0 +1,60 @@
+package io.pintle.server.http;
+
+import io.pintle.api.dto.ServerStatus;
+import io.pintle.server.reload.InputDigest;
+import io.pintle.server.reload.ReloadHistory;
+import io.pintle.server.reload.ReloadOutcome;
+import io.pintle.server.reload.Reloader;
+import io.pintle.server.reload.ServerSnapshot;
+import io.pintle.server.reload.SnapshotHolder;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.core.MediaType;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/** Pintle's status on the admin listener: what is live, from which input files, and how reloads went. */
+@Path("/v1/status")
+public final class StatusResource {
+    private final SnapshotHolder snapshots;
+    private final Reloader reloader;
+
+    StatusResource(SnapshotHolder snapshots, Reloader reloader) {
+        this.snapshots = snapshots;
+        this.reloader = reloader;
+    }
+
+    @GET
+    @Produces(MediaType.APPLICATION_JSON)
+    public ServerStatus status() {
+        ServerSnapshot snapshot = snapshots.current();
+        ReloadHistory history = reloader.history();
+        List<ServerStatus.Input> inputs = new ArrayList<>();
+        for (Map.Entry<java.nio.file.Path, InputDigest> input : snapshot.inputs().entrySet()) {
+            inputs.add(new ServerStatus.Input(input.getKey().toString(), input.getValue().sha256(),
+                    input.getValue().size()));
+        }
+        return new ServerStatus(
+                snapshot.self().value(),
+                snapshot.config().general().role().text(),
+                snapshot.generation(),
+                snapshot.loadedAt().toString(),
+                snapshot.nodes().nodeCount(),
+                snapshot.nodes().pinCount(),
+                snapshot.credentials().keyHash().toString(),
+                inputs,
+                view(history.last()),
+                view(history.lastFailure()),
+                new ServerStatus.Counts(history.applied(), history.unchanged(), history.failed()));
+    }
+
+    private static ServerStatus.Reload view(ReloadOutcome outcome) {
+        if (outcome == null) {
+            return null;
+        }
+        return new ServerStatus.Reload(outcome.trigger(), outcome.startedAt().toString(), outcome.result().text(),
+                outcome.generation(), outcome.duration().toNanos() / 1e6, outcome.error());
+    }
+}

@@ -1,0 +1,163 @@
+package io.pintle.server.reload;
+
+import io.pintle.server.config.ConfigException;
+import io.pintle.server.config.ServerConfig;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The single writer of the live snapshot. Every trigger (file watch, SIGHUP, the reload API, the CLI) ends in
+ * {@link #reload}, which queues one attempt on a single thread: read the configuration, build a complete snapshot
+ * from every input, validate it (including a dry run of new TLS credentials), then publish it with one atomic
+ * set. A failure leaves the previous snapshot serving and is kept in the {@link #history()}. Requests never wait
+ * for a reload: they keep reading whichever snapshot is live.
+ */
+public final class Reloader {
+    private static final Logger LOG = LoggerFactory.getLogger(Reloader.class);
+
+    private final ConfigSource configSource;
+    private final SnapshotHolder snapshots;
+    private final TlsUpdater tls;
+    private final Clock clock;
+    private final ExecutorService writer;
+    private final AtomicReference<ReloadHistory> history = new AtomicReference<>(ReloadHistory.NONE);
+    private final List<Consumer<ReloadOutcome>> listeners = new CopyOnWriteArrayList<>();
+
+    /**
+     * @param configSource reads the configuration at each attempt
+     * @param snapshots the live snapshot
+     * @param tls receives new server credentials
+     * @param clock stamps snapshots and outcomes
+     */
+    public Reloader(ConfigSource configSource, SnapshotHolder snapshots, TlsUpdater tls, Clock clock) {
+        this.configSource = configSource;
+        this.snapshots = snapshots;
+        this.tls = tls;
+        this.clock = clock;
+        this.writer = Executors.newSingleThreadExecutor(task -> {
+            Thread thread = new Thread(task, "pintle-reload");
+            thread.setDaemon(true);
+            return thread;
+        });
+    }
+
+    /**
+     * Queues a reload attempt.
+     *
+     * @param trigger what asked for it, for logs and status
+     * @return completes when the attempt has ended: the new snapshot is live, nothing changed, or it failed
+     */
+    public CompletableFuture<ReloadOutcome> reload(String trigger) {
+        return CompletableFuture.supplyAsync(() -> attempt(trigger), writer);
+    }
+
+    /** @return counts and last outcomes */
+    public ReloadHistory history() {
+        return history.get();
+    }
+
+    /**
+     * @param listener called on the reload thread after each attempt
+     */
+    public void onOutcome(Consumer<ReloadOutcome> listener) {
+        listeners.add(Objects.requireNonNull(listener));
+    }
+
+    /** Stops accepting attempts; lets a running one finish (bounded). */
+    public void stop() throws InterruptedException {
+        writer.shutdown();
+        if (!writer.awaitTermination(30, TimeUnit.SECONDS)) {
+            writer.shutdownNow();
+        }
+    }
+
+    private ReloadOutcome attempt(String trigger) {
+        Instant startedAt = clock.instant();
+        long started = System.nanoTime();
+        ServerSnapshot current = snapshots.current();
+        ReloadOutcome outcome;
+        try {
+            ServerConfig config = configSource.load();
+            requireNoRestartOnlyChange(current.config(), config);
+            ServerSnapshot next = new SnapshotLoader(config, clock).load(current.generation() + 1);
+            if (next.inputs().equals(current.inputs()) && config.equals(current.config())) {
+                outcome = outcome(trigger, startedAt, started, ReloadOutcome.Result.UNCHANGED, current.generation(), null);
+            } else {
+                if (!next.credentials().sameAs(current.credentials())) {
+                    // Validated in full before anything changes: a bad certificate never reaches the listener.
+                    tls.validate(next.credentials());
+                    tls.apply(next.credentials());
+                }
+                snapshots.publish(next);
+                outcome = outcome(trigger, startedAt, started, ReloadOutcome.Result.APPLIED, next.generation(), null);
+            }
+        } catch (ConfigException | SnapshotException e) {
+            outcome = outcome(trigger, startedAt, started, ReloadOutcome.Result.FAILED, current.generation(),
+                    e.getMessage());
+        } catch (Exception e) {
+            outcome = outcome(trigger, startedAt, started, ReloadOutcome.Result.FAILED, current.generation(),
+                    "server TLS credentials refused: " + e.getMessage());
+        }
+        ReloadOutcome done = outcome;
+        history.updateAndGet(h -> h.with(done));
+        log(done);
+        for (Consumer<ReloadOutcome> listener : listeners) {
+            listener.accept(done);
+        }
+        return done;
+    }
+
+    private ReloadOutcome outcome(String trigger, Instant startedAt, long started, ReloadOutcome.Result result,
+            long generation, String error) {
+        return new ReloadOutcome(trigger, startedAt, Duration.ofNanos(System.nanoTime() - started), result,
+                generation, error);
+    }
+
+    private void log(ReloadOutcome outcome) {
+        double ms = outcome.duration().toNanos() / 1e6;
+        switch (outcome.result()) {
+            case APPLIED -> {
+                ServerSnapshot live = snapshots.current();
+                LOG.info("reload ({}) applied: generation {}, {} nodes, {} pinned keys, in {} ms", outcome.trigger(),
+                        outcome.generation(), live.nodes().nodeCount(), live.nodes().pinCount(),
+                        String.format("%.1f", ms));
+            }
+            case UNCHANGED -> LOG.info("reload ({}): inputs unchanged, generation {} stays live", outcome.trigger(),
+                    outcome.generation());
+            case FAILED -> LOG.error("reload ({}) rejected, generation {} keeps serving: {}", outcome.trigger(),
+                    outcome.generation(), outcome.error());
+        }
+    }
+
+    /**
+     * Listeners and identity are bound when the process starts; changing them by reload would half-apply the
+     * configuration, so such a change fails the whole reload and says a restart is needed.
+     */
+    private static void requireNoRestartOnlyChange(ServerConfig live, ServerConfig next) throws ConfigException {
+        String source = next.source() != null ? next.source() + ": " : "";
+        check(source, "general.listen", live.general().listen(), next.general().listen());
+        check(source, "admin.listen", live.admin().listen(), next.admin().listen());
+        check(source, "general.node_id", live.general().nodeId(), next.general().nodeId());
+        check(source, "general.role", live.general().role(), next.general().role());
+        check(source, "tls.protocols", live.tls().protocols(), next.tls().protocols());
+    }
+
+    private static void check(String source, String key, Object live, Object next) throws ConfigException {
+        if (!live.equals(next)) {
+            throw new ConfigException(source + "'" + key + "' changed from " + live + " to " + next
+                    + ": restart Pintle to apply it (nothing was reloaded)");
+        }
+    }
+}

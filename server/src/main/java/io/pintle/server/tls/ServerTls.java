@@ -1,0 +1,50 @@
+package io.pintle.server.tls;
+
+import io.pintle.server.reload.TlsUpdater;
+import java.security.KeyStore;
+import java.util.List;
+import org.eclipse.jetty.util.ssl.SslContextFactory;
+
+/**
+ * The listener's TLS configuration, and how reloads change it: new credentials are first tried in a throw-away
+ * context, then swapped in with Jetty's {@code SslContextFactory.reload}, which rebuilds the SSL context for new
+ * handshakes while open connections keep their sessions.
+ */
+public final class ServerTls implements TlsUpdater {
+    private final SslContextFactory.Server factory;
+    private final List<String> protocols;
+
+    private ServerTls(SslContextFactory.Server factory, List<String> protocols) {
+        this.factory = factory;
+        this.protocols = List.copyOf(protocols);
+    }
+
+    /**
+     * @param credentials initial server credentials
+     * @param protocols enabled protocols
+     * @return the listener's TLS configuration
+     * @throws java.security.GeneralSecurityException when the credentials are unusable
+     */
+    public static ServerTls create(ServerCredentials credentials, List<String> protocols)
+            throws java.security.GeneralSecurityException {
+        return new ServerTls(TlsContextFactory.create(credentials, protocols), protocols);
+    }
+
+    /** @return the factory to give the TLS connector */
+    public SslContextFactory.Server factory() {
+        return factory;
+    }
+
+    @Override
+    public void validate(ServerCredentials credentials) throws Exception {
+        SslContextFactory.Server probe = TlsContextFactory.create(credentials, protocols);
+        probe.start();
+        probe.stop();
+    }
+
+    @Override
+    public void apply(ServerCredentials credentials) throws Exception {
+        KeyStore store = TlsContextFactory.keyStore(credentials);
+        factory.reload(next -> next.setKeyStore(store));
+    }
+}

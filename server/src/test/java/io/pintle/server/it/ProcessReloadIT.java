@@ -1,0 +1,131 @@
+package io.pintle.server.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.pintle.client.PintleClient;
+import io.pintle.server.testing.NodeKeys;
+import io.pintle.server.testing.Sandbox;
+import io.pintle.server.tls.SelfSigned;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * SIGHUP and {@code pintle reload} against a real server process started from the shaded jar, with the file
+ * watch off so that only the signal or the command can be what applied a change.
+ */
+class ProcessReloadIT {
+    private static final Pattern SERVING = Pattern.compile("serving .* on (https://127\\.0\\.0\\.1:\\d+) ");
+
+    @Test
+    void sighupAndTheReloadCommandApplyChangesToARunningProcess(@TempDir Path dir) throws Exception {
+        Sandbox sandbox = Sandbox.create(dir);
+        NodeKeys a = sandbox.addNode("node-a", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+        sandbox.shareFile("node-b/rules/rudder.tar.bz2", new byte[] {9});
+        int adminPort;
+        try (ServerSocket probe = new ServerSocket(0)) {
+            adminPort = probe.getLocalPort();
+        }
+        Path config = sandbox.config("[reload]\nwatch = false");
+        Files.writeString(config, Files.readString(config).replace("[admin]\nlisten = \"127.0.0.1:0\"",
+                "[admin]\nlisten = \"127.0.0.1:" + adminPort + "\""));
+        Path log = dir.resolve("server.log");
+        Process server = new ProcessBuilder(java(), "-jar", jar(), "serve", "--config", config.toString())
+                .redirectErrorStream(true)
+                .redirectOutput(log.toFile())
+                .start();
+        try {
+            URI uri = URI.create(awaitLog(log, SERVING, server));
+            PintleClient viaA = PintleClient.builder(uri).pin(sandbox.serverPin())
+                    .identity(a.certificatePath(), a.keyPath()).build();
+            assertThat(viaA.whoami().known()).isTrue();
+
+            NodeKeys b = sandbox.addNode("node-b", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
+            PintleClient viaB = PintleClient.builder(uri).pin(sandbox.serverPin())
+                    .identity(b.certificatePath(), b.keyPath()).build();
+            assertThat(ReloadIT.status(viaB, "/policies/node-b/rules/rudder.tar.bz2", dir)).isEqualTo(403);
+
+            Process hup = new ProcessBuilder("kill", "-HUP", String.valueOf(server.pid())).start();
+            assertThat(hup.waitFor(10, TimeUnit.SECONDS)).isTrue();
+            assertThat(ReloadIT.eventually(Duration.ofSeconds(10),
+                    () -> ReloadIT.status(viaB, "/policies/node-b/rules/rudder.tar.bz2", dir) == 200)).isTrue();
+            assertThat(Files.readString(log)).contains("reload (SIGHUP) applied: generation 2");
+
+            sandbox.remove("node-b");
+            Result applied = cli(config);
+            assertThat(applied.exit()).as(applied.output()).isZero();
+            assertThat(applied.output()).contains("reloaded: generation 3 (applied)");
+            assertThat(ReloadIT.status(viaB, "/policies/node-b/rules/rudder.tar.bz2", dir)).isEqualTo(403);
+
+            Result unchanged = cli(config);
+            assertThat(unchanged.exit()).isZero();
+            assertThat(unchanged.output()).contains("reloaded: generation 3 (unchanged)");
+
+            sandbox.nodesListContent("[]");
+            Result refused = cli(config);
+            assertThat(refused.exit()).isEqualTo(1);
+            assertThat(refused.output()).contains("refused").contains("nodeslist.json");
+            assertThat(viaA.whoami().known()).isTrue();
+        } finally {
+            server.destroy();
+            assertThat(server.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        }
+        assertThat(Files.readString(log)).contains("pintle stopped");
+    }
+
+    @Test
+    void reloadCommandWithoutAServerSaysSoAndExits3(@TempDir Path dir) throws Exception {
+        int port;
+        try (ServerSocket probe = new ServerSocket(0)) {
+            port = probe.getLocalPort();
+        }
+        Path config = Files.writeString(dir.resolve("pintle.toml"),
+                "[general]\nnode_id = \"root\"\n[admin]\nlisten = \"127.0.0.1:" + port + "\"\n");
+        Result result = cli(config);
+        assertThat(result.exit()).isEqualTo(3);
+        assertThat(result.output()).contains("cannot reach the server").contains("is it running?");
+    }
+
+    record Result(int exit, String output) {}
+
+    private static Result cli(Path config) throws Exception {
+        Process process = new ProcessBuilder(java(), "-jar", jar(), "reload", "--config", config.toString())
+                .redirectErrorStream(true)
+                .start();
+        String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(process.waitFor(120, TimeUnit.SECONDS)).isTrue();
+        return new Result(process.exitValue(), output);
+    }
+
+    private static String awaitLog(Path log, Pattern pattern, Process process) throws Exception {
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (System.nanoTime() < deadline) {
+            String text = Files.exists(log) ? Files.readString(log) : "";
+            Matcher matcher = pattern.matcher(text);
+            if (matcher.find()) {
+                return matcher.group(1);
+            }
+            assertThat(process.isAlive()).as("server exited: %s", text).isTrue();
+            Thread.sleep(50);
+        }
+        throw new AssertionError("server did not log " + pattern + ": " + Files.readString(log));
+    }
+
+    private static String java() {
+        return ProcessHandle.current().info().command().orElse("java");
+    }
+
+    private static String jar() {
+        Path jar = Path.of("target/pintle.jar").toAbsolutePath();
+        assertThat(jar).exists();
+        return jar.toString();
+    }
+}

@@ -1,0 +1,155 @@
+package io.pintle.server.reload;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.pintle.server.config.ConfigLoader;
+import io.pintle.server.config.ServerConfig;
+import io.pintle.server.testing.Sandbox;
+import io.pintle.server.tls.SelfSigned;
+import io.pintle.server.tls.ServerCredentials;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The single writer, without any server: build, validate, publish; on failure keep the previous snapshot. */
+class ReloaderTest {
+    @TempDir
+    Path dir;
+
+    Sandbox sandbox;
+    Path config;
+    SnapshotHolder holder;
+    RecordingTls tls;
+    Reloader reloader;
+
+    @BeforeEach
+    void setUp() throws Exception {
+        sandbox = Sandbox.create(dir, SelfSigned.KeyType.EC_P256, false);
+        sandbox.addNode("node-a", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+        config = sandbox.config("");
+        ServerConfig loaded = ConfigLoader.load(config);
+        holder = new SnapshotHolder(new SnapshotLoader(loaded, Clock.systemUTC()).load(1));
+        tls = new RecordingTls();
+        reloader = new Reloader(() -> ConfigLoader.load(config), holder, tls, Clock.systemUTC());
+    }
+
+    @AfterEach
+    void tearDown() throws InterruptedException {
+        reloader.stop();
+    }
+
+    @Test
+    void changedInputsArePublishedAsTheNextGeneration() throws Exception {
+        sandbox.addNode("node-b", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+        ReloadOutcome outcome = reloader.reload("test").get();
+        assertThat(outcome.result()).isEqualTo(ReloadOutcome.Result.APPLIED);
+        assertThat(outcome.generation()).isEqualTo(2);
+        assertThat(holder.current().generation()).isEqualTo(2);
+        assertThat(holder.current().nodes().nodeCount()).isEqualTo(2);
+        assertThat(tls.applied).as("same server credentials: TLS untouched").isEmpty();
+        assertThat(reloader.history().applied()).isEqualTo(1);
+    }
+
+    @Test
+    void unchangedInputsKeepTheLiveSnapshot() throws Exception {
+        ServerSnapshot before = holder.current();
+        ReloadOutcome outcome = reloader.reload("test").get();
+        assertThat(outcome.result()).isEqualTo(ReloadOutcome.Result.UNCHANGED);
+        assertThat(holder.current()).isSameAs(before);
+        assertThat(reloader.history().unchanged()).isEqualTo(1);
+    }
+
+    @Test
+    void invalidInputIsRejectedAndThePreviousSnapshotStays() throws Exception {
+        ServerSnapshot before = holder.current();
+        sandbox.nodesListContent("{\"node-a\": {\"hostname\": \"a\"}}");
+        ReloadOutcome outcome = reloader.reload("test").get();
+        assertThat(outcome.result()).isEqualTo(ReloadOutcome.Result.FAILED);
+        assertThat(outcome.error()).contains("nodeslist.json").contains("node 'node-a'").contains("policy-server");
+        assertThat(holder.current()).isSameAs(before);
+        assertThat(reloader.history().lastFailure()).isEqualTo(outcome);
+        assertThat(reloader.history().failed()).isEqualTo(1);
+    }
+
+    @Test
+    void unknownConfigurationKeyIsRejectedWhole() throws Exception {
+        ServerSnapshot before = holder.current();
+        Files.writeString(config, Files.readString(config) + "\n[paths]\ncolour = \"red\"\n");
+        ReloadOutcome outcome = reloader.reload("test").get();
+        assertThat(outcome.result()).isEqualTo(ReloadOutcome.Result.FAILED);
+        assertThat(holder.current()).isSameAs(before);
+    }
+
+    @Test
+    void newServerCredentialsAreValidatedThenApplied() throws Exception {
+        SelfSigned.Identity rotated = SelfSigned.generate(SelfSigned.KeyType.EC_P256, "root");
+        SelfSigned.writePrivateKey(sandbox.server().keyPath(), rotated.keyPair().getPrivate(), false);
+        SelfSigned.writeCertificates(sandbox.server().certificatePath(), rotated.certificate());
+        ReloadOutcome outcome = reloader.reload("test").get();
+        assertThat(outcome.result()).isEqualTo(ReloadOutcome.Result.APPLIED);
+        assertThat(tls.validated).hasSize(1);
+        assertThat(tls.applied).hasSize(1);
+        assertThat(tls.applied.get(0).chain().get(0)).isEqualTo(rotated.certificate());
+    }
+
+    @Test
+    void credentialsTheTlsLayerRefusesLeaveEverythingAsItWas() throws Exception {
+        ServerSnapshot before = holder.current();
+        tls.refuse = true;
+        SelfSigned.Identity rotated = SelfSigned.generate(SelfSigned.KeyType.EC_P256, "root");
+        SelfSigned.writePrivateKey(sandbox.server().keyPath(), rotated.keyPair().getPrivate(), false);
+        SelfSigned.writeCertificates(sandbox.server().certificatePath(), rotated.certificate());
+        ReloadOutcome outcome = reloader.reload("test").get();
+        assertThat(outcome.result()).isEqualTo(ReloadOutcome.Result.FAILED);
+        assertThat(outcome.error()).contains("server TLS credentials refused");
+        assertThat(tls.applied).isEmpty();
+        assertThat(holder.current()).isSameAs(before);
+    }
+
+    @Test
+    void concurrentTriggersAreSerialisedIntoConsecutiveGenerations() throws Exception {
+        List<CompletableFuture<ReloadOutcome>> futures = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            sandbox.addNode("extra-" + i, SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+            futures.add(reloader.reload("trigger " + i));
+        }
+        List<Long> generations = new ArrayList<>();
+        for (CompletableFuture<ReloadOutcome> future : futures) {
+            ReloadOutcome outcome = future.get();
+            if (outcome.result() == ReloadOutcome.Result.APPLIED) {
+                generations.add(outcome.generation());
+            }
+        }
+        assertThat(generations).isNotEmpty().isSorted().doesNotHaveDuplicates();
+        assertThat(holder.current().generation()).isEqualTo(1 + generations.size());
+        assertThat(holder.current().nodes().nodeCount()).isEqualTo(9);
+    }
+
+    /** Records what the reloader asks of the TLS layer; can be told to refuse. */
+    static final class RecordingTls implements TlsUpdater {
+        final List<ServerCredentials> validated = new CopyOnWriteArrayList<>();
+        final List<ServerCredentials> applied = new CopyOnWriteArrayList<>();
+        volatile boolean refuse;
+
+        @Override
+        public void validate(ServerCredentials credentials) {
+            validated.add(credentials);
+            if (refuse) {
+                throw new IllegalArgumentException("test refusal");
+            }
+        }
+
+        @Override
+        public void apply(ServerCredentials credentials) {
+            applied.add(credentials);
+        }
+    }
+}
