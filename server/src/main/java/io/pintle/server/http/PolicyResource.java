@@ -42,9 +42,8 @@ public final class PolicyResource {
         RequestState state = RequestState.of(context);
         ServerSnapshot snapshot = state.snapshot();
         NodeId owner = nodeId(node);
-        authorize(snapshot.acl().policies(state.caller(), owner), state, context);
-        java.nio.file.Path file = resolve(snapshot.share().nodeRoot(owner), path, state, context);
-        return FileResponses.serve(file(file, context), request, headers);
+        return serve(snapshot.acl().policies(state.caller(), owner), snapshot.share().nodeRoot(owner), path, state,
+                context, request, headers);
     }
 
     @GET
@@ -56,8 +55,15 @@ public final class PolicyResource {
             @Context HttpHeaders headers) {
         RequestState state = RequestState.of(context);
         ServerSnapshot snapshot = state.snapshot();
-        authorize(snapshot.acl().common(state.caller()), state, context);
-        java.nio.file.Path file = resolve(snapshot.share().commonRoot(), path, state, context);
+        return serve(snapshot.acl().common(state.caller()), snapshot.share().commonRoot(), path, state, context,
+                request, headers);
+    }
+
+    /** Decide first, touch the file system only when allowed: a denial never depends on what exists. */
+    private static Response serve(Decision decision, java.nio.file.Path root, String path, RequestState state,
+            ContainerRequestContext context, Request request, HttpHeaders headers) {
+        authorize(decision, state, context);
+        java.nio.file.Path file = resolve(root, path, state, context);
         return FileResponses.serve(file(file, context), request, headers);
     }
 

@@ -21,7 +21,6 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -92,9 +91,7 @@ class ReloadIT {
     void slowDownloadSurvivesTenReloadsIncludingItsNodesRemovalThenIsDenied(@TempDir Path dir) throws Exception {
         Sandbox sandbox = Sandbox.create(dir);
         NodeKeys node = sandbox.addNode("node-1", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
-        byte[] content = new byte[8 * 1024 * 1024];
-        new Random(3).nextBytes(content);
-        sandbox.shareFile("node-1/rules/rudder.tar.bz2", content);
+        byte[] content = sandbox.randomShareFile("node-1/rules/rudder.tar.bz2", 8 * 1024 * 1024, 3);
         try (TestServer server = TestServer.start(sandbox, "[reload]\nwatch = false")) {
             PintleClient client = server.client(node, HttpClient.Version.HTTP_1_1);
             HttpResponse<InputStream> response = client.httpClient().send(
@@ -194,9 +191,7 @@ class ReloadIT {
     void serverCertificateRotationServesNewHandshakesWhileAnOpenDownloadContinues(@TempDir Path dir) throws Exception {
         Sandbox sandbox = Sandbox.create(dir);
         NodeKeys node = sandbox.addNode("node-1", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
-        byte[] content = new byte[16 * 1024 * 1024];
-        new Random(5).nextBytes(content);
-        sandbox.shareFile("node-1/rules/rudder.tar.bz2", content);
+        byte[] content = sandbox.randomShareFile("node-1/rules/rudder.tar.bz2", 16 * 1024 * 1024, 5);
         String oldPin = sandbox.serverPin();
         try (TestServer server = TestServer.start(sandbox, "[reload]\nwatch = false")) {
             PintleClient old = server.client(node, HttpClient.Version.HTTP_1_1);

@@ -209,6 +209,22 @@ public final class Sandbox {
         return file;
     }
 
+    /**
+     * Writes a file of reproducible random bytes in the share tree.
+     *
+     * @param relative path below {@code share/}
+     * @param size bytes
+     * @param seed random seed
+     * @return the content written
+     * @throws IOException on write errors
+     */
+    public byte[] randomShareFile(String relative, int size, long seed) throws IOException {
+        byte[] content = new byte[size];
+        new java.util.Random(seed).nextBytes(content);
+        shareFile(relative, content);
+        return content;
+    }
+
     /** @return the share directory */
     public Path share() {
         return dir.resolve("share");
