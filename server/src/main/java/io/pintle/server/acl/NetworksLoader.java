@@ -26,15 +26,27 @@ public final class NetworksLoader {
      * @throws IOException naming the file and line, or the config key, when something is invalid
      */
     public static AllowedNetworks load(Path file, List<String> extra, String where) throws IOException {
+        try {
+            return parse(file == null ? null : Files.readString(file, StandardCharsets.UTF_8), file, extra, where);
+        } catch (NoSuchFileException e) {
+            throw new IOException(file + ": no such file", e);
+        }
+    }
+
+    /**
+     * @param content the Apache include's text, or null for none
+     * @param file its name, for messages
+     * @param extra extra networks from the configuration
+     * @param where how errors name the extra networks
+     * @return the allowed networks
+     * @throws IOException naming the file and line, or the config key, when something is invalid
+     */
+    public static AllowedNetworks parse(String content, Path file, List<String> extra, String where)
+            throws IOException {
         boolean all = false;
         List<Cidr> networks = new ArrayList<>();
-        if (file != null) {
-            List<String> lines;
-            try {
-                lines = Files.readAllLines(file, StandardCharsets.UTF_8);
-            } catch (NoSuchFileException e) {
-                throw new IOException(file + ": no such file", e);
-            }
+        if (content != null) {
+            List<String> lines = content.lines().toList();
             for (int i = 0; i < lines.size(); i++) {
                 String line = lines.get(i).strip();
                 if (line.isEmpty() || line.startsWith("#")) {

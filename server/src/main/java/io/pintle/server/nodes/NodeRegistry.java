@@ -53,6 +53,11 @@ public final class NodeRegistry {
         return of(List.of(), List.of());
     }
 
+    /** @return every {@code nodeslist.json} entry */
+    public Collection<Node> nodes() {
+        return nodes.values();
+    }
+
     /** @return the number of nodes in {@code nodeslist.json} */
     public int nodeCount() {
         return nodes.size();

@@ -28,11 +28,23 @@ public final class NodesListLoader {
      * @throws IOException naming the file and the entry when it cannot be read or is invalid
      */
     public static List<Node> load(Path file) throws IOException {
-        JsonNode root;
         try {
-            root = JSON.readTree(Files.readAllBytes(file));
+            return parse(Files.readAllBytes(file), file);
         } catch (NoSuchFileException e) {
             throw new IOException(file + ": no such file", e);
+        }
+    }
+
+    /**
+     * @param content the file's bytes
+     * @param file its name, for messages
+     * @return its entries
+     * @throws IOException naming the file and the entry when it is invalid
+     */
+    public static List<Node> parse(byte[] content, Path file) throws IOException {
+        JsonNode root;
+        try {
+            root = JSON.readTree(content);
         } catch (JsonProcessingException e) {
             throw new IOException(file + ": invalid JSON: " + e.getOriginalMessage(), e);
         }

@@ -18,6 +18,19 @@ import java.util.HexFormat;
  */
 public record InputDigest(String sha256, long size) {
     /**
+     * @param content an input file's bytes
+     * @return their digest
+     */
+    public static InputDigest of(byte[] content) {
+        try {
+            return new InputDigest(HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(content)),
+                    content.length);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is not available in this JVM", e);
+        }
+    }
+
+    /**
      * @param file an input file
      * @return its digest
      * @throws IOException naming the file when it cannot be read

@@ -91,7 +91,7 @@ public final class Reloader {
         try {
             ServerConfig config = configSource.load();
             requireNoRestartOnlyChange(current.config(), config);
-            ServerSnapshot next = new SnapshotLoader(config, clock).load(current.generation() + 1);
+            ServerSnapshot next = new SnapshotLoader(config, clock).load(current.generation() + 1, current);
             if (next.inputs().equals(current.inputs()) && config.equals(current.config())) {
                 outcome = outcome(trigger, startedAt, started, ReloadOutcome.Result.UNCHANGED, current.generation(), null);
             } else {

@@ -3,6 +3,7 @@ package io.pintle.server.reload;
 import io.pintle.server.acl.AclEvaluator;
 import io.pintle.server.acl.AllowedNetworks;
 import io.pintle.server.config.ServerConfig;
+import io.pintle.server.nodes.CertificateIndex;
 import io.pintle.server.nodes.NodeId;
 import io.pintle.server.nodes.NodeRegistry;
 import io.pintle.server.policy.ShareTree;
@@ -26,6 +27,7 @@ import java.util.Objects;
  * @param share the served tree
  * @param credentials the server certificate and key
  * @param inputs every input file read, with its digest, in a stable order
+ * @param certificates the parsed form of each certificate bundle, reused by the next load when unchanged
  */
 public record ServerSnapshot(
         long generation,
@@ -36,11 +38,13 @@ public record ServerSnapshot(
         AllowedNetworks networks,
         ShareTree share,
         ServerCredentials credentials,
-        Map<Path, InputDigest> inputs) {
+        Map<Path, InputDigest> inputs,
+        Map<Path, CertificateIndex> certificates) {
     public ServerSnapshot {
         Objects.requireNonNull(loadedAt);
         Objects.requireNonNull(config);
         inputs = Collections.unmodifiableMap(new LinkedHashMap<>(inputs));
+        certificates = Map.copyOf(certificates);
         Objects.requireNonNull(self);
         Objects.requireNonNull(nodes);
         Objects.requireNonNull(networks);

@@ -4,6 +4,7 @@ import io.pintle.server.acl.AllowedNetworks;
 import io.pintle.server.acl.NetworksLoader;
 import io.pintle.server.config.ServerConfig;
 import io.pintle.server.nodes.CertificateBinding;
+import io.pintle.server.nodes.CertificateIndex;
 import io.pintle.server.nodes.CertificatesLoader;
 import io.pintle.server.nodes.Node;
 import io.pintle.server.nodes.NodeRegistry;
@@ -11,19 +12,27 @@ import io.pintle.server.nodes.NodesListLoader;
 import io.pintle.server.policy.ShareTree;
 import io.pintle.server.tls.ServerCredentials;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** Builds a complete snapshot from the files the configuration names, or fails naming the file. */
+/**
+ * Builds a complete snapshot from the files the configuration names, or fails naming the file. Each input is read
+ * once; its digest and its parsed form come from the same bytes. Given the previous snapshot, inputs whose digest
+ * did not change are not parsed again, and certificate bundles reuse the blocks they already had.
+ */
 public final class SnapshotLoader {
     private static final Logger LOG = LoggerFactory.getLogger(SnapshotLoader.class);
 
@@ -61,33 +70,84 @@ public final class SnapshotLoader {
 
     /**
      * @param generation the generation number to give the snapshot
-     * @return the snapshot
+     * @return the snapshot, built from scratch
      * @throws SnapshotException naming the file and reason when an input is missing or invalid
      */
     public ServerSnapshot load(long generation) throws SnapshotException {
+        return load(generation, null);
+    }
+
+    /**
+     * @param generation the generation number to give the snapshot
+     * @param previous the live snapshot whose unchanged parts may be reused, or null
+     * @return the snapshot
+     * @throws SnapshotException naming the file and reason when an input is missing or invalid
+     */
+    public ServerSnapshot load(long generation, ServerSnapshot previous) throws SnapshotException {
         try {
-            // Digests first: if a file changes after being hashed, its watch event triggers another reload that
-            // sees a new digest, so no change is ever missed.
+            Map<Path, byte[]> contents = new HashMap<>();
             Map<Path, InputDigest> inputs = new LinkedHashMap<>();
             for (Path file : inputFiles(config)) {
-                inputs.put(file, InputDigest.of(file));
+                byte[] content = read(file);
+                contents.put(file, content);
+                inputs.put(file, InputDigest.of(content));
             }
-            AllowedNetworks networks = NetworksLoader.load(
-                    config.networks().allowedFile(), config.networks().allowed(), "networks.allowed");
-            List<Node> nodes = NodesListLoader.load(config.nodes().list());
+            Reuse reuse = new Reuse(previous, inputs);
+
+            Path networksFile = config.networks().allowedFile();
+            AllowedNetworks networks = NetworksLoader.parse(
+                    networksFile == null ? null : new String(contents.get(networksFile), StandardCharsets.UTF_8),
+                    networksFile, config.networks().allowed(), "networks.allowed");
+
+            Path list = config.nodes().list();
+            Collection<Node> nodes = reuse.unchanged(list)
+                    ? previous.nodes().nodes()
+                    : NodesListLoader.parse(contents.get(list), list);
+
+            Map<Path, CertificateIndex> certificates = new LinkedHashMap<>();
             List<CertificateBinding> bindings = new ArrayList<>();
             for (Path file : config.nodes().certificates()) {
-                bindings.addAll(CertificatesLoader.load(file, LOG::warn));
+                CertificateIndex before = previous != null
+                        ? previous.certificates().getOrDefault(file, CertificateIndex.EMPTY)
+                        : CertificateIndex.EMPTY;
+                CertificateIndex index = reuse.unchanged(file) && previous.certificates().containsKey(file)
+                        ? before
+                        : CertificatesLoader.parse(contents.get(file), file, LOG::warn, before.blocks());
+                certificates.put(file, index);
+                bindings.addAll(index.bindings());
             }
-            ServerCredentials credentials = ServerCredentials.load(config.tls().certificate(), config.tls().key());
+
+            ServerCredentials credentials =
+                    reuse.unchanged(config.tls().certificate()) && reuse.unchanged(config.tls().key())
+                            ? previous.credentials()
+                            : ServerCredentials.load(config.tls().certificate(), config.tls().key());
+
             Path share = config.paths().share();
             if (!Files.isDirectory(share)) {
                 throw new IOException(share + ": share directory does not exist (paths.share)");
             }
             return new ServerSnapshot(generation, clock.instant(), config, config.general().nodeId(),
-                    NodeRegistry.of(nodes, bindings), networks, new ShareTree(share), credentials, inputs);
+                    NodeRegistry.of(nodes, bindings), networks, new ShareTree(share), credentials, inputs,
+                    certificates);
         } catch (IOException e) {
             throw new SnapshotException(e.getMessage(), e);
+        }
+    }
+
+    private static byte[] read(Path file) throws IOException {
+        try {
+            return Files.readAllBytes(file);
+        } catch (NoSuchFileException e) {
+            throw new IOException(file + ": no such file", e);
+        } catch (IOException e) {
+            throw new IOException(file + ": cannot read: " + e.getMessage(), e);
+        }
+    }
+
+    /** Which inputs are byte-identical to the previous snapshot's. */
+    private record Reuse(ServerSnapshot previous, Map<Path, InputDigest> inputs) {
+        boolean unchanged(Path file) {
+            return previous != null && inputs.get(file).equals(previous.inputs().get(file));
         }
     }
 }

@@ -57,7 +57,9 @@ class ProcessReloadIT {
             assertThat(hup.waitFor(10, TimeUnit.SECONDS)).isTrue();
             assertThat(ReloadIT.eventually(Duration.ofSeconds(10),
                     () -> ReloadIT.status(viaB, "/policies/node-b/rules/rudder.tar.bz2", dir) == 200)).isTrue();
-            assertThat(Files.readString(log)).contains("reload (SIGHUP) applied: generation 2");
+            // The log line follows the publication: wait for it rather than race it.
+            assertThat(ReloadIT.eventually(Duration.ofSeconds(5),
+                    () -> read(log).contains("reload (SIGHUP) applied: generation 2"))).isTrue();
 
             sandbox.remove("node-b");
             Result applied = cli(config);
@@ -117,6 +119,14 @@ class ProcessReloadIT {
             Thread.sleep(50);
         }
         throw new AssertionError("server did not log " + pattern + ": " + Files.readString(log));
+    }
+
+    private static String read(Path file) {
+        try {
+            return Files.readString(file);
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     private static String java() {

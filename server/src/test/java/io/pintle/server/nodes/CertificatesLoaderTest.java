@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -117,5 +118,29 @@ class CertificatesLoaderTest {
                 .isInstanceOf(IOException.class)
                 .hasMessageContaining(missing.toString())
                 .hasMessageContaining("no such file");
+    }
+
+    @Test
+    void blocksParsedBeforeAreReusedAndOnlyNewOnesParsed() throws IOException {
+        Path first = dir.resolve("first.pem");
+        SelfSigned.writeCertificates(first, certificate(key1, "node-1"));
+        CertificateIndex before = CertificatesLoader.parse(Files.readAllBytes(first), first, warnings::add, Map.of());
+        assertThat(before.blocks()).hasSize(1);
+        String key = before.blocks().keySet().iterator().next();
+
+        // The bundle grows by one certificate, as when a node is accepted.
+        Path one = dir.resolve("one.pem");
+        SelfSigned.writeCertificates(one, certificate(key2, "node-2"));
+        Path grown = dir.resolve("grown.pem");
+        Files.writeString(grown, Files.readString(first) + Files.readString(one));
+
+        // A planted binding under the known block's key proves that block is looked up, not parsed again.
+        CertificateBinding planted = new CertificateBinding(new NodeId("planted"), KeyHash.sha256(key3.getPublic()));
+        CertificateIndex after = CertificatesLoader.parse(Files.readAllBytes(grown), grown, warnings::add,
+                Map.of(key, planted));
+
+        assertThat(after.bindings()).containsExactly(planted,
+                new CertificateBinding(new NodeId("node-2"), KeyHash.sha256(key2.getPublic())));
+        assertThat(after.blocks()).hasSize(2).containsEntry(key, planted);
     }
 }

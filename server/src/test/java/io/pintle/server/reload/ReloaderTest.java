@@ -59,6 +59,17 @@ class ReloaderTest {
     }
 
     @Test
+    void unchangedInputsAreReusedNotParsedAgain() throws Exception {
+        ServerSnapshot before = holder.current();
+        ServerConfig loaded = ConfigLoader.load(config);
+        ServerSnapshot next = new SnapshotLoader(loaded, Clock.systemUTC()).load(2, before);
+        assertThat(next.credentials()).isSameAs(before.credentials());
+        assertThat(next.certificates()).isEqualTo(before.certificates());
+        assertThat(next.nodes().nodes()).containsExactlyInAnyOrderElementsOf(before.nodes().nodes());
+        assertThat(next.inputs()).isEqualTo(before.inputs());
+    }
+
+    @Test
     void unchangedInputsKeepTheLiveSnapshot() throws Exception {
         ServerSnapshot before = holder.current();
         ReloadOutcome outcome = reloader.reload("test").get();
