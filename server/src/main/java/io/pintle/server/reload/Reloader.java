@@ -96,9 +96,7 @@ public final class Reloader {
                 outcome = outcome(trigger, startedAt, started, ReloadOutcome.Result.UNCHANGED, current.generation(), null);
             } else {
                 if (!next.credentials().sameAs(current.credentials())) {
-                    // Validated in full before anything changes: a bad certificate never reaches the listener.
-                    tls.validate(next.credentials());
-                    tls.apply(next.credentials());
+                    switchCredentials(next);
                 }
                 snapshots.publish(next);
                 outcome = outcome(trigger, startedAt, started, ReloadOutcome.Result.APPLIED, next.generation(), null);
@@ -106,9 +104,10 @@ public final class Reloader {
         } catch (ConfigException | SnapshotException e) {
             outcome = outcome(trigger, startedAt, started, ReloadOutcome.Result.FAILED, current.generation(),
                     e.getMessage());
-        } catch (Exception e) {
+        } catch (RuntimeException e) {
+            LOG.error("reload ({}) failed unexpectedly", trigger, e);
             outcome = outcome(trigger, startedAt, started, ReloadOutcome.Result.FAILED, current.generation(),
-                    "server TLS credentials refused: " + e.getMessage());
+                    "unexpected error: " + e);
         }
         ReloadOutcome done = outcome;
         history.updateAndGet(h -> h.with(done));
@@ -117,6 +116,16 @@ public final class Reloader {
             listener.accept(done);
         }
         return done;
+    }
+
+    /** Validated in full before anything changes: a bad certificate never reaches the listener. */
+    private void switchCredentials(ServerSnapshot next) throws SnapshotException {
+        try {
+            tls.validate(next.credentials());
+            tls.apply(next.credentials());
+        } catch (Exception e) {
+            throw new SnapshotException("server TLS credentials refused: " + e.getMessage(), e);
+        }
     }
 
     private ReloadOutcome outcome(String trigger, Instant startedAt, long started, ReloadOutcome.Result result,
