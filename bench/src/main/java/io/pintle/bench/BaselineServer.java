@@ -1,0 +1,118 @@
+package io.pintle.bench;
+
+import io.pintle.server.config.ServerConfig;
+import io.pintle.server.http.HttpServerFactory;
+import io.pintle.server.tls.ServerCredentials;
+import io.pintle.server.tls.TlsContextFactory;
+import java.io.IOException;
+import java.net.URI;
+import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import org.eclipse.jetty.alpn.server.ALPNServerConnectionFactory;
+import org.eclipse.jetty.http2.server.HTTP2ServerConnectionFactory;
+import org.eclipse.jetty.server.HttpConfiguration;
+import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.SecureRequestCustomizer;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.server.SslConnectionFactory;
+import org.eclipse.jetty.server.handler.ContextHandler;
+import org.eclipse.jetty.server.handler.ResourceHandler;
+import org.eclipse.jetty.util.resource.ResourceFactory;
+import org.eclipse.jetty.util.ssl.SslContextFactory;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
+
+/**
+ * The baseline: a plain Jetty server with the same TLS setup as Pintle (the very same {@link TlsContextFactory},
+ * server key and protocols: TLS 1.3, client certificate requested, HTTP/2 and HTTP/1.1 by ALPN), serving the node's
+ * policy directory under the same URL path with Jetty's {@link ResourceHandler} (ETags on), and no authorisation
+ * at all. What Pintle adds on top (Jersey, per-request identification and ACL, path checks, fresh file metadata
+ * on every request) is what the ratio measures.
+ */
+final class BaselineServer {
+    /** Thread name prefix of its worker pool; {@link CpuSampler} counts these as server threads. */
+    static final String THREAD_NAME = "baseline";
+    /** The only address the baseline binds. */
+    private static final String LOOPBACK = "127.0.0.1";
+
+    private final Server server;
+    private final ServerConnector connector;
+
+    private BaselineServer(Server server, ServerConnector connector) {
+        this.server = server;
+        this.connector = connector;
+    }
+
+    /**
+     * Builds and starts the baseline on a free loopback port.
+     *
+     * @param tls Pintle's TLS configuration (certificate, key, protocols), reused as is
+     * @param directory the directory to serve
+     * @param contextPath the URL path it is served under
+     * @return the running baseline
+     * @throws Exception if it cannot start
+     */
+    static BaselineServer start(ServerConfig.Tls tls, Path directory, String contextPath) throws Exception {
+        QueuedThreadPool threads = new QueuedThreadPool(HttpServerFactory.MAX_THREADS);
+        threads.setName(THREAD_NAME);
+        Server server = new Server(threads);
+        ServerConnector connector = connector(server, sslContextFactory(tls));
+        server.addConnector(connector);
+        server.setHandler(new ContextHandler(resources(server, directory), contextPath));
+        try {
+            server.start();
+        } catch (Exception e) {
+            server.stop();
+            throw e;
+        }
+        return new BaselineServer(server, connector);
+    }
+
+    /** @return {@code https://127.0.0.1:<port>} */
+    URI uri() {
+        return URI.create("https://" + LOOPBACK + ":" + connector.getLocalPort());
+    }
+
+    /**
+     * Stops the server.
+     *
+     * @throws Exception if Jetty fails to stop
+     */
+    void stop() throws Exception {
+        server.stop();
+    }
+
+    private static SslContextFactory.Server sslContextFactory(ServerConfig.Tls tls)
+            throws IOException, GeneralSecurityException {
+        return TlsContextFactory.create(ServerCredentials.load(tls.certificate(), tls.key()), tls.protocols());
+    }
+
+    private static ServerConnector connector(Server server, SslContextFactory.Server tls) {
+        HttpConfiguration http = new HttpConfiguration();
+        http.setSendServerVersion(false);
+        http.setSendXPoweredBy(false);
+        http.setRequestHeaderSize(HttpServerFactory.MAX_REQUEST_HEADER_BYTES);
+        SecureRequestCustomizer secure = new SecureRequestCustomizer();
+        // As Pintle: clients connect by IP to a certificate that names no host.
+        secure.setSniHostCheck(false);
+        http.addCustomizer(secure);
+        HttpConnectionFactory http1 = new HttpConnectionFactory(http);
+        HTTP2ServerConnectionFactory http2 = new HTTP2ServerConnectionFactory(http);
+        ALPNServerConnectionFactory alpn = new ALPNServerConnectionFactory();
+        alpn.setDefaultProtocol(http1.getProtocol());
+        SslConnectionFactory ssl = new SslConnectionFactory(tls, alpn.getProtocol());
+        ServerConnector connector = new ServerConnector(server, ssl, alpn, http2, http1);
+        connector.setHost(LOOPBACK);
+        connector.setPort(0);
+        connector.setIdleTimeout(HttpServerFactory.IDLE_TIMEOUT_MS);
+        return connector;
+    }
+
+    private static ResourceHandler resources(Server server, Path directory) {
+        ResourceHandler resources = new ResourceHandler();
+        resources.setBaseResource(ResourceFactory.of(server).newResource(directory));
+        resources.setEtags(true);
+        resources.setDirAllowed(false);
+        return resources;
+    }
+}

@@ -1,0 +1,66 @@
+package io.pintle.bench;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Iterator;
+
+/**
+ * Command-line options. The defaults keep a full run (18 cells) near two minutes on two cores.
+ *
+ * @param timing warm-up and measured window of every cell
+ * @param output where the Markdown table is also written, or null
+ */
+record Options(ClosedLoop.Timing timing, Path output) {
+    /**
+     * Warm-up of each cell: its connections are opened and the loop is steady before measuring. (The JIT warm-up
+     * is separate: once per request shape, before the first cell.)
+     */
+    static final Duration DEFAULT_WARMUP = Duration.ofSeconds(1);
+    /** Measured window of each cell. */
+    static final Duration DEFAULT_MEASURE = Duration.ofSeconds(5);
+    /** Upper bound of either duration, so that a run stays bounded whatever the arguments. */
+    static final Duration MAX_DURATION = Duration.ofSeconds(30);
+
+    /** The usage line. */
+    static final String USAGE = "usage: PolicyServingBench [--warmup SECONDS] [--measure SECONDS] [--output FILE]";
+
+    /**
+     * @param args the command line
+     * @return the options
+     * @throws IllegalArgumentException on an unknown option or a value out of range
+     */
+    static Options parse(String... args) {
+        Duration warmup = DEFAULT_WARMUP;
+        Duration measure = DEFAULT_MEASURE;
+        Path output = null;
+        Iterator<String> it = Arrays.asList(args).iterator();
+        while (it.hasNext()) {
+            String option = it.next();
+            if (!it.hasNext()) {
+                throw new IllegalArgumentException(USAGE);
+            }
+            String value = it.next();
+            switch (option) {
+                case "--warmup" -> warmup = seconds(option, value, 0);
+                case "--measure" -> measure = seconds(option, value, 1);
+                case "--output" -> output = Path.of(value);
+                default -> throw new IllegalArgumentException(USAGE);
+            }
+        }
+        return new Options(new ClosedLoop.Timing(warmup, measure), output);
+    }
+
+    private static Duration seconds(String option, String value, int min) {
+        try {
+            Duration duration = Duration.ofSeconds(Long.parseLong(value));
+            if (duration.toSeconds() >= min && duration.compareTo(MAX_DURATION) <= 0) {
+                return duration;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new IllegalArgumentException(option + " takes whole seconds from " + min + " to "
+                + MAX_DURATION.toSeconds() + ", not '" + value + "'");
+    }
+}
