@@ -16,9 +16,24 @@ public record NodeId(String value) implements Comparable<NodeId> {
      * @throws IllegalArgumentException when the value does not match {@link #PATTERN}
      */
     public NodeId {
-        if (value == null || !PATTERN.matcher(value).matches()) {
+        if (!valid(value)) {
             throw new IllegalArgumentException("invalid node id '" + value + "': it must match " + PATTERN.pattern());
         }
+    }
+
+    /** Same rule as {@link #PATTERN}, without a regex: node ids are checked by the ten thousand at each reload. */
+    private static boolean valid(String value) {
+        if (value == null || value.isEmpty() || value.length() > 64) {
+            return false;
+        }
+        for (int i = 0; i < value.length(); i++) {
+            char c = value.charAt(i);
+            boolean ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+            if (!ok) {
+                return false;
+            }
+        }
+        return true;
     }
 
     @Override

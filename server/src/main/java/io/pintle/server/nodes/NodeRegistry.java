@@ -3,6 +3,7 @@ package io.pintle.server.nodes;
 import java.security.cert.X509Certificate;
 import java.time.Instant;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -24,10 +25,9 @@ public final class NodeRegistry {
     private final Map<KeyHash, Set<NodeId>> pins;
 
     private NodeRegistry(Map<NodeId, Node> nodes, Map<KeyHash, Set<NodeId>> pins) {
-        this.nodes = Map.copyOf(nodes);
-        Map<KeyHash, Set<NodeId>> frozen = new HashMap<>();
-        pins.forEach((key, ids) -> frozen.put(key, Set.copyOf(ids)));
-        this.pins = Map.copyOf(frozen);
+        // Built by of() into maps nobody else holds, and never changed after: wrapping is enough.
+        this.nodes = Collections.unmodifiableMap(nodes);
+        this.pins = Collections.unmodifiableMap(pins);
     }
 
     /**
@@ -36,16 +36,25 @@ public final class NodeRegistry {
      * @return the registry
      */
     public static NodeRegistry of(Collection<Node> nodes, Collection<CertificateBinding> certificates) {
-        Map<NodeId, Node> byId = new HashMap<>();
-        Map<KeyHash, Set<NodeId>> pins = new HashMap<>();
+        Map<NodeId, Node> byId = new HashMap<>(nodes.size() * 2);
+        Map<KeyHash, Set<NodeId>> pins = new HashMap<>((nodes.size() + certificates.size()) * 2);
         for (Node node : nodes) {
             byId.put(node.id(), node);
-            node.keyHash().ifPresent(key -> pins.computeIfAbsent(key, k -> new HashSet<>()).add(node.id()));
+            node.keyHash().ifPresent(key -> pins.merge(key, Set.of(node.id()), NodeRegistry::union));
         }
         for (CertificateBinding binding : certificates) {
-            pins.computeIfAbsent(binding.key(), k -> new HashSet<>()).add(binding.node());
+            pins.merge(binding.key(), Set.of(binding.node()), NodeRegistry::union);
         }
         return new NodeRegistry(byId, pins);
+    }
+
+    private static Set<NodeId> union(Set<NodeId> a, Set<NodeId> b) {
+        if (a.containsAll(b)) {
+            return a;
+        }
+        Set<NodeId> both = new HashSet<>(a);
+        both.addAll(b);
+        return Set.copyOf(both);
     }
 
     /** @return an empty registry: nobody is authenticated */

@@ -115,7 +115,8 @@ class NodesListLoaderTest {
             ["root"]                     | expected a JSON object keyed by node id
             "root"                       | expected a JSON object keyed by node id
             {"node-1": {"hostname": "n1" | invalid JSON
-            {"a": 1,}                    | invalid JSON
+            {"a": {"hostname": "n", "policy-server": "root"},} | invalid JSON
+            {"a": {"hostname": "n", "policy-server": "root"}} x | invalid JSON
             """)
     void invalidDocumentNamesFile(String json, String problem) throws IOException {
         Path file = write(json);
