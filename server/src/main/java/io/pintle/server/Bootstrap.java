@@ -20,8 +20,12 @@ import org.eclipse.jetty.server.Server;
 
 /** The composition root: builds every collaborator with {@code new}, in dependency order. */
 public final class Bootstrap {
-    /** Rudder writes several input files in a row; wait for this much silence before reloading. */
-    public static final Duration WATCH_QUIET_PERIOD = Duration.ofMillis(200);
+    /**
+     * Rudder writes several input files in a row; wait for this much silence before reloading. Short on purpose:
+     * a reload between two of those writes is harmless (every intermediate state is a valid one, and the next
+     * write triggers the next reload), while every millisecond here delays a newly accepted node.
+     */
+    public static final Duration WATCH_QUIET_PERIOD = Duration.ofMillis(50);
 
     private Bootstrap() {}
 

@@ -25,6 +25,8 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -99,10 +101,11 @@ public final class SnapshotLoader {
                     networksFile == null ? null : new String(contents.get(networksFile), StandardCharsets.UTF_8),
                     networksFile, config.networks().allowed(), "networks.allowed");
 
+            // The two big inputs of a root (every node of the fleet) are parsed side by side.
             Path list = config.nodes().list();
-            Collection<Node> nodes = reuse.unchanged(list)
-                    ? previous.nodes().nodes()
-                    : NodesListLoader.parse(contents.get(list), list);
+            CompletableFuture<Collection<Node>> nodes = reuse.unchanged(list)
+                    ? CompletableFuture.completedFuture(previous.nodes().nodes())
+                    : CompletableFuture.supplyAsync(() -> parseNodes(contents.get(list), list));
 
             Map<Path, CertificateIndex> certificates = new LinkedHashMap<>();
             List<CertificateBinding> bindings = new ArrayList<>();
@@ -127,10 +130,29 @@ public final class SnapshotLoader {
                 throw new IOException(share + ": share directory does not exist (paths.share)");
             }
             return new ServerSnapshot(generation, clock.instant(), config, config.general().nodeId(),
-                    NodeRegistry.of(nodes, bindings), networks, new ShareTree(share), credentials, inputs,
+                    NodeRegistry.of(join(nodes), bindings), networks, new ShareTree(share), credentials, inputs,
                     certificates);
         } catch (IOException e) {
             throw new SnapshotException(e.getMessage(), e);
+        }
+    }
+
+    private static Collection<Node> parseNodes(byte[] content, Path file) {
+        try {
+            return NodesListLoader.parse(content, file);
+        } catch (IOException e) {
+            throw new CompletionException(e);
+        }
+    }
+
+    private static Collection<Node> join(CompletableFuture<Collection<Node>> nodes) throws IOException {
+        try {
+            return nodes.join();
+        } catch (CompletionException e) {
+            if (e.getCause() instanceof IOException io) {
+                throw io;
+            }
+            throw e;
         }
     }
 
