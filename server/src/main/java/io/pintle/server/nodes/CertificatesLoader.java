@@ -30,9 +30,9 @@ import java.util.function.Consumer;
  * {@code allnodescerts.pem} holds every node, and a reload after one node is accepted must stay fast.
  */
 public final class CertificatesLoader {
-    private static final String BEGIN = "-----BEGIN ";
-    private static final String END = "-----END ";
-    private static final String DASHES = "-----";
+    private static final byte[] BEGIN = ascii("-----BEGIN ");
+    private static final byte[] DASHES = ascii("-----");
+    private static final byte[] CERTIFICATE_FOOTER = ascii("-----END CERTIFICATE-----");
 
     private CertificatesLoader() {}
 
@@ -60,32 +60,32 @@ public final class CertificatesLoader {
      */
     public static CertificateIndex parse(byte[] content, Path file, Consumer<String> warnings,
             Map<String, CertificateBinding> known) throws IOException {
-        String text = new String(content, StandardCharsets.ISO_8859_1);
+        // Scanned as bytes: a root's bundle is tens of MB, and a second copy as a String would only feed the GC.
         List<CertificateBinding> bindings = new ArrayList<>();
         Map<String, CertificateBinding> blocks = new HashMap<>();
         MessageDigest digest = sha256();
         CertificateFactory factory = null;
         int index = 0;
-        int at = text.indexOf(BEGIN);
-        if (at < 0 && !text.isBlank()) {
+        int at = indexOf(content, BEGIN, 0);
+        if (at < 0 && !new String(content, StandardCharsets.ISO_8859_1).isBlank()) {
             throw new IOException(file + ": not valid PEM: no certificate found");
         }
         while (at >= 0) {
             index++;
-            int labelEnd = text.indexOf(DASHES, at + BEGIN.length());
+            int labelStart = at + BEGIN.length;
+            int labelEnd = indexOf(content, DASHES, labelStart);
             if (labelEnd < 0) {
                 throw new IOException(file + ": not valid PEM: truncated header of block " + index);
             }
-            String label = text.substring(at + BEGIN.length(), labelEnd);
+            String label = new String(content, labelStart, labelEnd - labelStart, StandardCharsets.ISO_8859_1);
             if (!label.equals("CERTIFICATE")) {
                 throw new IOException(file + ": expected only certificates, found '" + label + "' (block " + index + ")");
             }
-            String footer = END + label + DASHES;
-            int end = text.indexOf(footer, labelEnd);
+            int end = indexOf(content, CERTIFICATE_FOOTER, labelEnd);
             if (end < 0) {
-                throw new IOException(file + ": not valid PEM: block " + index + " has no '" + footer + "'");
+                throw new IOException(file + ": not valid PEM: block " + index + " has no '-----END CERTIFICATE-----'");
             }
-            int bodyStart = labelEnd + DASHES.length();
+            int bodyStart = labelEnd + DASHES.length;
             digest.update(content, bodyStart, end - bodyStart);
             String key = HexFormat.of().formatHex(digest.digest());
             CertificateBinding binding = known.get(key);
@@ -93,7 +93,8 @@ public final class CertificatesLoader {
                 if (factory == null) {
                     factory = certificateFactory();
                 }
-                X509Certificate certificate = decode(factory, text.substring(bodyStart, end), file, index);
+                String body = new String(content, bodyStart, end - bodyStart, StandardCharsets.ISO_8859_1);
+                X509Certificate certificate = decode(factory, body, file, index);
                 Optional<CertificateBinding> parsed = bind(certificate, file, index, warnings);
                 if (parsed.isPresent()) {
                     binding = parsed.get();
@@ -103,9 +104,32 @@ public final class CertificatesLoader {
                 bindings.add(binding);
                 blocks.put(key, binding);
             }
-            at = text.indexOf(BEGIN, end + footer.length());
+            at = indexOf(content, BEGIN, end + CERTIFICATE_FOOTER.length);
         }
         return new CertificateIndex(bindings, blocks);
+    }
+
+    private static byte[] ascii(String text) {
+        return text.getBytes(StandardCharsets.US_ASCII);
+    }
+
+    /** First index of {@code needle} in {@code haystack} at or after {@code from}, or -1. */
+    static int indexOf(byte[] haystack, byte[] needle, int from) {
+        byte first = needle[0];
+        int last = haystack.length - needle.length;
+        for (int i = Math.max(0, from); i <= last; i++) {
+            if (haystack[i] != first) {
+                continue;
+            }
+            int j = 1;
+            while (j < needle.length && haystack[i + j] == needle[j]) {
+                j++;
+            }
+            if (j == needle.length) {
+                return i;
+            }
+        }
+        return -1;
     }
 
     private static X509Certificate decode(CertificateFactory factory, String body, Path file, int index)
