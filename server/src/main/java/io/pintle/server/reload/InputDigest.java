@@ -1,10 +1,5 @@
 package io.pintle.server.reload;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
-import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
@@ -25,31 +20,6 @@ public record InputDigest(String sha256, long size) {
         try {
             return new InputDigest(HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(content)),
                     content.length);
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is not available in this JVM", e);
-        }
-    }
-
-    /**
-     * @param file an input file
-     * @return its digest
-     * @throws IOException naming the file when it cannot be read
-     */
-    public static InputDigest of(Path file) throws IOException {
-        try {
-            MessageDigest digest = MessageDigest.getInstance("SHA-256");
-            long size = 0;
-            try (InputStream in = Files.newInputStream(file)) {
-                byte[] buffer = new byte[64 * 1024];
-                int read;
-                while ((read = in.read(buffer)) >= 0) {
-                    digest.update(buffer, 0, read);
-                    size += read;
-                }
-            }
-            return new InputDigest(HexFormat.of().formatHex(digest.digest()), size);
-        } catch (NoSuchFileException e) {
-            throw new IOException(file + ": no such file", e);
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("SHA-256 is not available in this JVM", e);
         }
