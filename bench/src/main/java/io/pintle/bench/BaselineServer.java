@@ -8,14 +8,8 @@ import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
-import org.eclipse.jetty.alpn.server.ALPNServerConnectionFactory;
-import org.eclipse.jetty.http2.server.HTTP2ServerConnectionFactory;
-import org.eclipse.jetty.server.HttpConfiguration;
-import org.eclipse.jetty.server.HttpConnectionFactory;
-import org.eclipse.jetty.server.SecureRequestCustomizer;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
-import org.eclipse.jetty.server.SslConnectionFactory;
 import org.eclipse.jetty.server.handler.ContextHandler;
 import org.eclipse.jetty.server.handler.ResourceHandler;
 import org.eclipse.jetty.util.resource.ResourceFactory;
@@ -88,24 +82,8 @@ final class BaselineServer {
     }
 
     private static ServerConnector connector(Server server, SslContextFactory.Server tls) {
-        HttpConfiguration http = new HttpConfiguration();
-        http.setSendServerVersion(false);
-        http.setSendXPoweredBy(false);
-        http.setRequestHeaderSize(HttpServerFactory.MAX_REQUEST_HEADER_BYTES);
-        SecureRequestCustomizer secure = new SecureRequestCustomizer();
-        // As Pintle: clients connect by IP to a certificate that names no host.
-        secure.setSniHostCheck(false);
-        http.addCustomizer(secure);
-        HttpConnectionFactory http1 = new HttpConnectionFactory(http);
-        HTTP2ServerConnectionFactory http2 = new HTTP2ServerConnectionFactory(http);
-        ALPNServerConnectionFactory alpn = new ALPNServerConnectionFactory();
-        alpn.setDefaultProtocol(http1.getProtocol());
-        SslConnectionFactory ssl = new SslConnectionFactory(tls, alpn.getProtocol());
-        ServerConnector connector = new ServerConnector(server, ssl, alpn, http2, http1);
-        connector.setHost(LOOPBACK);
-        connector.setPort(0);
-        connector.setIdleTimeout(HttpServerFactory.IDLE_TIMEOUT_MS);
-        return connector;
+        // Pintle's own TLS connector, so the baseline differs from Pintle only behind the connector.
+        return HttpServerFactory.tlsConnector(server, tls, new ServerConfig.Listen(LOOPBACK, 0));
     }
 
     private static ResourceHandler resources(Server server, Path directory) {

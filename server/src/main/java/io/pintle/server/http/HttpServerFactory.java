@@ -40,32 +40,23 @@ public final class HttpServerFactory {
     /** Bodies smaller than this are not worth compressing. */
     public static final int MIN_COMPRESS_BYTES = 1024;
 
-    private HttpServerFactory() {}
-
     /** Connector name of the node-facing TLS listener. */
     public static final String TLS_CONNECTOR = "tls";
     /** Connector name of the loopback administration listener. */
     public static final String ADMIN_CONNECTOR = "admin";
 
-    /**
-     * @param listen the address and port of the TLS listener
-     * @param tls the server's TLS configuration
-     * @param application the node-facing Jersey application
-     * @param adminListen the address and port of the plain-HTTP loopback admin listener
-     * @param admin the admin Jersey application
-     * @return a server, not started
-     */
-    public static Server create(ServerConfig.Listen listen, SslContextFactory.Server tls, ResourceConfig application,
-            ServerConfig.Listen adminListen, ResourceConfig admin) {
-        QueuedThreadPool threads = new QueuedThreadPool(MAX_THREADS);
-        threads.setName("pintle");
-        Executor virtualThreads = VirtualThreads.getDefaultVirtualThreadsExecutor();
-        if (virtualThreads != null) {
-            threads.setVirtualThreadsExecutor(virtualThreads);
-        }
-        Server server = new Server(threads);
-        server.setStopTimeout(STOP_TIMEOUT_MS);
+    private HttpServerFactory() {}
 
+    /**
+     * The node-facing TLS connector: HTTP/2 and HTTP/1.1 by ALPN, the peer's TLS session on every request, no SNI
+     * host check, Pintle's URI compliance. Also used by the benchmark's baseline, so both share one TLS stack.
+     *
+     * @param server the server it belongs to
+     * @param tls the TLS configuration
+     * @param listen address and port
+     * @return the connector, not added to the server
+     */
+    public static ServerConnector tlsConnector(Server server, SslContextFactory.Server tls, ServerConfig.Listen listen) {
         HttpConfiguration http = new HttpConfiguration();
         http.setSendServerVersion(false);
         http.setSendXPoweredBy(false);
@@ -96,7 +87,30 @@ public final class HttpServerFactory {
         connector.setHost(listen.host());
         connector.setPort(listen.port());
         connector.setIdleTimeout(IDLE_TIMEOUT_MS);
-        server.addConnector(connector);
+        return connector;
+    }
+
+
+    /**
+     * @param listen the address and port of the TLS listener
+     * @param tls the server's TLS configuration
+     * @param application the node-facing Jersey application
+     * @param adminListen the address and port of the plain-HTTP loopback admin listener
+     * @param admin the admin Jersey application
+     * @return a server, not started
+     */
+    public static Server create(ServerConfig.Listen listen, SslContextFactory.Server tls, ResourceConfig application,
+            ServerConfig.Listen adminListen, ResourceConfig admin) {
+        QueuedThreadPool threads = new QueuedThreadPool(MAX_THREADS);
+        threads.setName("pintle");
+        Executor virtualThreads = VirtualThreads.getDefaultVirtualThreadsExecutor();
+        if (virtualThreads != null) {
+            threads.setVirtualThreadsExecutor(virtualThreads);
+        }
+        Server server = new Server(threads);
+        server.setStopTimeout(STOP_TIMEOUT_MS);
+
+        server.addConnector(tlsConnector(server, tls, listen));
 
         HttpConfiguration adminHttp = new HttpConfiguration();
         adminHttp.setSendServerVersion(false);
