@@ -1,6 +1,5 @@
 package io.pintle.bench;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.pintle.server.config.ConfigLoader;
 import io.pintle.server.config.ServerConfig;
 import io.pintle.server.nodes.CertificateBinding;
@@ -8,8 +7,9 @@ import io.pintle.server.nodes.CertificateIndex;
 import io.pintle.server.nodes.CertificatesLoader;
 import io.pintle.server.nodes.Node;
 import io.pintle.server.nodes.NodeRegistry;
+import io.pintle.server.nodes.NodesList;
 import io.pintle.server.nodes.NodesListLoader;
-import io.pintle.server.reload.InputDigest;
+import io.pintle.server.reload.InputFile;
 import io.pintle.server.reload.ServerSnapshot;
 import io.pintle.server.reload.SnapshotLoader;
 import java.io.PrintStream;
@@ -46,7 +46,7 @@ final class SnapshotCosts {
     private static final String CONFIGURATION_STEP =
             "Read and validate `pintle.toml` (the reloader does it before the snapshot)";
     /** Label of the detail step: the JSON tree alone, which {@link NodesListLoader} builds first. */
-    private static final String READ_TREE_STEP = "for comparison: Jackson `readTree` of the same file";
+    private static final String FULL_PARSE_STEP = "for comparison: parse the whole file, nothing reused";
     /** A warning while parsing the generated bundle means the benchmark's data is wrong: fail. */
     private static final Consumer<String> NO_WARNINGS = warning -> {
         throw new IllegalStateException("unexpected warning: " + warning);
@@ -58,7 +58,6 @@ final class SnapshotCosts {
     private final PrintStream progress;
     private final ThreadMXBean threads = ManagementFactory.getThreadMXBean();
     /** Parses as {@link NodesListLoader} does (a default mapper), for the detail step. */
-    private final ObjectMapper json = new ObjectMapper();
 
     private SnapshotCosts(LargeRegistry registry, ServerConfig config, PrintStream progress) {
         this.registry = registry;
@@ -142,7 +141,7 @@ final class SnapshotCosts {
         byte[] bundle = Files.readAllBytes(registry.certificateBundle());
         for (int i = 0; i < coldCertificates.length; i++) {
             long start = System.nanoTime();
-            CertificatesLoader.parse(bundle, registry.certificateBundle(), NO_WARNINGS, Map.of());
+            CertificatesLoader.parse(bundle, registry.certificateBundle(), NO_WARNINGS, CertificateIndex.EMPTY);
             coldCertificates[i] = System.nanoTime() - start;
         }
         progress.printf("  cold: %s%n", Summary.of(cold).medianAndP99());
@@ -186,7 +185,7 @@ final class SnapshotCosts {
         if (label.equals(CONFIGURATION_STEP)) {
             return Part.RELOADER;
         }
-        return label.equals(READ_TREE_STEP) ? Part.DETAIL : Part.LOADER;
+        return label.equals(FULL_PARSE_STEP) ? Part.DETAIL : Part.LOADER;
     }
 
     /**
@@ -207,29 +206,30 @@ final class SnapshotCosts {
         record(steps, "Read every input file", repetition, repetitions, start);
 
         start = System.nanoTime();
-        for (byte[] content : contents.values()) {
-            InputDigest.of(content);
+        for (Map.Entry<Path, byte[]> content : contents.entrySet()) {
+            InputFile.of(content.getValue()).sameContent(previous.inputs().get(content.getKey()));
         }
-        record(steps, "SHA-256 of every input file (change detection)", repetition, repetitions, start);
+        record(steps, "Compare every input with the previous snapshot's bytes (change detection)", repetition,
+                repetitions, start);
 
         start = System.nanoTime();
-        List<Node> nodes = NodesListLoader.parse(contents.get(list), list);
-        record(steps, "Parse `nodeslist.json` (streamed, one `Node` per entry)", repetition, repetitions,
-                start);
+        NodesList nodes = NodesListLoader.parse(contents.get(list), list, previous.nodesList());
+        record(steps, "Parse `nodeslist.json` reusing unchanged entries (byte comparison, 1 new entry)", repetition,
+                repetitions, start);
 
         start = System.nanoTime();
-        json.readTree(contents.get(list));
-        record(steps, READ_TREE_STEP, repetition, repetitions, start);
+        NodesListLoader.parse(contents.get(list), list);
+        record(steps, FULL_PARSE_STEP, repetition, repetitions, start);
 
         start = System.nanoTime();
         CertificateIndex before = previous.certificates().get(bundle);
-        CertificateIndex index = CertificatesLoader.parse(contents.get(bundle), bundle, NO_WARNINGS, before.blocks());
-        record(steps, "Parse `nodescerts.pem` reusing parsed blocks (SHA-256 of each PEM block, 1 new certificate)",
+        CertificateIndex index = CertificatesLoader.parse(contents.get(bundle), bundle, NO_WARNINGS, before);
+        record(steps, "Parse `nodescerts.pem` reusing unchanged blocks (byte comparison, 1 new certificate)",
                 repetition, repetitions, start);
 
         start = System.nanoTime();
         List<CertificateBinding> bindings = index.bindings();
-        NodeRegistry.of(nodes, bindings);
+        NodeRegistry.of(nodes.nodes(), bindings);
         record(steps, "Build the node registry (maps by node id and by pinned key)", repetition, repetitions, start);
 
         start = System.nanoTime();

@@ -1,7 +1,7 @@
 package io.pintle.server.http;
 
 import io.pintle.api.dto.ServerStatus;
-import io.pintle.server.reload.InputDigest;
+import io.pintle.server.reload.InputFile;
 import io.pintle.server.reload.ReloadHistory;
 import io.pintle.server.reload.ReloadOutcome;
 import io.pintle.server.reload.Reloader;
@@ -32,7 +32,7 @@ public final class StatusResource {
         ServerSnapshot snapshot = snapshots.current();
         ReloadHistory history = reloader.history();
         List<ServerStatus.Input> inputs = new ArrayList<>();
-        for (Map.Entry<java.nio.file.Path, InputDigest> input : snapshot.inputs().entrySet()) {
+        for (Map.Entry<java.nio.file.Path, InputFile> input : snapshot.inputs().entrySet()) {
             inputs.add(new ServerStatus.Input(input.getKey().toString(), input.getValue().sha256(),
                     input.getValue().size()));
         }

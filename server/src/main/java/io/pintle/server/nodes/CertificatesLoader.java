@@ -6,15 +6,12 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.security.cert.CertificateException;
 import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
-import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.HashMap;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -26,13 +23,17 @@ import java.util.function.Consumer;
  * a usable UID is skipped with a warning, so one malformed node certificate does not lock out every node
  * (Rudder #24112).
  *
- * <p>Blocks already parsed by a previous load (same PEM text) are not parsed again: a root's
+ * <p>Blocks already parsed by a previous load (same bytes) are not parsed again: a root's
  * {@code allnodescerts.pem} holds every node, and a reload after one node is accepted must stay fast.
  */
 public final class CertificatesLoader {
     private static final byte[] BEGIN = ascii("-----BEGIN ");
     private static final byte[] DASHES = ascii("-----");
     private static final byte[] CERTIFICATE_FOOTER = ascii("-----END CERTIFICATE-----");
+    /** Previous blocks tried after the expected one, and blocks not found so before all are indexed by key. */
+    private static final int LOOK_AHEAD = 8;
+    /** Bytes before the footer that {@link #blockKey} hashes. */
+    private static final int KEY_BYTES = 48;
 
     private CertificatesLoader() {}
 
@@ -44,69 +45,142 @@ public final class CertificatesLoader {
      */
     public static List<CertificateBinding> load(Path file, Consumer<String> warnings) throws IOException {
         try {
-            return parse(Files.readAllBytes(file), file, warnings, Map.of()).bindings();
+            return parse(Files.readAllBytes(file), file, warnings, CertificateIndex.EMPTY).bindings();
         } catch (NoSuchFileException e) {
             throw new IOException(file + ": no such file", e);
         }
     }
 
     /**
-     * @param content the bundle's bytes
+     * @param content the bundle's bytes; the index keeps them
      * @param file its name, for messages
      * @param warnings receives one message per skipped certificate
-     * @param known blocks parsed before, by {@link CertificateIndex#blocks()} key; reused instead of parsed
-     * @return the bindings and the parsed blocks
+     * @param previous the index of this bundle's previous load, whose blocks are reused where the bytes are the
+     *     same ({@link CertificateIndex#EMPTY} for none)
+     * @return the bindings and where each block lies
      * @throws IOException naming the file when it is not a PEM certificate bundle
      */
     public static CertificateIndex parse(byte[] content, Path file, Consumer<String> warnings,
-            Map<String, CertificateBinding> known) throws IOException {
+            CertificateIndex previous) throws IOException {
         // Scanned as bytes: a root's bundle is tens of MB, and a second copy as a String would only feed the GC.
-        List<CertificateBinding> bindings = new ArrayList<>();
-        Map<String, CertificateBinding> blocks = new HashMap<>();
-        MessageDigest digest = sha256();
+        // Rudder rewrites the whole bundle when one node changes, keeping the others in the same order: each block
+        // is first compared with the previous load's block that followed the last one reused, then with the few
+        // after it, then, after several misses, looked up among all of them. Either way a block is reused only
+        // when its bytes are equal.
+        int capacity = previous.blockCount() + 16;
+        int[] starts = new int[capacity];
+        int[] ends = new int[capacity];
+        CertificateBinding[] blocks = new CertificateBinding[capacity];
+        int count = 0;
+        Map<Long, Integer> byKey = null;
+        int expected = 0;
+        int misses = 0;
         CertificateFactory factory = null;
-        int index = 0;
         int at = indexOf(content, BEGIN, 0);
         if (at < 0 && !new String(content, StandardCharsets.ISO_8859_1).isBlank()) {
             throw new IOException(file + ": not valid PEM: no certificate found");
         }
         while (at >= 0) {
-            index++;
-            int labelStart = at + BEGIN.length;
-            int labelEnd = indexOf(content, DASHES, labelStart);
-            if (labelEnd < 0) {
-                throw new IOException(file + ": not valid PEM: truncated header of block " + index);
+            int index = count + 1;
+            int match = -1;
+            int end;
+            if (expected < previous.blockCount() && previous.sameBlock(expected, content, at)) {
+                match = expected;
+                end = at + previous.length(match);
+            } else {
+                end = blockEnd(content, at, file, index);
+                // A few blocks removed: found just ahead. Blocks moved: found by key, once the misses suggest it
+                // is worth indexing every previous block.
+                for (int ahead = expected + 1; ahead <= expected + LOOK_AHEAD && ahead < previous.blockCount(); ahead++) {
+                    if (previous.length(ahead) == end - at && previous.sameBlock(ahead, content, at)) {
+                        match = ahead;
+                        break;
+                    }
+                }
+                if (match < 0 && ++misses > LOOK_AHEAD) {
+                    if (byKey == null) {
+                        byKey = keys(previous);
+                    }
+                    Integer candidate = byKey.get(blockKey(content, at, end));
+                    if (candidate != null && previous.length(candidate) == end - at
+                            && previous.sameBlock(candidate, content, at)) {
+                        match = candidate;
+                    }
+                }
             }
-            String label = new String(content, labelStart, labelEnd - labelStart, StandardCharsets.ISO_8859_1);
-            if (!label.equals("CERTIFICATE")) {
-                throw new IOException(file + ": expected only certificates, found '" + label + "' (block " + index + ")");
-            }
-            int end = indexOf(content, CERTIFICATE_FOOTER, labelEnd);
-            if (end < 0) {
-                throw new IOException(file + ": not valid PEM: block " + index + " has no '-----END CERTIFICATE-----'");
-            }
-            int bodyStart = labelEnd + DASHES.length;
-            digest.update(content, bodyStart, end - bodyStart);
-            String key = HexFormat.of().formatHex(digest.digest());
-            CertificateBinding binding = known.get(key);
-            if (binding == null) {
+            CertificateBinding binding;
+            if (match >= 0 && previous.binding(match) != null) {
+                binding = previous.binding(match);
+            } else {
+                // New, or skipped last time: parsed (again), so that a skipped certificate is reported each time.
                 if (factory == null) {
                     factory = certificateFactory();
                 }
-                String body = new String(content, bodyStart, end - bodyStart, StandardCharsets.ISO_8859_1);
-                X509Certificate certificate = decode(factory, body, file, index);
-                Optional<CertificateBinding> parsed = bind(certificate, file, index, warnings);
-                if (parsed.isPresent()) {
-                    binding = parsed.get();
-                }
+                binding = parseBlock(factory, content, at, end, file, index, warnings).orElse(null);
             }
-            if (binding != null) {
-                bindings.add(binding);
-                blocks.put(key, binding);
+            if (match >= 0) {
+                expected = match + 1;
             }
-            at = indexOf(content, BEGIN, end + CERTIFICATE_FOOTER.length);
+            if (count == starts.length) {
+                starts = Arrays.copyOf(starts, count * 2);
+                ends = Arrays.copyOf(ends, count * 2);
+                blocks = Arrays.copyOf(blocks, count * 2);
+            }
+            starts[count] = at;
+            ends[count] = end;
+            blocks[count] = binding;
+            count++;
+            at = indexOf(content, BEGIN, end);
         }
-        return new CertificateIndex(bindings, blocks);
+        return new CertificateIndex(content, Arrays.copyOf(starts, count), Arrays.copyOf(ends, count),
+                Arrays.copyOf(blocks, count));
+    }
+
+    /**
+     * A cheap key for a block, to find a moved block among the previous ones: its length and a hash of its last
+     * bytes (the end of the signature, which differs between certificates). Equal keys are then confirmed by
+     * comparing the bytes.
+     */
+    static long blockKey(byte[] content, int start, int end) {
+        int hash = 1;
+        for (int i = Math.max(start, end - CERTIFICATE_FOOTER.length - KEY_BYTES); i < end; i++) {
+            hash = 31 * hash + content[i];
+        }
+        return ((long) (end - start) << 32) | (hash & 0xffffffffL);
+    }
+
+    private static Map<Long, Integer> keys(CertificateIndex index) {
+        Map<Long, Integer> keys = new HashMap<>(index.blockCount() * 2);
+        for (int block = 0; block < index.blockCount(); block++) {
+            keys.putIfAbsent(index.key(block), block);
+        }
+        return keys;
+    }
+
+    /** @return the offset just after the footer of the block whose header starts at {@code at} */
+    private static int blockEnd(byte[] content, int at, Path file, int index) throws IOException {
+        int labelStart = at + BEGIN.length;
+        int labelEnd = indexOf(content, DASHES, labelStart);
+        if (labelEnd < 0) {
+            throw new IOException(file + ": not valid PEM: truncated header of block " + index);
+        }
+        String label = new String(content, labelStart, labelEnd - labelStart, StandardCharsets.ISO_8859_1);
+        if (!label.equals("CERTIFICATE")) {
+            throw new IOException(file + ": expected only certificates, found '" + label + "' (block " + index + ")");
+        }
+        int footer = indexOf(content, CERTIFICATE_FOOTER, labelEnd);
+        if (footer < 0) {
+            throw new IOException(file + ": not valid PEM: block " + index + " has no '-----END CERTIFICATE-----'");
+        }
+        return footer + CERTIFICATE_FOOTER.length;
+    }
+
+    private static Optional<CertificateBinding> parseBlock(CertificateFactory factory, byte[] content, int at, int end,
+            Path file, int index, Consumer<String> warnings) throws IOException {
+        int bodyStart = indexOf(content, DASHES, at + BEGIN.length) + DASHES.length;
+        int bodyEnd = end - CERTIFICATE_FOOTER.length;
+        String body = new String(content, bodyStart, bodyEnd - bodyStart, StandardCharsets.ISO_8859_1);
+        return bind(decode(factory, body, file, index), file, index, warnings);
     }
 
     private static byte[] ascii(String text) {
@@ -155,14 +229,6 @@ public final class CertificatesLoader {
         } catch (IllegalArgumentException e) {
             warnings.accept(file + ": certificate " + index + ": " + e.getMessage() + "; skipped");
             return Optional.empty();
-        }
-    }
-
-    private static MessageDigest sha256() {
-        try {
-            return MessageDigest.getInstance("SHA-256");
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is not available in this JVM", e);
         }
     }
 

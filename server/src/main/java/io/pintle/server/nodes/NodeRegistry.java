@@ -40,21 +40,26 @@ public final class NodeRegistry {
         Map<KeyHash, Set<NodeId>> pins = new HashMap<>((nodes.size() + certificates.size()) * 2);
         for (Node node : nodes) {
             byId.put(node.id(), node);
-            node.keyHash().ifPresent(key -> pins.merge(key, Set.of(node.id()), NodeRegistry::union));
+            if (node.keyHash().isPresent()) {
+                pin(pins, node.keyHash().get(), node.id());
+            }
         }
         for (CertificateBinding binding : certificates) {
-            pins.merge(binding.key(), Set.of(binding.node()), NodeRegistry::union);
+            pin(pins, binding.key(), binding.node());
         }
         return new NodeRegistry(byId, pins);
     }
 
-    private static Set<NodeId> union(Set<NodeId> a, Set<NodeId> b) {
-        if (a.containsAll(b)) {
-            return a;
+    /** Adds an owner to a key; most keys have exactly one, often pinned twice (list and certificate). */
+    private static void pin(Map<KeyHash, Set<NodeId>> pins, KeyHash key, NodeId node) {
+        Set<NodeId> owners = pins.get(key);
+        if (owners == null) {
+            pins.put(key, Set.of(node));
+        } else if (!owners.contains(node)) {
+            Set<NodeId> both = new HashSet<>(owners);
+            both.add(node);
+            pins.put(key, Set.copyOf(both));
         }
-        Set<NodeId> both = new HashSet<>(a);
-        both.addAll(b);
-        return Set.copyOf(both);
     }
 
     /** @return an empty registry: nobody is authenticated */

@@ -1,24 +1,40 @@
 package io.pintle.server.nodes;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
-import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
+import java.io.SequenceInputStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Reads Rudder's {@code nodeslist.json}: {@code {"<id>": {"hostname", "key-hash", "policy-server"}}}, listing
  * every node below this server. A missing or malformed {@code key-hash} is ignored, as relayd does; a missing
  * {@code hostname} or {@code policy-server}, or a malformed id, is an error naming the node. Unknown fields are
  * ignored so that newer Rudder versions can add some.
+ *
+ * <p>A root's list has an entry per node of the fleet and changes by one entry when a node is accepted. Given the
+ * previous load, entries whose bytes did not change are reused without being parsed; only the others go through
+ * the JSON parser. Anything unexpected on that path (the structure between entries, an entry that does not parse)
+ * falls back to parsing the whole file, so that the result and the error messages are always those of a full
+ * parse.
  */
 public final class NodesListLoader {
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final JsonFactory JSON = new JsonFactory();
+    private static final byte[] OPEN_OBJECT = {'{'};
+    /** Previous entries tried after the expected one, and entries not found so before all are indexed by id. */
+    private static final int LOOK_AHEAD = 8;
+    /** Entries parsed one by one, beyond which a whole parse is cheaper: this many plus a quarter of the list. */
+    private static final int INCREMENTAL_LIMIT = 64;
 
     private NodesListLoader() {}
 
@@ -42,9 +58,30 @@ public final class NodesListLoader {
      * @throws IOException naming the file and the entry when it is invalid
      */
     public static List<Node> parse(byte[] content, Path file) throws IOException {
-        // Streamed rather than read as a tree: a root's list has an entry per node of the fleet, and it is
-        // parsed again at each reload that changes it.
-        List<Node> nodes = new ArrayList<>();
+        return parseAll(content, file).nodes();
+    }
+
+    /**
+     * @param content the file's bytes; the result keeps them
+     * @param file its name, for messages
+     * @param previous the previous load of this file, whose unchanged entries are reused ({@link NodesList#EMPTY}
+     *     for none)
+     * @return its entries, equal to what a parse from scratch gives
+     * @throws IOException naming the file and the entry when it is invalid
+     */
+    public static NodesList parse(byte[] content, Path file, NodesList previous) throws IOException {
+        if (previous.size() > 0) {
+            NodesList reused = reuse(content, file, previous);
+            if (reused != null) {
+                return reused;
+            }
+        }
+        return parseAll(content, file);
+    }
+
+    private static NodesList parseAll(byte[] content, Path file) throws IOException {
+        // Streamed rather than read as a tree: one Node per entry, nothing else kept.
+        Entries entries = new Entries(1024);
         try (JsonParser parser = JSON.createParser(content)) {
             JsonToken first = parser.nextToken();
             if (first == null) {
@@ -54,31 +91,9 @@ public final class NodesListLoader {
                 throw new IOException(file + ": expected a JSON object keyed by node id");
             }
             while (parser.nextToken() == JsonToken.FIELD_NAME) {
-                String id = parser.currentName();
-                String where = file + ": node '" + id + "'";
-                if (parser.nextToken() != JsonToken.START_OBJECT) {
-                    throw new IOException(where + ": expected an object");
-                }
-                String hostname = null;
-                String keyHash = null;
-                String policyServer = null;
-                while (parser.nextToken() == JsonToken.FIELD_NAME) {
-                    String field = parser.currentName();
-                    JsonToken value = parser.nextToken();
-                    String text = value == JsonToken.VALUE_STRING ? parser.getText() : null;
-                    switch (field) {
-                        case "hostname" -> hostname = text;
-                        case "key-hash" -> keyHash = text;
-                        case "policy-server" -> policyServer = text;
-                        default -> parser.skipChildren();
-                    }
-                }
-                try {
-                    nodes.add(new Node(new NodeId(id), required(hostname, "hostname", where), KeyHash.parse(keyHash),
-                            new NodeId(required(policyServer, "policy-server", where))));
-                } catch (IllegalArgumentException e) {
-                    throw new IOException(where + ": " + e.getMessage(), e);
-                }
+                long start = parser.currentTokenLocation().getByteOffset();
+                Node node = readEntry(parser, file);
+                entries.add(start, parser.currentLocation().getByteOffset(), node, content);
             }
             if (parser.currentToken() != JsonToken.END_OBJECT || parser.nextToken() != null) {
                 throw new IOException(file + ": invalid JSON: unexpected content after the nodes object");
@@ -86,13 +101,217 @@ public final class NodesListLoader {
         } catch (JsonProcessingException e) {
             throw new IOException(file + ": invalid JSON: " + e.getOriginalMessage(), e);
         }
-        return List.copyOf(nodes);
+        return entries.build(content);
     }
 
-    private static String required(String value, String field, String where) throws IOException {
+    /**
+     * Reads one entry, the parser being on its id; leaves the parser on the entry's closing brace.
+     */
+    private static Node readEntry(JsonParser parser, Path file) throws IOException {
+        String id = parser.currentName();
+        if (parser.nextToken() != JsonToken.START_OBJECT) {
+            throw new IOException(where(file, id) + ": expected an object");
+        }
+        String hostname = null;
+        String keyHash = null;
+        String policyServer = null;
+        while (parser.nextToken() == JsonToken.FIELD_NAME) {
+            String field = parser.currentName();
+            JsonToken value = parser.nextToken();
+            String text = value == JsonToken.VALUE_STRING ? parser.getText() : null;
+            switch (field) {
+                case "hostname" -> hostname = text;
+                case "key-hash" -> keyHash = text;
+                case "policy-server" -> policyServer = text;
+                default -> parser.skipChildren();
+            }
+        }
+        try {
+            return new Node(new NodeId(id), required(hostname, "hostname", file, id), KeyHash.parse(keyHash),
+                    new NodeId(required(policyServer, "policy-server", file, id)));
+        } catch (IllegalArgumentException e) {
+            throw new IOException(where(file, id) + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * The incremental path: walks the entries by hand, reusing each one whose bytes equal a previous entry's (the
+     * one after the last reused first, as Rudder keeps the order, then the few after it, then, after several
+     * misses, any by node id), and parses the others one by one.
+     *
+     * @return the entries, or null when the file must be parsed whole
+     */
+    private static NodesList reuse(byte[] content, Path file, NodesList previous) {
+        int length = content.length;
+        int at = skipWhitespace(content, 0);
+        if (at >= length || content[at] != '{') {
+            return null;
+        }
+        at = skipWhitespace(content, at + 1);
+        Entries entries = new Entries(previous.size() + 16);
+        Map<String, Integer> byId = null;
+        int expected = 0;
+        int misses = 0;
+        int parsed = 0;
+        int limit = INCREMENTAL_LIMIT + previous.size() / 4;
+        while (true) {
+            if (at >= length || content[at] != '"') {
+                return null;
+            }
+            int match = -1;
+            if (expected < previous.size() && previous.sameEntry(expected, content, at)) {
+                match = expected;
+            } else {
+                // A few entries removed: found just ahead. Entries moved: found by id, once the misses suggest it
+                // is worth indexing every previous entry.
+                for (int ahead = expected + 1; ahead <= expected + LOOK_AHEAD && ahead < previous.size(); ahead++) {
+                    if (previous.sameEntry(ahead, content, at)) {
+                        match = ahead;
+                        break;
+                    }
+                }
+                String id = match < 0 && ++misses > LOOK_AHEAD ? plainString(content, at) : null;
+                if (id != null) {
+                    if (byId == null) {
+                        byId = ids(previous);
+                    }
+                    Integer candidate = byId.get(id);
+                    if (candidate != null && previous.sameEntry(candidate, content, at)) {
+                        match = candidate;
+                    }
+                }
+            }
+            int end;
+            if (match >= 0) {
+                end = at + previous.length(match);
+                entries.add(at, end, previous.node(match), content);
+                expected = match + 1;
+            } else {
+                if (++parsed > limit) {
+                    return null;
+                }
+                end = parseOne(content, at, file, entries);
+                if (end < 0) {
+                    return null;
+                }
+            }
+            at = skipWhitespace(content, end);
+            if (at >= length) {
+                return null;
+            }
+            if (content[at] == ',') {
+                at = skipWhitespace(content, at + 1);
+            } else if (content[at] == '}') {
+                return skipWhitespace(content, at + 1) == length ? entries.build(content) : null;
+            } else {
+                return null;
+            }
+        }
+    }
+
+    /**
+     * Parses the one entry starting at {@code at} with the JSON parser, as the first member of an object.
+     *
+     * @return the offset just after it, or -1 when it does not parse (the whole parse then reports why)
+     */
+    private static int parseOne(byte[] content, int at, Path file, Entries entries) {
+        try (JsonParser parser = JSON.createParser(new SequenceInputStream(new ByteArrayInputStream(OPEN_OBJECT),
+                new ByteArrayInputStream(content, at, content.length - at)))) {
+            if (parser.nextToken() != JsonToken.START_OBJECT || parser.nextToken() != JsonToken.FIELD_NAME
+                    || parser.currentTokenLocation().getByteOffset() != OPEN_OBJECT.length) {
+                return -1;
+            }
+            Node node = readEntry(parser, file);
+            long end = at + parser.currentLocation().getByteOffset() - OPEN_OBJECT.length;
+            return entries.add(at, end, node, content) ? (int) end : -1;
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
+    }
+
+    /** @return the JSON string at {@code at} when it has neither escapes nor non-ASCII bytes, else null */
+    private static String plainString(byte[] content, int at) {
+        for (int i = at + 1; i < content.length; i++) {
+            byte b = content[i];
+            if (b == '"') {
+                return new String(content, at + 1, i - at - 1, StandardCharsets.ISO_8859_1);
+            }
+            if (b == '\\' || b < 0x20) {
+                return null;
+            }
+        }
+        return null;
+    }
+
+    private static Map<String, Integer> ids(NodesList list) {
+        Map<String, Integer> ids = new HashMap<>(list.size() * 2);
+        for (int i = 0; i < list.size(); i++) {
+            ids.putIfAbsent(list.node(i).id().value(), i);
+        }
+        return ids;
+    }
+
+    /** JSON's insignificant whitespace: space, tab, line feed, carriage return. */
+    private static int skipWhitespace(byte[] content, int from) {
+        int i = from;
+        while (i < content.length && (content[i] == ' ' || content[i] == '\n' || content[i] == '\r' || content[i] == '\t')) {
+            i++;
+        }
+        return i;
+    }
+
+    private static String where(Path file, String id) {
+        return file + ": node '" + id + "'";
+    }
+
+    private static String required(String value, String field, Path file, String id) throws IOException {
         if (value == null || value.isEmpty()) {
-            throw new IOException(where + ": missing or empty '" + field + "'");
+            throw new IOException(where(file, id) + ": missing or empty '" + field + "'");
         }
         return value;
+    }
+
+    /** Entries in file order with their byte ranges. */
+    private static final class Entries {
+        private int[] starts;
+        private int[] ends;
+        private Node[] nodes;
+        private int count;
+        private boolean ranged = true;
+
+        Entries(int capacity) {
+            starts = new int[capacity];
+            ends = new int[capacity];
+            nodes = new Node[capacity];
+        }
+
+        /**
+         * Adds an entry. Its range must start at the id's opening quote and end after the object's closing brace;
+         * when the offsets say otherwise, the list is built without ranges and nothing of it will be reused.
+         *
+         * @return whether the range was as expected
+         */
+        boolean add(long start, long end, Node node, byte[] content) {
+            boolean ok = start >= 0 && end > start && end <= content.length
+                    && content[(int) start] == '"' && content[(int) end - 1] == '}';
+            ranged &= ok;
+            if (count == nodes.length) {
+                starts = Arrays.copyOf(starts, count * 2);
+                ends = Arrays.copyOf(ends, count * 2);
+                nodes = Arrays.copyOf(nodes, count * 2);
+            }
+            starts[count] = (int) start;
+            ends[count] = (int) end;
+            nodes[count] = node;
+            count++;
+            return ok;
+        }
+
+        NodesList build(byte[] content) {
+            Node[] list = Arrays.copyOf(nodes, count);
+            return ranged
+                    ? new NodesList(content, Arrays.copyOf(starts, count), Arrays.copyOf(ends, count), list)
+                    : NodesList.unranged(list);
+        }
     }
 }

@@ -92,7 +92,7 @@ public final class Reloader {
             ServerConfig config = configSource.load();
             requireNoRestartOnlyChange(current.config(), config);
             ServerSnapshot next = new SnapshotLoader(config, clock).load(current.generation() + 1, current);
-            if (next.inputs().equals(current.inputs()) && config.equals(current.config())) {
+            if (next.sameInputs(current) && config.equals(current.config())) {
                 outcome = outcome(trigger, startedAt, started, ReloadOutcome.Result.UNCHANGED, current.generation(), null);
             } else {
                 if (!next.credentials().sameAs(current.credentials())) {

@@ -6,6 +6,7 @@ import io.pintle.server.config.ServerConfig;
 import io.pintle.server.nodes.CertificateIndex;
 import io.pintle.server.nodes.NodeId;
 import io.pintle.server.nodes.NodeRegistry;
+import io.pintle.server.nodes.NodesList;
 import io.pintle.server.policy.ShareTree;
 import io.pintle.server.tls.ServerCredentials;
 import java.nio.file.Path;
@@ -26,8 +27,9 @@ import java.util.Objects;
  * @param networks allowed networks
  * @param share the served tree
  * @param credentials the server certificate and key
- * @param inputs every input file read, with its digest, in a stable order
- * @param certificates the parsed form of each certificate bundle, reused by the next load when unchanged
+ * @param inputs every input file read, in a stable order
+ * @param nodesList the parsed nodes list, whose unchanged entries the next load reuses
+ * @param certificates the parsed form of each certificate bundle, whose unchanged blocks the next load reuses
  */
 public record ServerSnapshot(
         long generation,
@@ -38,18 +40,36 @@ public record ServerSnapshot(
         AllowedNetworks networks,
         ShareTree share,
         ServerCredentials credentials,
-        Map<Path, InputDigest> inputs,
+        Map<Path, InputFile> inputs,
+        NodesList nodesList,
         Map<Path, CertificateIndex> certificates) {
     public ServerSnapshot {
         Objects.requireNonNull(loadedAt);
         Objects.requireNonNull(config);
         inputs = Collections.unmodifiableMap(new LinkedHashMap<>(inputs));
+        Objects.requireNonNull(nodesList);
         certificates = Map.copyOf(certificates);
         Objects.requireNonNull(self);
         Objects.requireNonNull(nodes);
         Objects.requireNonNull(networks);
         Objects.requireNonNull(share);
         Objects.requireNonNull(credentials);
+    }
+
+    /**
+     * @param other another snapshot
+     * @return whether both were read from the same input files with the same bytes
+     */
+    public boolean sameInputs(ServerSnapshot other) {
+        if (!inputs.keySet().equals(other.inputs.keySet())) {
+            return false;
+        }
+        for (Map.Entry<Path, InputFile> input : inputs.entrySet()) {
+            if (!input.getValue().sameContent(other.inputs.get(input.getKey()))) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** @return the access rules over this snapshot's networks */

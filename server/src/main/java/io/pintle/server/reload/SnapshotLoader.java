@@ -6,8 +6,8 @@ import io.pintle.server.config.ServerConfig;
 import io.pintle.server.nodes.CertificateBinding;
 import io.pintle.server.nodes.CertificateIndex;
 import io.pintle.server.nodes.CertificatesLoader;
-import io.pintle.server.nodes.Node;
 import io.pintle.server.nodes.NodeRegistry;
+import io.pintle.server.nodes.NodesList;
 import io.pintle.server.nodes.NodesListLoader;
 import io.pintle.server.policy.ShareTree;
 import io.pintle.server.tls.ServerCredentials;
@@ -18,7 +18,6 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -32,8 +31,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Builds a complete snapshot from the files the configuration names, or fails naming the file. Each input is read
- * once; its digest and its parsed form come from the same bytes. Given the previous snapshot, inputs whose digest
- * did not change are not parsed again, and certificate bundles reuse the blocks they already had.
+ * once; what status shows of it and its parsed form come from the same bytes. Given the previous snapshot, inputs
+ * whose bytes did not change are not parsed again, and the nodes list and certificate bundles reuse the entries
+ * and blocks whose bytes did not change.
  */
 public final class SnapshotLoader {
     private static final Logger LOG = LoggerFactory.getLogger(SnapshotLoader.class);
@@ -88,11 +88,11 @@ public final class SnapshotLoader {
     public ServerSnapshot load(long generation, ServerSnapshot previous) throws SnapshotException {
         try {
             Map<Path, byte[]> contents = new HashMap<>();
-            Map<Path, InputDigest> inputs = new LinkedHashMap<>();
+            Map<Path, InputFile> inputs = new LinkedHashMap<>();
             for (Path file : inputFiles(config)) {
                 byte[] content = read(file);
+                inputs.put(file, file.equals(config.tls().key()) ? InputFile.secret(content) : InputFile.of(content));
                 contents.put(file, content);
-                inputs.put(file, InputDigest.of(content));
             }
             Reuse reuse = new Reuse(previous, inputs);
 
@@ -103,9 +103,10 @@ public final class SnapshotLoader {
 
             // The two big inputs of a root (every node of the fleet) are parsed side by side.
             Path list = config.nodes().list();
-            CompletableFuture<Collection<Node>> nodes = reuse.unchanged(list)
-                    ? CompletableFuture.completedFuture(previous.nodes().nodes())
-                    : CompletableFuture.supplyAsync(() -> parseNodes(contents.get(list), list));
+            NodesList previousList = previous != null ? previous.nodesList() : NodesList.EMPTY;
+            CompletableFuture<NodesList> nodes = reuse.unchanged(list)
+                    ? CompletableFuture.completedFuture(previousList)
+                    : CompletableFuture.supplyAsync(() -> parseNodes(contents.get(list), list, previousList));
 
             Map<Path, CertificateIndex> certificates = new LinkedHashMap<>();
             List<CertificateBinding> bindings = new ArrayList<>();
@@ -115,7 +116,7 @@ public final class SnapshotLoader {
                         : CertificateIndex.EMPTY;
                 CertificateIndex index = reuse.unchanged(file) && previous.certificates().containsKey(file)
                         ? before
-                        : CertificatesLoader.parse(contents.get(file), file, LOG::warn, before.blocks());
+                        : CertificatesLoader.parse(contents.get(file), file, LOG::warn, before);
                 certificates.put(file, index);
                 bindings.addAll(index.bindings());
             }
@@ -129,23 +130,24 @@ public final class SnapshotLoader {
             if (!Files.isDirectory(share)) {
                 throw new IOException(share + ": share directory does not exist (paths.share)");
             }
+            NodesList nodesList = join(nodes);
             return new ServerSnapshot(generation, clock.instant(), config, config.general().nodeId(),
-                    NodeRegistry.of(join(nodes), bindings), networks, new ShareTree(share), credentials, inputs,
-                    certificates);
+                    NodeRegistry.of(nodesList.nodes(), bindings), networks, new ShareTree(share), credentials, inputs,
+                    nodesList, certificates);
         } catch (IOException e) {
             throw new SnapshotException(e.getMessage(), e);
         }
     }
 
-    private static Collection<Node> parseNodes(byte[] content, Path file) {
+    private static NodesList parseNodes(byte[] content, Path file, NodesList previous) {
         try {
-            return NodesListLoader.parse(content, file);
+            return NodesListLoader.parse(content, file, previous);
         } catch (IOException e) {
             throw new CompletionException(e);
         }
     }
 
-    private static Collection<Node> join(CompletableFuture<Collection<Node>> nodes) throws IOException {
+    private static NodesList join(CompletableFuture<NodesList> nodes) throws IOException {
         try {
             return nodes.join();
         } catch (CompletionException e) {
@@ -167,9 +169,9 @@ public final class SnapshotLoader {
     }
 
     /** Which inputs are byte-identical to the previous snapshot's. */
-    private record Reuse(ServerSnapshot previous, Map<Path, InputDigest> inputs) {
+    private record Reuse(ServerSnapshot previous, Map<Path, InputFile> inputs) {
         boolean unchanged(Path file) {
-            return previous != null && inputs.get(file).equals(previous.inputs().get(file));
+            return previous != null && inputs.get(file).sameContent(previous.inputs().get(file));
         }
     }
 }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.pintle.server.tls.SelfSigned;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.KeyPair;
@@ -13,7 +14,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -120,27 +120,156 @@ class CertificatesLoaderTest {
                 .hasMessageContaining("no such file");
     }
 
+    /** A previous index whose blocks bind what the test says, at the offsets where the file has them. */
+    private static CertificateIndex planted(byte[] content, CertificateBinding... bindings) {
+        String text = new String(content, StandardCharsets.ISO_8859_1);
+        int[] starts = new int[bindings.length];
+        int[] ends = new int[bindings.length];
+        int from = 0;
+        for (int i = 0; i < bindings.length; i++) {
+            starts[i] = text.indexOf("-----BEGIN CERTIFICATE-----", from);
+            ends[i] = text.indexOf("-----END CERTIFICATE-----", starts[i]) + "-----END CERTIFICATE-----".length();
+            from = ends[i];
+        }
+        return new CertificateIndex(content, starts, ends, bindings);
+    }
+
+    private static CertificateBinding binding(String node, KeyPair key) {
+        return new CertificateBinding(new NodeId(node), KeyHash.sha256(key.getPublic()));
+    }
+
     @Test
     void blocksParsedBeforeAreReusedAndOnlyNewOnesParsed() throws IOException {
         Path first = dir.resolve("first.pem");
-        SelfSigned.writeCertificates(first, certificate(key1, "node-1"));
-        CertificateIndex before = CertificatesLoader.parse(Files.readAllBytes(first), first, warnings::add, Map.of());
-        assertThat(before.blocks()).hasSize(1);
-        String key = before.blocks().keySet().iterator().next();
+        SelfSigned.writeCertificates(first, certificate(key1, "node-1"), certificate(key2, "node-2"));
+        // Planted bindings prove that the known blocks are taken from the previous load, not parsed again.
+        CertificateBinding planted1 = binding("planted-1", key3);
+        CertificateBinding planted2 = binding("planted-2", key3);
+        CertificateIndex before = planted(Files.readAllBytes(first), planted1, planted2);
 
-        // The bundle grows by one certificate, as when a node is accepted.
-        Path one = dir.resolve("one.pem");
-        SelfSigned.writeCertificates(one, certificate(key2, "node-2"));
+        // A certificate inserted between the two, as when a node is accepted.
         Path grown = dir.resolve("grown.pem");
-        Files.writeString(grown, Files.readString(first) + Files.readString(one));
+        SelfSigned.writeCertificates(grown, certificate(key1, "node-1"), certificate(key3, "node-3"),
+                certificate(key2, "node-2"));
+        String[] blocks = Files.readString(grown).split("(?=-----BEGIN)");
+        Files.writeString(grown, Files.readString(first).split("(?=-----BEGIN)")[0] + blocks[1]
+                + Files.readString(first).split("(?=-----BEGIN)")[1]);
 
-        // A planted binding under the known block's key proves that block is looked up, not parsed again.
-        CertificateBinding planted = new CertificateBinding(new NodeId("planted"), KeyHash.sha256(key3.getPublic()));
-        CertificateIndex after = CertificatesLoader.parse(Files.readAllBytes(grown), grown, warnings::add,
-                Map.of(key, planted));
+        CertificateIndex after = CertificatesLoader.parse(Files.readAllBytes(grown), grown, warnings::add, before);
 
-        assertThat(after.bindings()).containsExactly(planted,
-                new CertificateBinding(new NodeId("node-2"), KeyHash.sha256(key2.getPublic())));
-        assertThat(after.blocks()).hasSize(2).containsEntry(key, planted);
+        assertThat(after.bindings()).containsExactly(planted1, binding("node-3", key3), planted2);
+        assertThat(after.blockCount()).isEqualTo(3);
+        assertThat(warnings).isEmpty();
+    }
+
+    @Test
+    void blocksRemovedOrMovedAreFoundAmongThePreviousOnes() throws IOException {
+        List<X509Certificate> certificates = new ArrayList<>();
+        List<CertificateBinding> planted = new ArrayList<>();
+        for (int i = 0; i < 30; i++) {
+            certificates.add(certificate(i % 2 == 0 ? key1 : key2, "node-" + i));
+            planted.add(binding("planted-" + i, key3));
+        }
+        Path before = dir.resolve("before.pem");
+        SelfSigned.writeCertificates(before, certificates.toArray(X509Certificate[]::new));
+        CertificateIndex previous = planted(Files.readAllBytes(before), planted.toArray(CertificateBinding[]::new));
+
+        // Two removed near the start, then every block in reverse order.
+        List<X509Certificate> edited = new ArrayList<>(certificates.subList(3, 30));
+        edited.add(0, certificates.get(0));
+        java.util.Collections.reverse(edited);
+        Path after = dir.resolve("after.pem");
+        SelfSigned.writeCertificates(after, edited.toArray(X509Certificate[]::new));
+
+        CertificateIndex index = CertificatesLoader.parse(Files.readAllBytes(after), after, warnings::add, previous);
+
+        assertThat(index.blockCount()).isEqualTo(28);
+        // The first misses are parsed; once they pile up, the rest are found by key among the previous blocks.
+        assertThat(index.bindings()).filteredOn(b -> b.node().value().startsWith("planted-")).hasSizeGreaterThan(15);
+        assertThat(index.bindings()).filteredOn(b -> !b.node().value().startsWith("planted-"))
+                .allSatisfy(b -> assertThat(b.node().value()).startsWith("node-"));
+    }
+
+    /**
+     * Random edits of a random bundle: whatever the previous load, the bindings equal a parse from scratch, or both
+     * fail with the same message.
+     */
+    @Test
+    void anyEditGivesWhatAWholeParseGives() throws IOException {
+        List<String> pool = new ArrayList<>();
+        for (int i = 0; i < 12; i++) {
+            Path one = dir.resolve("one.pem");
+            SelfSigned.writeCertificates(one, certificate(i % 3 == 0 ? key1 : i % 3 == 1 ? key2 : key3,
+                    i == 11 ? null : "node-" + i));
+            pool.add(Files.readString(one));
+        }
+        pool.add("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n");
+        pool.add("-----BEGIN CERTIFICATE-----\nnot base64!\n-----END CERTIFICATE-----\n");
+        pool.add("-----BEGIN CERTIFICATE-----\nMIIB\n");
+        pool.add("some text between blocks\n");
+        Path file = dir.resolve("bundle.pem");
+        for (int round = 0; round < 200; round++) {
+            java.util.Random random = new java.util.Random(round);
+            List<String> blocks = new ArrayList<>();
+            for (int i = random.nextInt(15); i > 0; i--) {
+                blocks.add(pool.get(random.nextInt(11)));
+            }
+            byte[] before = String.join("", blocks).getBytes(StandardCharsets.ISO_8859_1);
+            CertificateIndex previous;
+            try {
+                previous = CertificatesLoader.parse(before, file, s -> { }, CertificateIndex.EMPTY);
+            } catch (IOException e) {
+                previous = CertificateIndex.EMPTY;
+            }
+            for (int e = 1 + random.nextInt(4); e > 0; e--) {
+                int at = blocks.isEmpty() ? 0 : random.nextInt(blocks.size());
+                switch (random.nextInt(5)) {
+                    case 0 -> blocks.add(at, pool.get(random.nextInt(pool.size())));
+                    case 1 -> {
+                        if (!blocks.isEmpty()) {
+                            blocks.remove(at);
+                        }
+                    }
+                    case 2 -> {
+                        if (!blocks.isEmpty()) {
+                            blocks.add(random.nextInt(blocks.size()), blocks.remove(at));
+                        }
+                    }
+                    case 3 -> {
+                        if (!blocks.isEmpty()) {
+                            // One byte of the body changed: a different (probably invalid) certificate.
+                            String block = blocks.get(at);
+                            int where = block.indexOf('\n') + 1 + random.nextInt(20);
+                            blocks.set(at, block.substring(0, where) + (block.charAt(where) == 'A' ? 'B' : 'A')
+                                    + block.substring(where + 1));
+                        }
+                    }
+                    default -> blocks.add(at, pool.get(random.nextInt(11)).replace("\n", "\r\n"));
+                }
+            }
+            byte[] after = String.join("", blocks).getBytes(StandardCharsets.ISO_8859_1);
+            CertificateIndex from = previous;
+            List<String> fullWarnings = new ArrayList<>();
+            List<String> incrementalWarnings = new ArrayList<>();
+            Object expected = outcome(() -> CertificatesLoader.parse(after, file, fullWarnings::add,
+                    CertificateIndex.EMPTY).bindings());
+            Object actual = outcome(() -> CertificatesLoader.parse(after, file, incrementalWarnings::add, from)
+                    .bindings());
+            assertThat(actual).as("round %d", round).isEqualTo(expected);
+            assertThat(incrementalWarnings).as("round %d", round).isEqualTo(fullWarnings);
+        }
+    }
+
+    private interface Parse {
+        List<CertificateBinding> run() throws IOException;
+    }
+
+    /** @return the bindings, or the failure's class and message */
+    private static Object outcome(Parse parse) {
+        try {
+            return parse.run();
+        } catch (IOException e) {
+            return e.getClass().getName() + ": " + e.getMessage();
+        }
     }
 }
