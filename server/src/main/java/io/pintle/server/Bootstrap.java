@@ -25,7 +25,7 @@ public final class Bootstrap {
      * a reload between two of those writes is harmless (every intermediate state is a valid one, and the next
      * write triggers the next reload), while every millisecond here delays a newly accepted node.
      */
-    public static final Duration WATCH_QUIET_PERIOD = Duration.ofMillis(50);
+    public static final Duration WATCH_QUIET_PERIOD = Duration.ofMillis(20);
 
     private Bootstrap() {}
 
