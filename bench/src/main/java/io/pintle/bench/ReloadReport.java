@@ -78,7 +78,8 @@ final class ReloadReport {
                         + "%d req/s spread round-robin over them (9 in 10 `If-None-Match` GETs of its "
                         + "`rudder.tar.bz2` → 304, 1 in 10 `/v1/whoami` → 200 known). %d measured reloads after "
                         + "%d warm-up ones, alternating admin API and file watch; each adds one node to both "
-                        + "files (temporary file, then `ATOMIC_MOVE`). Trigger-to-effective: from the trigger to "
+                        + "files (temporary file, then `ATOMIC_MOVE`). Trigger-to-effective: from the first rename "
+                        + "(for the admin API: renames, then the call at once; the file watch sees the renames too) to "
                         + "the new node's first 200 for its own policy file, polled with %d ms pauses on a "
                         + "connection it opened before the trigger (and got 403 on). With fewer than 100 samples, "
                         + "p99 is the maximum.%n",
@@ -170,6 +171,14 @@ final class ReloadReport {
                 100 * cpu.gcShare(), 100 * cpu.jitShare(), 100 * cpu.others());
     }
 
+    private static long appliedByWatch(List<ReloadUnderLoad.Reload> reloads) {
+        return reloads.stream().filter(ReloadUnderLoad.Reload::appliedByWatch).count();
+    }
+
+    private static long split(List<ReloadUnderLoad.Reload> reloads) {
+        return reloads.stream().filter(reload -> reload.applies() > 1).count();
+    }
+
     private static void underLoad(StringBuilder out, ReloadUnderLoad.Figures figures) {
         SteadyLoad.Figures load = figures.load();
         List<ReloadUnderLoad.Reload> api = figures.of(ReloadUnderLoad.Trigger.ADMIN_API);
@@ -189,8 +198,12 @@ final class ReloadReport {
                 .append(pair("Trigger-to-effective minus the attempt: detection, quiet period, queueing, polling",
                         api, watch, reload -> reload.effectiveNanos() < 0 || reload.attemptNanos() < 0 ? -1
                                 : reload.effectiveNanos() - reload.attemptNanos()))
-                .append(format("| Probe polls per reload, median | %s | %s |%n%n", medianPolls(api),
+                .append(format("| Probe polls per reload, median | %s | %s |%n", medianPolls(api),
                         medianPolls(watch)))
+                .append(format("| Changes the file watch applied first (before the API call's own reload) | %d of %d "
+                        + "| %d of %d |%n", appliedByWatch(api), api.size(), appliedByWatch(watch), watch.size()))
+                .append(format("| Changes applied in two reloads (the two renames seen as two bursts) | %d | %d |%n%n",
+                        split(api), split(watch)))
                 .append(cpuLine("the measured reloads", figures.cpu()))
                 .append('\n');
         out.append("| Steady load | Value |\n|---|---:|\n")
@@ -269,7 +282,7 @@ final class ReloadReport {
 
     private static String label(ReloadUnderLoad.Trigger trigger) {
         return switch (trigger) {
-            case ADMIN_API -> "admin API (`POST /rudder/relay-api/1/system/reload`)";
+            case ADMIN_API -> "renames then admin API (`POST /rudder/relay-api/1/system/reload`)";
             case FILE_WATCH -> "file watch only";
         };
     }
