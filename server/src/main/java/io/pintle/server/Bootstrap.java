@@ -4,6 +4,8 @@ import io.pintle.server.config.ConfigLoader;
 import io.pintle.server.config.ServerConfig;
 import io.pintle.server.http.HttpServerFactory;
 import io.pintle.server.http.JerseyConfig;
+import io.pintle.server.http.Readiness;
+import io.pintle.server.metrics.ServerMetrics;
 import io.pintle.server.reload.ConfigSource;
 import io.pintle.server.reload.InputWatcher;
 import io.pintle.server.reload.Reloader;
@@ -60,13 +62,17 @@ public final class Bootstrap {
         ServerTls tls = ServerTls.create(first.credentials(), config.tls().protocols());
         Reloader reloader = new Reloader(source, snapshots, tls, clock);
         InputWatcher watcher = new InputWatcher(reloader, snapshots, WATCH_QUIET_PERIOD);
+        ServerMetrics metrics = new ServerMetrics(snapshots);
+        reloader.onOutcome(metrics::reloaded);
+        Readiness readiness = new Readiness();
         Server server = HttpServerFactory.create(
                 config.general().listen(), tls.factory(), JerseyConfig.create(snapshots, clock),
-                config.admin().listen(), JerseyConfig.admin(snapshots, reloader));
+                config.admin().listen(), JerseyConfig.admin(snapshots, reloader, metrics, readiness));
+        HttpServerFactory.observe(server, metrics, snapshots, readiness);
         server.addBean(new Managed("reloader", () -> { }, reloader::stop));
         if (config.reload().watch()) {
             server.addBean(new Managed("input watcher", watcher::start, watcher::stop));
         }
-        return new PintleServer(config, snapshots, reloader, server);
+        return new PintleServer(config, snapshots, reloader, metrics, server);
     }
 }

@@ -2,6 +2,7 @@ package io.pintle.server;
 
 import io.pintle.server.config.ServerConfig;
 import io.pintle.server.http.HttpServerFactory;
+import io.pintle.server.metrics.ServerMetrics;
 import io.pintle.server.reload.Reloader;
 import io.pintle.server.reload.ServerSnapshot;
 import io.pintle.server.reload.SnapshotHolder;
@@ -20,12 +21,15 @@ public final class PintleServer implements AutoCloseable {
     private final ServerConfig config;
     private final SnapshotHolder snapshots;
     private final Reloader reloader;
+    private final ServerMetrics metrics;
     private final Server server;
 
-    PintleServer(ServerConfig config, SnapshotHolder snapshots, Reloader reloader, Server server) {
+    PintleServer(ServerConfig config, SnapshotHolder snapshots, Reloader reloader, ServerMetrics metrics,
+            Server server) {
         this.config = config;
         this.snapshots = snapshots;
         this.reloader = reloader;
+        this.metrics = metrics;
         this.server = server;
     }
 
@@ -98,6 +102,11 @@ public final class PintleServer implements AutoCloseable {
     /** @return the configuration it runs with */
     public ServerConfig config() {
         return config;
+    }
+
+    /** @return this instance's metrics (what {@code /metrics} exposes) */
+    public ServerMetrics metrics() {
+        return metrics;
     }
 
     /** @return the live snapshot holder */

@@ -87,7 +87,7 @@ public final class ConfigLoader {
             throw new ConfigException(source + ": invalid TOML: " + e.getOriginalMessage());
         }
         if (raw == null) {
-            raw = new RawConfig(null, null, null, null, null, null, null);
+            raw = new RawConfig(null, null, null, null, null, null, null, null);
         }
         return new Validator(source).validate(raw);
     }
@@ -116,6 +116,7 @@ public final class ConfigLoader {
             RawPaths paths = raw.paths() != null ? raw.paths() : new RawPaths(null);
             RawAdmin admin = raw.admin() != null ? raw.admin() : new RawAdmin(null);
             RawReload reload = raw.reload() != null ? raw.reload() : new RawReload(null);
+            RawLog log = raw.log() != null ? raw.log() : new RawLog(null, null);
 
             ServerConfig.General validGeneral = new ServerConfig.General(
                     nodeId(general),
@@ -175,7 +176,20 @@ public final class ConfigLoader {
                             networks.allowed() != null ? networks.allowed() : List.of()),
                     new ServerConfig.Paths(path("paths.share", paths.share(), "/var/rudder/share")),
                     new ServerConfig.Admin(adminListen),
-                    new ServerConfig.Reload(reload.watch() == null || reload.watch()));
+                    new ServerConfig.Reload(reload.watch() == null || reload.watch()),
+                    new ServerConfig.Log(log.access() == null || log.access(), accessFormat(log.accessFormat())));
+        }
+
+        private ServerConfig.AccessFormat accessFormat(String text) throws ConfigException {
+            if (text == null) {
+                return ServerConfig.AccessFormat.COMMON;
+            }
+            for (ServerConfig.AccessFormat format : ServerConfig.AccessFormat.values()) {
+                if (format.text().equals(text)) {
+                    return format;
+                }
+            }
+            throw new ConfigException(source + ": 'log.access_format': expected common or json, not '" + text + "'");
         }
 
         private NodeId nodeId(RawGeneral general) throws ConfigException {
@@ -263,7 +277,8 @@ public final class ConfigLoader {
             RawNetworks networks,
             RawPaths paths,
             RawAdmin admin,
-            RawReload reload) {}
+            RawReload reload,
+            RawLog log) {}
 
     record RawGeneral(
             @JsonProperty("node_id") String nodeId,
@@ -286,4 +301,6 @@ public final class ConfigLoader {
     record RawAdmin(@JsonProperty("listen") String listen) {}
 
     record RawReload(@JsonProperty("watch") Boolean watch) {}
+
+    record RawLog(@JsonProperty("access") Boolean access, @JsonProperty("access_format") String accessFormat) {}
 }

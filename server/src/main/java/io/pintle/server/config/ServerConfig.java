@@ -17,10 +17,11 @@ import java.util.Objects;
  * @param paths served trees
  * @param admin the local administration listener
  * @param reload how input changes are noticed
+ * @param log the access log
  */
 public record ServerConfig(
         Path source, General general, Tls tls, Nodes nodes, Networks networks, Paths paths, Admin admin,
-        Reload reload) {
+        Reload reload, Log log) {
     public ServerConfig {
         Objects.requireNonNull(general);
         Objects.requireNonNull(tls);
@@ -29,6 +30,7 @@ public record ServerConfig(
         Objects.requireNonNull(paths);
         Objects.requireNonNull(admin);
         Objects.requireNonNull(reload);
+        Objects.requireNonNull(log);
     }
 
     /** The server's place in the Rudder tree. */
@@ -109,4 +111,28 @@ public record ServerConfig(
      *     {@code pintle reload} and the reload API work either way
      */
     public record Reload(boolean watch) {}
+
+    /**
+     * @param access whether each request gets an access log line (logger {@code io.pintle.access}); takes effect
+     *     on reload
+     * @param accessFormat the line format
+     */
+    public record Log(boolean access, AccessFormat accessFormat) {
+        public Log {
+            Objects.requireNonNull(accessFormat);
+        }
+    }
+
+    /** Access log line formats. */
+    public enum AccessFormat {
+        /** Apache's common log format, then duration and decision. */
+        COMMON,
+        /** One JSON object per line. */
+        JSON;
+
+        /** @return the configuration spelling */
+        public String text() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+    }
 }

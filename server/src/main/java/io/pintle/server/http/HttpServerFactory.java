@@ -1,7 +1,12 @@
 package io.pintle.server.http;
 
 import io.pintle.server.config.ServerConfig;
+import io.pintle.server.metrics.ServerMetrics;
+import io.pintle.server.reload.SnapshotHolder;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.function.LongSupplier;
 import java.util.concurrent.Executor;
 import org.eclipse.jetty.alpn.server.ALPNServerConnectionFactory;
 import org.eclipse.jetty.compression.gzip.GzipCompression;
@@ -9,6 +14,8 @@ import org.eclipse.jetty.compression.server.CompressionConfig;
 import org.eclipse.jetty.compression.server.CompressionHandler;
 import org.eclipse.jetty.http.UriCompliance;
 import org.eclipse.jetty.http2.server.HTTP2ServerConnectionFactory;
+import org.eclipse.jetty.server.AbstractConnector;
+import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.SecureRequestCustomizer;
@@ -147,5 +154,31 @@ public final class HttpServerFactory {
         server.setHandler(compression);
         server.setErrorHandler(new ProblemErrorHandler());
         return server;
+    }
+
+    /**
+     * Wires observation into a server from {@link #create}: every completed request is counted and access-logged
+     * ({@link RequestObserver}), TLS handshakes on the node-facing listener are counted, open connections are
+     * read per listener at scrape time, and {@code readiness} follows the server's lifecycle.
+     *
+     * @param server the server
+     * @param metrics the instance's metrics
+     * @param snapshots the live snapshot (for the access log settings)
+     * @param readiness what {@code /ready} reports
+     */
+    public static void observe(Server server, ServerMetrics metrics, SnapshotHolder snapshots, Readiness readiness) {
+        server.setRequestLog(new RequestObserver(metrics, snapshots, ADMIN_CONNECTOR));
+        Map<String, LongSupplier> connections = new LinkedHashMap<>();
+        for (Connector connector : server.getConnectors()) {
+            SslConnectionFactory ssl = connector.getConnectionFactory(SslConnectionFactory.class);
+            if (ssl != null) {
+                ssl.addBean(new HandshakeCounter(metrics));
+            }
+            if (connector instanceof AbstractConnector counted) {
+                connections.put(connector.getName(), () -> counted.getConnectedEndPoints().size());
+            }
+        }
+        metrics.connections(connections);
+        server.addEventListener(readiness);
     }
 }

@@ -1,5 +1,6 @@
 package io.pintle.server.http;
 
+import io.pintle.server.metrics.ServerMetrics;
 import io.pintle.server.reload.Reloader;
 import io.pintle.server.reload.SnapshotHolder;
 import java.time.Clock;
@@ -35,12 +36,15 @@ public final class JerseyConfig {
      *
      * @param snapshots the live snapshot
      * @param reloader the reload writer
+     * @param metrics what {@code /metrics} exposes
+     * @param readiness what {@code /ready} reports
      * @return the application
      */
-    public static ResourceConfig admin(SnapshotHolder snapshots, Reloader reloader) {
+    public static ResourceConfig admin(SnapshotHolder snapshots, Reloader reloader, ServerMetrics metrics,
+            Readiness readiness) {
         ResourceConfig config = base("pintle-admin");
         config.register(new ProblemExceptionMapper());
-        config.registerInstances(adminResources(snapshots, reloader).toArray());
+        config.registerInstances(adminResources(snapshots, reloader, metrics, readiness).toArray());
         return config;
     }
 
@@ -52,10 +56,15 @@ public final class JerseyConfig {
     /**
      * @param snapshots the live snapshot
      * @param reloader the reload writer
+     * @param metrics what {@code /metrics} exposes (may be null for the contract test, which only reads routes)
+     * @param readiness what {@code /ready} reports
      * @return the admin resource instances (the OpenAPI contract test reads these)
      */
-    static List<Object> adminResources(SnapshotHolder snapshots, Reloader reloader) {
-        return List.of(new SystemResource(reloader), new StatusResource(snapshots, reloader));
+    static List<Object> adminResources(SnapshotHolder snapshots, Reloader reloader, ServerMetrics metrics,
+            Readiness readiness) {
+        return List.of(new SystemResource(reloader), new StatusResource(snapshots, reloader),
+                new HealthResource(snapshots, readiness),
+                new MetricsResource(metrics != null ? metrics.registry() : null));
     }
 
     private static ResourceConfig base(String name) {

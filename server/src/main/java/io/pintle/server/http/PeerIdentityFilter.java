@@ -47,5 +47,9 @@ final class PeerIdentityFilter implements ContainerRequestFilter {
         }
         Caller caller = new Caller(inet.getAddress(), snapshot.nodes().identify(peer.leaf(), clock.instant()));
         context.setProperty(RequestState.PROPERTY, new RequestState(snapshot, caller, peer));
+        // The access log reads who the caller was from the request itself, never from a later snapshot.
+        AccessRecord record = AccessRecord.of(request);
+        record.caller(caller);
+        context.setProperty(AccessRecord.ATTRIBUTE, record);
     }
 }

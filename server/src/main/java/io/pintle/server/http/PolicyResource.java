@@ -76,6 +76,7 @@ public final class PolicyResource {
     }
 
     private static void authorize(Decision decision, RequestState state, ContainerRequestContext context) {
+        AccessRecord.of(context).decision(decision);
         if (decision instanceof Decision.Deny deny) {
             LOG.info("denied {} {} to {} ({}): {}", context.getMethod(), context.getUriInfo().getPath(),
                     state.caller().address().getHostAddress(), state.caller().describe(), deny.detail());
@@ -90,7 +91,9 @@ public final class PolicyResource {
         } catch (UnsafePathException e) {
             LOG.warn("refused path {} from {} ({}): {}", context.getUriInfo().getPath(false),
                     state.caller().address().getHostAddress(), state.caller().describe(), e.getMessage());
-            throw new PintleException.AccessDenied("path-rejected", "path refused: " + e.getMessage());
+            Decision.Deny deny = new Decision.Deny("path-rejected", "path refused: " + e.getMessage());
+            AccessRecord.of(context).decision(deny);
+            throw new PintleException.AccessDenied(deny.reason(), deny.detail());
         } catch (SafePaths.EscapeException e) {
             LOG.warn("refused path {} from {} ({}): {}", context.getUriInfo().getPath(false),
                     state.caller().address().getHostAddress(), state.caller().describe(), e.getMessage());

@@ -6,6 +6,7 @@ import io.pintle.api.MediaTypes;
 import io.pintle.api.dto.Problem;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.UUID;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.server.Request;
@@ -32,20 +33,25 @@ final class ProblemErrorHandler extends ErrorHandler {
     protected void generateResponse(Request request, Response response, int code, String message, Throwable cause,
             Callback callback) {
         String path = request.getHttpURI() != null ? request.getHttpURI().getPath() : null;
+        String incident = null;
         if (code < 500) {
             LOG.info("rejected {} {} from {}: {} {}", request.getMethod(), path,
                     Request.getRemoteAddr(request), code, message);
         } else {
-            LOG.warn("error {} on {} {} from {}: {}", code, request.getMethod(), path,
-                    Request.getRemoteAddr(request), message);
+            // Same contract as ProblemExceptionMapper: a server error carries an id to find in the log.
+            incident = UUID.randomUUID().toString();
+            AccessRecord.of(request).incident(incident);
+            LOG.warn("incident {}: error {} on {} {} from {}: {}", incident, code, request.getMethod(), path,
+                    Request.getRemoteAddr(request), message, cause);
         }
         response.getHeaders().put(HttpHeader.CONTENT_TYPE, MediaTypes.PROBLEM_JSON);
-        response.write(true, ByteBuffer.wrap(body(code, message, path)), callback);
+        response.write(true, ByteBuffer.wrap(body(code, message, path, incident)), callback);
     }
 
-    private static byte[] body(int code, String message, String path) {
+    private static byte[] body(int code, String message, String path, String incident) {
         String title = HttpStatus.getMessage(code);
-        Problem problem = new Problem("about:blank", title, code, message != null ? message : title, path, null, null);
+        Problem problem = new Problem("about:blank", title, code, message != null ? message : title, path, null,
+                incident);
         try {
             return JSON.writeValueAsBytes(problem);
         } catch (JsonProcessingException e) {

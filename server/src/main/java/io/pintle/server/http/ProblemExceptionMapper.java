@@ -4,6 +4,8 @@ import io.pintle.api.MediaTypes;
 import io.pintle.api.dto.Problem;
 import io.pintle.server.policy.FileVersion;
 import io.pintle.server.problem.PintleException;
+import jakarta.inject.Inject;
+import jakarta.inject.Provider;
 import jakarta.ws.rs.WebApplicationException;
 import jakarta.ws.rs.core.Context;
 import jakarta.ws.rs.core.Response;
@@ -25,6 +27,10 @@ final class ProblemExceptionMapper implements ExceptionMapper<Throwable> {
     // Request-scoped proxy; the mapper itself is a singleton.
     @Context
     private UriInfo uriInfo;
+
+    // The incident id also goes into the request's access log line, which the Jetty request carries.
+    @Inject
+    private Provider<org.eclipse.jetty.server.Request> jettyRequest;
 
     @Override
     public Response toResponse(Throwable exception) {
@@ -60,6 +66,7 @@ final class ProblemExceptionMapper implements ExceptionMapper<Throwable> {
         }
         String incident = UUID.randomUUID().toString();
         LOG.error("incident {} on {}", incident, instance, exception);
+        AccessRecord.of(jettyRequest.get()).incident(incident);
         return problem("about:blank", 500, "Internal server error", "an internal error occurred; the server log has the details",
                 instance, null, incident, null);
     }

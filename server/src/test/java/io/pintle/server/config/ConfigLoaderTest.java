@@ -137,6 +137,28 @@ class ConfigLoaderTest {
     }
 
     @Test
+    void accessLogIsOnInCommonFormatByDefault() throws Exception {
+        assertThat(parse(ROOT_ID).log()).isEqualTo(new ServerConfig.Log(true, ServerConfig.AccessFormat.COMMON));
+    }
+
+    @Test
+    void accessLogCanBeTurnedOffOrWrittenAsJson() throws Exception {
+        assertThat(parse(ROOT_ID + "[log]\naccess = false\naccess_format = \"json\"\n").log())
+                .isEqualTo(new ServerConfig.Log(false, ServerConfig.AccessFormat.JSON));
+    }
+
+    @Test
+    void unknownAccessLogFormatIsRefusedNamingTheKey() {
+        assertRefused(ROOT_ID + "[log]\naccess_format = \"combined\"\n", "'log.access_format'", "combined",
+                "common or json");
+    }
+
+    @Test
+    void unknownKeyInTheLogSectionIsRefused() {
+        assertRefused(ROOT_ID + "[log]\nlevel = \"debug\"\n", "unknown key", "log.level");
+    }
+
+    @Test
     void unknownSectionIsRefused() {
         assertRefused(ROOT_ID + "[colour]\nred = true\n", "unknown key", "colour");
     }

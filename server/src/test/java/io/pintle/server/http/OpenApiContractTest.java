@@ -36,7 +36,7 @@ class OpenApiContractTest {
     void serverRoutesAreFoundAtAll() {
         // Guards the comparison above against an empty model on both sides.
         assertThat(serverOperations()).contains("GET /policies/{}/{}", "HEAD /common/{}", "GET /v1/whoami",
-                "POST /rudder/relay-api/1/system/reload", "GET /v1/status");
+                "POST /rudder/relay-api/1/system/reload", "GET /v1/status", "GET /metrics", "GET /health", "GET /ready");
     }
 
     static Set<String> specOperations() throws Exception {
@@ -54,7 +54,7 @@ class OpenApiContractTest {
     static Set<String> serverOperations() {
         Set<String> operations = new TreeSet<>();
         List<Object> resources = new ArrayList<>(JerseyConfig.resources());
-        resources.addAll(JerseyConfig.adminResources(null, null));
+        resources.addAll(JerseyConfig.adminResources(null, null, null, null));
         for (Object resource : resources) {
             collect(Resource.from(resource.getClass()), "", operations);
         }

@@ -121,6 +121,36 @@ public final class TestServer implements AutoCloseable {
      */
     public record AdminResponse(int status, JsonNode body) {}
 
+    /**
+     * GETs a path of the admin listener as text.
+     *
+     * @param path for example {@code /metrics}
+     * @return the response
+     * @throws Exception on I/O errors
+     */
+    public HttpResponse<String> adminText(String path) throws Exception {
+        return HttpClient.newHttpClient().send(
+                HttpRequest.newBuilder(server.adminUri().resolve(path)).timeout(Duration.ofSeconds(60)).build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    /**
+     * Scrapes {@code /metrics} and reads one sample.
+     *
+     * @param series the series as written in the exposition, labels included, e.g.
+     *     {@code pintle_requests_total{route="policies",status="200"}}
+     * @return its value, or null when the series is absent
+     * @throws Exception on I/O errors
+     */
+    public Double metric(String series) throws Exception {
+        for (String line : adminText("/metrics").body().split("\n")) {
+            if (line.startsWith(series + " ")) {
+                return Double.valueOf(line.substring(series.length() + 1).strip());
+            }
+        }
+        return null;
+    }
+
     @Override
     public void close() {
         try {

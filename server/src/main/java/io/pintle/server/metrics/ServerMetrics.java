@@ -1,0 +1,266 @@
+package io.pintle.server.metrics;
+
+import io.pintle.server.PintleVersion;
+import io.pintle.server.nodes.Identification;
+import io.pintle.server.reload.ReloadOutcome;
+import io.pintle.server.reload.ServerSnapshot;
+import io.pintle.server.reload.SnapshotHolder;
+import io.prometheus.metrics.core.datapoints.CounterDataPoint;
+import io.prometheus.metrics.core.datapoints.DistributionDataPoint;
+import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.core.metrics.GaugeWithCallback;
+import io.prometheus.metrics.core.metrics.Histogram;
+import io.prometheus.metrics.core.metrics.Info;
+import io.prometheus.metrics.instrumentation.jvm.JvmMetrics;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.function.LongSupplier;
+
+/**
+ * Every Pintle metric, in a registry this instance owns. The request path ({@link #request}, {@link #denied},
+ * {@link #handshake}) only increments adders through data points resolved in advance or cached on first use;
+ * snapshot, connection and JVM figures are read when {@code /metrics} is scraped.
+ */
+public final class ServerMetrics {
+    /** Request durations: from a cached 304 (about a millisecond) to a large archive on a slow link. */
+    static final double[] REQUEST_SECONDS =
+            {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300};
+    /** Reload durations: a few nodes take milliseconds, 20,000 nodes well under a second. */
+    static final double[] RELOAD_SECONDS = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
+    /** Status codes are cached per route in an array indexed by code; anything outside is counted as "other". */
+    private static final int MAX_STATUS = 600;
+    /**
+     * The reasons a request is denied, created at zero so that a rate over them works before the first denial:
+     * the identification codes, and those of {@code AclEvaluator} and the path check.
+     */
+    static final List<String> KNOWN_DENIALS = knownDenials();
+
+    private final PrometheusRegistry registry = new PrometheusRegistry();
+    private final Counter requests;
+    private final Counter denials;
+    private final RouteSeries[] routes;
+    private final Map<String, CounterDataPoint> knownDenials;
+    private final Counter handshakes;
+    private final Map<String, CounterDataPoint> handshakesByProtocol;
+    private final CounterDataPoint handshakeFailures;
+    private final Map<ReloadOutcome.Result, CounterDataPoint> reloads;
+    private final DistributionDataPoint reloadSeconds;
+
+    /**
+     * @param snapshots the live snapshot, read at scrape time for the snapshot gauges
+     */
+    public ServerMetrics(SnapshotHolder snapshots) {
+        requests = Counter.builder()
+                .name("pintle_requests_total")
+                .help("Requests answered, by route class and status code (Jetty-level rejections included)")
+                .labelNames("route", "status")
+                .withoutExemplars()
+                .register(registry);
+        Counter bytes = Counter.builder()
+                .name("pintle_response_bytes_total")
+                .help("Response body bytes sent (after compression), by route class")
+                .labelNames("route")
+                .withoutExemplars()
+                .register(registry);
+        Histogram durations = Histogram.builder()
+                .name("pintle_request_duration_seconds")
+                .help("Time from the request headers to the end of the response, by route class")
+                .labelNames("route")
+                .classicOnly()
+                .classicUpperBounds(REQUEST_SECONDS)
+                .withoutExemplars()
+                .register(registry);
+        RouteClass[] classes = RouteClass.values();
+        routes = new RouteSeries[classes.length];
+        for (RouteClass route : classes) {
+            routes[route.ordinal()] = new RouteSeries(route.label(), bytes.labelValues(route.label()),
+                    durations.labelValues(route.label()));
+        }
+
+        denials = Counter.builder()
+                .name("pintle_denials_total")
+                .help("Requests refused by the access rules or the path check, by reason code")
+                .labelNames("reason")
+                .withoutExemplars()
+                .register(registry);
+        Map<String, CounterDataPoint> known = new HashMap<>();
+        for (String reason : KNOWN_DENIALS) {
+            known.put(reason, denials.labelValues(reason));
+        }
+        knownDenials = Map.copyOf(known);
+
+        handshakes = Counter.builder()
+                .name("pintle_tls_handshakes_total")
+                .help("Completed TLS handshakes on the node-facing listener, by protocol")
+                .labelNames("protocol")
+                .withoutExemplars()
+                .register(registry);
+        handshakesByProtocol = Map.of("TLSv1.3", handshakes.labelValues("TLSv1.3"),
+                "TLSv1.2", handshakes.labelValues("TLSv1.2"));
+        handshakeFailures = Counter.builder()
+                .name("pintle_tls_handshake_failures_total")
+                .help("Failed TLS handshakes on the node-facing listener")
+                .withoutExemplars()
+                .register(registry);
+
+        Counter reloadCounter = Counter.builder()
+                .name("pintle_reloads_total")
+                .help("Reload attempts, by result: applied, unchanged or failed")
+                .labelNames("result")
+                .withoutExemplars()
+                .register(registry);
+        Map<ReloadOutcome.Result, CounterDataPoint> byResult = new HashMap<>();
+        for (ReloadOutcome.Result result : ReloadOutcome.Result.values()) {
+            byResult.put(result, reloadCounter.labelValues(result.text()));
+        }
+        reloads = Map.copyOf(byResult);
+        reloadSeconds = Histogram.builder()
+                .name("pintle_reload_duration_seconds")
+                .help("Time a reload attempt took, whatever its result")
+                .classicOnly()
+                .classicUpperBounds(RELOAD_SECONDS)
+                .withoutExemplars()
+                .register(registry);
+
+        snapshotGauge(snapshots, "pintle_snapshot_generation", "Generation of the live snapshot",
+                ServerSnapshot::generation);
+        snapshotGauge(snapshots, "pintle_snapshot_nodes", "Nodes in the live snapshot",
+                snapshot -> snapshot.nodes().nodeCount());
+        snapshotGauge(snapshots, "pintle_snapshot_pinned_keys", "Pinned node keys in the live snapshot",
+                snapshot -> snapshot.nodes().pinCount());
+        GaugeWithCallback.builder()
+                .name("pintle_snapshot_loaded_timestamp_seconds")
+                .help("When the live snapshot was built, in seconds since the epoch")
+                .callback(callback -> callback.call(snapshots.current().loadedAt().toEpochMilli() / 1000.0))
+                .register(registry);
+        Info.builder()
+                .name("pintle_build_info")
+                .help("Pintle version")
+                .labelNames("version")
+                .register(registry)
+                .setLabelValues(PintleVersion.current());
+        JvmMetrics.builder().register(registry);
+    }
+
+    /** @return the registry {@code /metrics} exposes */
+    public PrometheusRegistry registry() {
+        return registry;
+    }
+
+    /**
+     * Registers the open-connections gauge; called once, when the listeners exist.
+     *
+     * @param listeners listener name to its current number of open connections
+     */
+    public void connections(Map<String, LongSupplier> listeners) {
+        Map<String, LongSupplier> copy = Map.copyOf(listeners);
+        GaugeWithCallback.builder()
+                .name("pintle_connections")
+                .help("Open connections, by listener")
+                .labelNames("listener")
+                .callback(callback -> copy.forEach((name, count) -> callback.call(count.getAsLong(), name)))
+                .register(registry);
+    }
+
+    /**
+     * Counts one answered request.
+     *
+     * @param route its route class
+     * @param status the status code sent
+     * @param bytes response body bytes written
+     * @param nanos how long it took
+     */
+    public void request(RouteClass route, int status, long bytes, long nanos) {
+        RouteSeries series = routes[route.ordinal()];
+        series.status(status).inc();
+        if (bytes > 0) {
+            series.bytes.inc(bytes);
+        }
+        series.seconds.observe(nanos / 1e9);
+    }
+
+    /**
+     * Counts one denial.
+     *
+     * @param reason its reason code ({@code unknown-key}, {@code network-not-allowed}, ...)
+     */
+    public void denied(String reason) {
+        CounterDataPoint known = knownDenials.get(reason);
+        // Reason codes are constants in code, so the label stays bounded even on this path.
+        (known != null ? known : denials.labelValues(reason)).inc();
+    }
+
+    /**
+     * Counts one TLS handshake.
+     *
+     * @param succeeded whether it completed
+     * @param protocol the negotiated protocol (when it succeeded)
+     */
+    public void handshake(boolean succeeded, String protocol) {
+        if (succeeded) {
+            CounterDataPoint known = protocol != null ? handshakesByProtocol.get(protocol) : null;
+            (known != null ? known : handshakes.labelValues(protocol != null ? protocol : "unknown")).inc();
+        } else {
+            handshakeFailures.inc();
+        }
+    }
+
+    /**
+     * Counts one reload attempt (a {@code Reloader.onOutcome} listener).
+     *
+     * @param outcome what it did
+     */
+    public void reloaded(ReloadOutcome outcome) {
+        reloads.get(outcome.result()).inc();
+        reloadSeconds.observe(outcome.duration().toNanos() / 1e9);
+    }
+
+    private void snapshotGauge(SnapshotHolder snapshots, String name, String help,
+            java.util.function.ToLongFunction<ServerSnapshot> value) {
+        GaugeWithCallback.builder()
+                .name(name)
+                .help(help)
+                .callback(callback -> callback.call(value.applyAsLong(snapshots.current())))
+                .register(registry);
+    }
+
+    private static List<String> knownDenials() {
+        List<String> reasons = new ArrayList<>();
+        for (Identification.Reason reason : Identification.Reason.values()) {
+            reasons.add(reason.code());
+        }
+        reasons.add("network-not-allowed");
+        reasons.add("uid-mismatch");
+        reasons.add("path-rejected");
+        return List.copyOf(reasons);
+    }
+
+    /** The series of one route class; request counters by status are created on first use, then cached. */
+    private final class RouteSeries {
+        private final String route;
+        private final CounterDataPoint bytes;
+        private final DistributionDataPoint seconds;
+        private final AtomicReferenceArray<CounterDataPoint> byStatus = new AtomicReferenceArray<>(MAX_STATUS + 1);
+
+        RouteSeries(String route, CounterDataPoint bytes, DistributionDataPoint seconds) {
+            this.route = route;
+            this.bytes = bytes;
+            this.seconds = seconds;
+        }
+
+        CounterDataPoint status(int status) {
+            int index = status >= 100 && status < MAX_STATUS ? status : MAX_STATUS;
+            CounterDataPoint point = byStatus.get(index);
+            if (point == null) {
+                // A race here resolves the same data point twice: labelValues is idempotent.
+                point = requests.labelValues(route, index == MAX_STATUS ? "other" : Integer.toString(status));
+                byStatus.set(index, point);
+            }
+            return point;
+        }
+    }
+}
