@@ -1,5 +1,10 @@
 package io.pintle.server.reload;
 
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Arrays;
@@ -14,6 +19,9 @@ import java.util.HexFormat;
  * first asked for, off the reload's path: hashing a root's 40 MB certificate bundle would cost a reload 25 ms.
  */
 public final class InputFile {
+    /** Bytes read per call: small enough for NIO's reusable per-thread buffer, large enough for few calls. */
+    private static final int READ_CHUNK = 256 * 1024;
+
     private final byte[] content;
     private final long size;
     private volatile String sha256;
@@ -38,6 +46,48 @@ public final class InputFile {
      */
     public static InputFile secret(byte[] content) {
         return new InputFile(null, content.length, digest(content));
+    }
+
+    /**
+     * Reads a whole file in chunks of {@link #READ_CHUNK}. {@code Files.readAllBytes} reads a file in one call,
+     * for which NIO allocates a native buffer of the file's size; a root's certificate bundle grows at each node
+     * accepted, so each reload got a fresh buffer of tens of MB and paid a page fault per 4 KiB of it (about 45 ms
+     * per 11 MB measured on a VM). The chunk's buffer is reused instead.
+     *
+     * @param file a file
+     * @return its bytes
+     * @throws IOException when it cannot be read
+     */
+    public static byte[] read(Path file) throws IOException {
+        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
+            return read(channel);
+        }
+    }
+
+    private static byte[] read(FileChannel channel) throws IOException {
+        long size = channel.size();
+        if (size > Integer.MAX_VALUE - 8) {
+            throw new IOException("too large: " + size + " bytes");
+        }
+        byte[] content = new byte[(int) size];
+        int filled = 0;
+        while (true) {
+            if (filled == content.length) {
+                // At the size the file had when opened: done, unless it grew since (an in-place write).
+                ByteBuffer probe = ByteBuffer.allocate(1);
+                if (channel.read(probe) < 0) {
+                    return content;
+                }
+                content = Arrays.copyOf(content, Math.max(content.length * 2, content.length + READ_CHUNK));
+                content[filled++] = probe.get(0);
+                continue;
+            }
+            int read = channel.read(ByteBuffer.wrap(content, filled, Math.min(READ_CHUNK, content.length - filled)));
+            if (read < 0) {
+                return Arrays.copyOf(content, filled);
+            }
+            filled += read;
+        }
     }
 
     /** @return the SHA-256 of the file's bytes, hex */

@@ -12,16 +12,12 @@ import io.pintle.server.nodes.NodesListLoader;
 import io.pintle.server.policy.ShareTree;
 import io.pintle.server.tls.ServerCredentials;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.time.Clock;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -41,9 +37,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class SnapshotLoader {
     private static final Logger LOG = LoggerFactory.getLogger(SnapshotLoader.class);
-
-    /** Bytes read per call: small enough for NIO's reusable per-thread buffer, large enough for few calls. */
-    private static final int READ_CHUNK = 256 * 1024;
 
     private final ServerConfig config;
     private final Clock clock;
@@ -166,44 +159,12 @@ public final class SnapshotLoader {
     }
 
     private static byte[] read(Path file) throws IOException {
-        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
-            return readAll(channel);
+        try {
+            return InputFile.read(file);
         } catch (NoSuchFileException e) {
             throw new IOException(file + ": no such file", e);
         } catch (IOException e) {
             throw new IOException(file + ": cannot read: " + e.getMessage(), e);
-        }
-    }
-
-    /**
-     * Reads a whole file in chunks of {@link #READ_CHUNK}. {@code Files.readAllBytes} reads a file in one call,
-     * for which NIO allocates a native buffer of the file's size; a root's certificate bundle grows at each node
-     * accepted, so each reload got a fresh buffer of tens of MB and paid a page fault per 4 KiB of it (about 45 ms
-     * per 11 MB measured on a VM). The chunk's buffer is reused instead.
-     */
-    private static byte[] readAll(FileChannel channel) throws IOException {
-        long size = channel.size();
-        if (size > Integer.MAX_VALUE - 8) {
-            throw new IOException("too large: " + size + " bytes");
-        }
-        byte[] content = new byte[(int) size];
-        int filled = 0;
-        while (true) {
-            if (filled == content.length) {
-                // At the size the file had when opened: done, unless it grew since (an in-place write).
-                ByteBuffer probe = ByteBuffer.allocate(1);
-                if (channel.read(probe) < 0) {
-                    return content;
-                }
-                content = Arrays.copyOf(content, Math.max(content.length * 2, content.length + READ_CHUNK));
-                content[filled++] = probe.get(0);
-                continue;
-            }
-            int read = channel.read(ByteBuffer.wrap(content, filled, Math.min(READ_CHUNK, content.length - filled)));
-            if (read < 0) {
-                return Arrays.copyOf(content, filled);
-            }
-            filled += read;
         }
     }
 

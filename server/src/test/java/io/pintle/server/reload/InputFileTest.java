@@ -1,11 +1,17 @@
 package io.pintle.server.reload;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.util.HexFormat;
+import java.util.Random;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class InputFileTest {
     private static byte[] bytes(String text) {
@@ -14,6 +20,22 @@ class InputFileTest {
 
     private static String sha256(String text) throws Exception {
         return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes(text)));
+    }
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void readGivesTheWholeFileWhateverItsSize() throws Exception {
+        Random random = new Random(7);
+        for (int size : new int[] {0, 1, 256 * 1024 - 1, 256 * 1024, 256 * 1024 + 1, 3 * 256 * 1024 + 17}) {
+            byte[] content = new byte[size];
+            random.nextBytes(content);
+            Path file = Files.write(dir.resolve("input-" + size), content);
+
+            assertThat(InputFile.read(file)).as("%d bytes", size).isEqualTo(content);
+        }
+        assertThatThrownBy(() -> InputFile.read(dir.resolve("missing"))).isInstanceOf(NoSuchFileException.class);
     }
 
     @Test
