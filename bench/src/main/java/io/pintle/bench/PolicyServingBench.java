@@ -73,12 +73,20 @@ public final class PolicyServingBench {
     /**
      * @param args {@code [--warmup SECONDS] [--measure SECONDS] [--output FILE]}
      */
+    /** Pintle's access log logger. */
+    static final String ACCESS_LOGGER = "io.pintle.access";
+
     public static void main(String[] args) {
         // As Pintle's Main does: Jersey's java.util.logging goes to SLF4J (warnings and up, on stderr).
         SLF4JBridgeHandler.removeHandlersForRootLogger();
         SLF4JBridgeHandler.install();
         if (LoggerFactory.getLogger(EXPECTED_WARNING_LOGGER) instanceof ch.qos.logback.classic.Logger logger) {
             logger.setLevel(Level.ERROR);
+        }
+        // The access log (on by default) is off: the baseline has none, and a line per request on stderr would
+        // measure the terminal.
+        if (LoggerFactory.getLogger(ACCESS_LOGGER) instanceof ch.qos.logback.classic.Logger logger) {
+            logger.setLevel(Level.OFF);
         }
         System.exit(run(args));
     }

@@ -29,12 +29,14 @@ public final class ReloadBench {
     /**
      * Loggers lowered to WARN, with what they would print at INFO: Jetty's warning that client host names are not
      * verified (on purpose, the server is authenticated by its pin), one line per 403 the probes get while they wait
-     * for their node's reload, and one line per reload. Errors still show.
+     * for their node's reload, and one line per reload. Errors still show. The access log (one line per request)
+     * is turned off.
      */
     private static final List<String> QUIETED_LOGGERS = List.of(
             "org.eclipse.jetty.util.ssl.SslContextFactory.config",
             "io.pintle.server.http.PolicyResource",
-            "io.pintle.server.reload.Reloader");
+            "io.pintle.server.reload.Reloader",
+            PolicyServingBench.ACCESS_LOGGER);
 
     private final ReloadOptions options;
     private final PrintStream progress;
@@ -53,7 +55,8 @@ public final class ReloadBench {
         SLF4JBridgeHandler.install();
         for (String name : QUIETED_LOGGERS) {
             if (LoggerFactory.getLogger(name) instanceof ch.qos.logback.classic.Logger logger) {
-                logger.setLevel(name.startsWith("org.eclipse") ? Level.ERROR : Level.WARN);
+                logger.setLevel(name.startsWith("org.eclipse") ? Level.ERROR
+                        : name.equals(PolicyServingBench.ACCESS_LOGGER) ? Level.OFF : Level.WARN);
             }
         }
         System.exit(run(args));

@@ -77,7 +77,7 @@ final class ReloadReport {
                         + "Jetty's HttpClient with the demo node linux-2's certificate, held open throughout; "
                         + "%d req/s spread round-robin over them (9 in 10 `If-None-Match` GETs of its "
                         + "`rudder.tar.bz2` → 304, 1 in 10 `/v1/whoami` → 200 known). %d measured reloads after "
-                        + "%d warm-up ones, alternating admin API and file watch; each adds one node to both "
+                        + "%d earlier ones (reported apart), alternating admin API and file watch; each adds one node to both "
                         + "files (temporary file, then `ATOMIC_MOVE`). Trigger-to-effective: from the first rename "
                         + "(for the admin API: renames, then the call at once; the file watch sees the renames too) to "
                         + "the new node's first 200 for its own policy file, polled with %d ms pauses on a "
@@ -171,6 +171,11 @@ final class ReloadReport {
                 100 * cpu.gcShare(), 100 * cpu.jitShare(), 100 * cpu.others());
     }
 
+    private static List<ReloadUnderLoad.Reload> of(List<ReloadUnderLoad.Reload> reloads,
+            ReloadUnderLoad.Trigger trigger) {
+        return reloads.stream().filter(reload -> reload.trigger() == trigger).toList();
+    }
+
     private static long appliedByWatch(List<ReloadUnderLoad.Reload> reloads) {
         return reloads.stream().filter(ReloadUnderLoad.Reload::appliedByWatch).count();
     }
@@ -187,6 +192,11 @@ final class ReloadReport {
                 .append("| Median / p99 (max) | Admin API | File watch |\n")
                 .append("|---|---:|---:|\n")
                 .append(pair("Trigger-to-effective", api, watch, ReloadUnderLoad.Reload::effectiveNanos))
+                .append(pair(format("&nbsp;&nbsp;the %d reloads before those, just after start (JIT still compiling "
+                                + "the reload path), not in the figures above", figures.warmupReloads()),
+                        of(figures.warmups(), ReloadUnderLoad.Trigger.ADMIN_API),
+                        of(figures.warmups(), ReloadUnderLoad.Trigger.FILE_WATCH),
+                        ReloadUnderLoad.Reload::effectiveNanos))
                 .append(pair("The server's reload attempt (`ReloadOutcome.duration`)", api, watch,
                         ReloadUnderLoad.Reload::attemptNanos))
                 .append(pair("&nbsp;&nbsp;CPU time of the reload thread in that attempt", api, watch,

@@ -42,8 +42,11 @@ final class ReloadUnderLoad {
     private static final String RELOAD_PATH = "/rudder/relay-api/1/system/reload";
     /** Steady load before the first reload: connections used at least once more, request path compiled. */
     private static final Duration LOAD_WARMUP = Duration.ofSeconds(5);
-    /** Unmeasured reloads of each kind before the measured ones: the admin and watch paths' first runs. */
-    private static final int WARMUP_RELOADS_PER_TRIGGER = 1;
+    /**
+     * Reloads of each kind before the measured ones, reported apart: the JIT compiles the reload path during the
+     * first ones after start (a server reloads many times a day; its steady state is what the measured ones show).
+     */
+    private static final int WARMUP_RELOADS_PER_TRIGGER = 10;
     /**
      * Pause between two polls of the new node's policy file. Back-to-back polling would take CPU from the reload
      * being measured (a 403 costs the server about as much as a steady-load request); this pause bounds what the
@@ -118,7 +121,7 @@ final class ReloadUnderLoad {
     /**
      * @param serverStartNanos {@code Bootstrap.build} (the first snapshot) and {@code start}
      * @param nodesAtStart nodes in the registry when the server started
-     * @param warmupReloads unmeasured reloads before the measured ones
+     * @param warmups the reloads before the measured ones, in order
      * @param reloads the measured reloads, in order
      * @param failedOutcomes reload attempts the server reported as failed (warm-up included)
      * @param probeHandshakes TLS handshakes of the probes (one per reload when the 403 keeps the connection)
@@ -126,9 +129,14 @@ final class ReloadUnderLoad {
      * @param cpu how busy the JVM and the machine were during the measured reloads
      * @param anomalies anything unexpected besides the load's failures, described
      */
-    record Figures(long serverStartNanos, int nodesAtStart, int warmupReloads, List<Reload> reloads,
+    record Figures(long serverStartNanos, int nodesAtStart, List<Reload> warmups, List<Reload> reloads,
             long failedOutcomes, long probeHandshakes, SteadyLoad.Figures load, CpuShare cpu,
             List<String> anomalies) {
+        /** @return how many reloads ran before the measured ones */
+        int warmupReloads() {
+            return warmups.size();
+        }
+
         /**
          * @param trigger a trigger
          * @return the reloads it triggered
@@ -193,7 +201,7 @@ final class ReloadUnderLoad {
         SteadyLoad load = SteadyLoad.open(tls, server.uri(), archive, etag, options.connections(), progress);
         List<Reload> reloads = new ArrayList<>();
         long probeHandshakes = 0;
-        int warmups = 0;
+        List<Reload> warmups = new ArrayList<>();
         SteadyLoad.Figures loadFigures;
         CpuSampler cpu = new CpuSampler();
         CpuShare cpuShare;
@@ -204,7 +212,7 @@ final class ReloadUnderLoad {
                 for (Trigger trigger : Trigger.values()) {
                     Measured warmup = reloadOnce(server, admin, load, trigger);
                     probeHandshakes += warmup.handshakes();
-                    warmups++;
+                    warmups.add(warmup.reload());
                 }
             }
             progress.printf("%d reloads under load (%,d connections, %d req/s)%n", options.reloads(),
@@ -225,7 +233,7 @@ final class ReloadUnderLoad {
             loadFigures = load.stop();
         }
         long failedOutcomes = server.reloader().history().failed();
-        return new Figures(serverStart, nodesAtStart, warmups, reloads, failedOutcomes, probeHandshakes,
+        return new Figures(serverStart, nodesAtStart, List.copyOf(warmups), reloads, failedOutcomes, probeHandshakes,
                 loadFigures, cpuShare, List.copyOf(anomalies));
     }
 

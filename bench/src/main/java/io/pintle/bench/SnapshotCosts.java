@@ -201,7 +201,7 @@ final class SnapshotCosts {
         long start = System.nanoTime();
         Map<Path, byte[]> contents = new LinkedHashMap<>();
         for (Path input : inputs) {
-            contents.put(input, Files.readAllBytes(input));
+            contents.put(input, InputFile.read(input));
         }
         record(steps, "Read every input file", repetition, repetitions, start);
 
