@@ -60,6 +60,8 @@ public final class DemoCommand implements Callable<Integer> {
                 server.close();
             } catch (Exception ignored) {
                 // Exiting anyway.
+            } finally {
+                Logging.flush();
             }
         }, "pintle-demo-shutdown"));
         server.join();

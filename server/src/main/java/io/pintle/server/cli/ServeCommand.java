@@ -46,6 +46,8 @@ public final class ServeCommand implements Callable<Integer> {
                 server.close();
             } catch (Exception e) {
                 LOG.warn("error while stopping: {}", e.getMessage());
+            } finally {
+                Logging.flush();
             }
         }, "pintle-shutdown"));
         server.join();
