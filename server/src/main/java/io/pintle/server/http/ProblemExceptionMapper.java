@@ -59,9 +59,14 @@ final class ProblemExceptionMapper implements ExceptionMapper<Throwable> {
                 return Response.status(500).build();
             }
             if (cause instanceof FileVersion.FileChangedException changed) {
-                // Headers already promised another version; aborting makes the client retry.
+                // The file was replaced between describing it and opening it (a rename racing the request). If
+                // nothing was sent yet the client gets a 503 to retry at once; if the headers already went out,
+                // the response is aborted, which makes the client retry too.
                 LOG.warn("aborted {}: {}", instance, changed.getMessage());
-                return Response.status(500).build();
+                return Response.fromResponse(problem("about:blank", 503, "Service Unavailable",
+                        "the file was replaced while it was being served; retry", instance, "file-changed", null, null))
+                        .header("Retry-After", "1")
+                        .build();
             }
         }
         String incident = UUID.randomUUID().toString();

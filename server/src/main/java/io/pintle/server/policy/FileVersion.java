@@ -3,7 +3,10 @@ package io.pintle.server.policy;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
@@ -42,7 +45,12 @@ public record FileVersion(
      * @throws IOException if it cannot be read
      */
     public static FileVersion of(Path path) throws IOException {
-        BasicFileAttributes attributes = Files.readAttributes(path, BasicFileAttributes.class);
+        // Not following links: SafePaths resolved every link already, so the real path it returned names a file,
+        // not a link. If it names a link now, something swapped it in since: never follow that one.
+        BasicFileAttributes attributes = Files.readAttributes(path, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+        if (attributes.isSymbolicLink()) {
+            throw new NoSuchFileException(path.toString(), null, "replaced by a symbolic link since it was resolved");
+        }
         Object key = attributes.fileKey();
         String identity = key != null ? key.toString() : path.toString();
         Instant modified = attributes.lastModifiedTime().toInstant();
@@ -61,12 +69,32 @@ public record FileVersion(
      * @throws IOException if it cannot be opened
      */
     public FileChannel open() throws IOException {
-        FileChannel channel = FileChannel.open(path, StandardOpenOption.READ);
+        FileChannel channel;
+        try {
+            // O_NOFOLLOW: a link swapped in for the file between its stat and this open is not followed.
+            channel = FileChannel.open(path, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS);
+        } catch (NoSuchFileException | AccessDeniedException e) {
+            throw e;
+        } catch (IOException e) {
+            // The JDK reports O_NOFOLLOW's ELOOP as a plain IOException "... (NOFOLLOW_LINKS specified)"; by now
+            // the link may be gone again, so the message is what tells.
+            String message = String.valueOf(e.getMessage());
+            if (message.contains("NOFOLLOW_LINKS") || Files.isSymbolicLink(path)) {
+                throw new FileChangedException(path + " was replaced by a symbolic link while it was being served");
+            }
+            throw e;
+        }
         boolean ok = false;
         try {
             // Checked after opening: if the path still names this version, the open channel reads it, and keeps
             // reading it even if a rename replaces the path later.
-            if (!of(path).equals(this)) {
+            FileVersion now;
+            try {
+                now = of(path);
+            } catch (NoSuchFileException gone) {
+                throw new FileChangedException(path + " was removed or replaced while it was being served");
+            }
+            if (!now.equals(this)) {
                 throw new FileChangedException(path + " changed while it was being served");
             }
             ok = true;

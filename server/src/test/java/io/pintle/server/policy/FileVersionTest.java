@@ -113,6 +113,25 @@ class FileVersionTest {
     }
 
     @Test
+    void aSymbolicLinkSwappedInForTheFileIsNeverFollowed(@TempDir Path elsewhere) throws IOException {
+        FileVersion version = FileVersion.of(file);
+        Path outside = Files.writeString(elsewhere.resolve("outside.txt"), "outside");
+        Path link = file.resolveSibling("link.tmp");
+        Files.createSymbolicLink(link, outside);
+        Files.move(link, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE,
+                java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+
+        // Between stat and open: the open does not follow it.
+        assertThatThrownBy(version::open)
+                .isInstanceOf(FileVersion.FileChangedException.class)
+                .hasMessageContaining("symbolic link");
+        // Before the stat: the path is now a link, which SafePaths never returns, so it looks missing.
+        assertThatThrownBy(() -> FileVersion.of(file))
+                .isInstanceOf(java.nio.file.NoSuchFileException.class)
+                .hasMessageContaining("symbolic link");
+    }
+
+    @Test
     void openChannelKeepsReadingTheOldVersionAfterARename() throws IOException {
         FileVersion version = FileVersion.of(file);
 
