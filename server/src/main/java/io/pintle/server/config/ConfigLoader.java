@@ -110,7 +110,7 @@ public final class ConfigLoader {
 
         ServerConfig validate(RawConfig raw) throws ConfigException {
             RawGeneral general = raw.general() != null ? raw.general() : new RawGeneral(null, null, null, null);
-            RawTls tls = raw.tls() != null ? raw.tls() : new RawTls(null, null, null);
+            RawTls tls = raw.tls() != null ? raw.tls() : new RawTls(null, null, null, null);
             RawNodes nodes = raw.nodes() != null ? raw.nodes() : new RawNodes(null, null);
             RawNetworks networks = raw.networks() != null ? raw.networks() : new RawNetworks(null, null);
             RawPaths paths = raw.paths() != null ? raw.paths() : new RawPaths(null);
@@ -168,7 +168,8 @@ public final class ConfigLoader {
             return new ServerConfig(
                     source,
                     validGeneral,
-                    new ServerConfig.Tls(certificate, key, protocols),
+                    new ServerConfig.Tls(certificate, key, protocols,
+                            tls.allowWorldReadableKey() != null && tls.allowWorldReadableKey()),
                     new ServerConfig.Nodes(
                             path("nodes.list", nodes.list(), "/var/rudder/lib/relay/nodeslist.json"), certificatePaths),
                     new ServerConfig.Networks(
@@ -289,7 +290,8 @@ public final class ConfigLoader {
     record RawTls(
             @JsonProperty("certificate") String certificate,
             @JsonProperty("key") String key,
-            @JsonProperty("protocols") List<String> protocols) {}
+            @JsonProperty("protocols") List<String> protocols,
+            @JsonProperty("allow_world_readable_key") Boolean allowWorldReadableKey) {}
 
     record RawNodes(@JsonProperty("list") String list, @JsonProperty("certificates") List<String> certificates) {}
 

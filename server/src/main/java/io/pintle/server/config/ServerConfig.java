@@ -69,10 +69,21 @@ public record ServerConfig(
      * @param certificate PEM certificate (chain) the server presents
      * @param key its PEM private key (PKCS#1, SEC1 or PKCS#8; RSA or EC)
      * @param protocols enabled TLS protocols ({@code TLSv1.3}, optionally {@code TLSv1.2})
+     * @param allowWorldReadableKey serve even when every user of the machine can read the key file (refused by
+     *     default)
      */
-    public record Tls(Path certificate, Path key, List<String> protocols) {
+    public record Tls(Path certificate, Path key, List<String> protocols, boolean allowWorldReadableKey) {
         public Tls {
             protocols = List.copyOf(protocols);
+        }
+
+        /**
+         * @param certificate PEM certificate (chain) the server presents
+         * @param key its PEM private key
+         * @param protocols enabled TLS protocols
+         */
+        public Tls(Path certificate, Path key, List<String> protocols) {
+            this(certificate, key, protocols, false);
         }
     }
 

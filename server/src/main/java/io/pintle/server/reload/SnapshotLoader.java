@@ -10,6 +10,7 @@ import io.pintle.server.nodes.NodeRegistry;
 import io.pintle.server.nodes.NodesList;
 import io.pintle.server.nodes.NodesListLoader;
 import io.pintle.server.policy.ShareTree;
+import io.pintle.server.tls.KeyFilePermissions;
 import io.pintle.server.tls.ServerCredentials;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -121,6 +122,8 @@ public final class SnapshotLoader {
                 bindings.addAll(index.bindings());
             }
 
+            // Checked at every load, not only when the key's bytes change: a chmod changes no byte.
+            KeyFilePermissions.check(config.tls().key(), config.tls().allowWorldReadableKey());
             ServerCredentials credentials =
                     reuse.unchanged(config.tls().certificate()) && reuse.unchanged(config.tls().key())
                             ? previous.credentials()

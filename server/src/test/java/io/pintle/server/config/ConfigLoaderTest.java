@@ -270,6 +270,12 @@ class ConfigLoaderTest {
     }
 
     @Test
+    void worldReadableKeysAreRefusedUnlessAllowed() throws Exception {
+        assertThat(parse(ROOT_ID).tls().allowWorldReadableKey()).isFalse();
+        assertThat(parse(ROOT_ID + "[tls]\nallow_world_readable_key = true\n").tls().allowWorldReadableKey()).isTrue();
+    }
+
+    @Test
     void tlsVersionOnePointTwoAloneIsAccepted() throws Exception {
         assertThat(parse(ROOT_ID + "[tls]\nprotocols = [\"TLSv1.2\"]\n").tls().protocols()).containsExactly("TLSv1.2");
     }
