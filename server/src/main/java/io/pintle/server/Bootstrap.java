@@ -69,6 +69,7 @@ public final class Bootstrap {
                 config.general().listen(), tls.factory(), JerseyConfig.create(snapshots, clock),
                 config.admin().listen(), JerseyConfig.admin(snapshots, reloader, metrics, readiness));
         HttpServerFactory.observe(server, metrics, snapshots, readiness);
+        HttpServerFactory.limit(server, config.limits(), metrics);
         server.addBean(new Managed("reloader", () -> { }, reloader::stop));
         if (config.reload().watch()) {
             server.addBean(new Managed("input watcher", watcher::start, watcher::stop));

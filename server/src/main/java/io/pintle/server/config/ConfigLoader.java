@@ -15,6 +15,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -35,6 +36,31 @@ public final class ConfigLoader {
     public static final String DEDICATED_CERTIFICATE = "/opt/rudder/etc/ssl/server.cert";
     /** Key of {@link #DEDICATED_CERTIFICATE}. */
     public static final String DEDICATED_KEY = "/opt/rudder/etc/ssl/server.key";
+
+    /**
+     * Open connections on the TLS listener. A Rudder agent holds one for a few seconds per run, so this covers
+     * tens of thousands of nodes with the usual splay; each idle TLS connection costs tens of kilobytes.
+     */
+    public static final int DEFAULT_MAX_CONNECTIONS = 10_000;
+    /** An agent makes a couple of requests per run, then goes quiet for minutes: no use keeping its connection. */
+    public static final int DEFAULT_IDLE_TIMEOUT_SECONDS = 30;
+    /** A TLS handshake and a request header take milliseconds, even on a slow link. */
+    public static final int DEFAULT_HEADER_TIMEOUT_SECONDS = 10;
+    /** Far below any real link (a 2 MB archive in half an hour), far above a client that trickles to hold a worker. */
+    public static final long DEFAULT_MIN_RESPONSE_BYTES_PER_SECOND = 1024;
+    /** Past this, a waiting agent is better told to come back later than kept waiting. */
+    public static final int DEFAULT_QUEUE_TIMEOUT_SECONDS = 30;
+    /** Puppet's advice for its equivalent (max-retry-delay) is minutes; agents retry on their own next run anyway. */
+    public static final int DEFAULT_RETRY_AFTER_SECONDS = 60;
+    /** Refused clients come back spread over [30, 90] seconds by default. */
+    public static final int DEFAULT_RETRY_AFTER_JITTER_SECONDS = 30;
+    /**
+     * Concurrent file downloads. With the 200 platform threads of Java 17 (no virtual threads), this plus {@link
+     * #DEFAULT_API_POOL} leaves threads for the admin listener and Jetty's own selectors.
+     */
+    public static final ServerConfig.Pool DEFAULT_FILES_POOL = new ServerConfig.Pool(100, 1000);
+    /** Concurrent small answers ({@code /uuid}, {@code /v1/whoami}, unknown routes). */
+    public static final ServerConfig.Pool DEFAULT_API_POOL = new ServerConfig.Pool(50, 500);
 
     private static final Set<String> PROTOCOLS = Set.of("TLSv1.3", "TLSv1.2");
 
@@ -87,7 +113,7 @@ public final class ConfigLoader {
             throw new ConfigException(source + ": invalid TOML: " + e.getOriginalMessage());
         }
         if (raw == null) {
-            raw = new RawConfig(null, null, null, null, null, null, null, null);
+            raw = new RawConfig(null, null, null, null, null, null, null, null, null);
         }
         return new Validator(source).validate(raw);
     }
@@ -117,6 +143,9 @@ public final class ConfigLoader {
             RawAdmin admin = raw.admin() != null ? raw.admin() : new RawAdmin(null);
             RawReload reload = raw.reload() != null ? raw.reload() : new RawReload(null);
             RawLog log = raw.log() != null ? raw.log() : new RawLog(null, null);
+            RawLimits limits = raw.limits() != null
+                    ? raw.limits()
+                    : new RawLimits(null, null, null, null, null, null, null, null, null);
 
             ServerConfig.General validGeneral = new ServerConfig.General(
                     nodeId(general),
@@ -178,7 +207,58 @@ public final class ConfigLoader {
                     new ServerConfig.Paths(path("paths.share", paths.share(), "/var/rudder/share")),
                     new ServerConfig.Admin(adminListen),
                     new ServerConfig.Reload(reload.watch() == null || reload.watch()),
-                    new ServerConfig.Log(log.access() == null || log.access(), accessFormat(log.accessFormat())));
+                    new ServerConfig.Log(log.access() == null || log.access(), accessFormat(log.accessFormat())),
+                    limits(limits));
+        }
+
+        private ServerConfig.Limits limits(RawLimits raw) throws ConfigException {
+            Duration retryAfter = seconds("limits.retry_after_seconds", raw.retryAfterSeconds(),
+                    DEFAULT_RETRY_AFTER_SECONDS, 1);
+            Duration jitter = seconds("limits.retry_after_jitter_seconds", raw.retryAfterJitterSeconds(),
+                    DEFAULT_RETRY_AFTER_JITTER_SECONDS, 0);
+            if (jitter.compareTo(retryAfter) >= 0) {
+                throw new ConfigException(source + ": 'limits.retry_after_jitter_seconds' must be less than "
+                        + "'limits.retry_after_seconds' (a Retry-After is at least 1 second)");
+            }
+            long minRate = raw.minResponseBytesPerSecond() != null
+                    ? raw.minResponseBytesPerSecond()
+                    : DEFAULT_MIN_RESPONSE_BYTES_PER_SECOND;
+            if (minRate < 0) {
+                throw new ConfigException(source + ": 'limits.min_response_bytes_per_second' must be 0 (off) or more");
+            }
+            return new ServerConfig.Limits(
+                    atLeast("limits.max_connections", raw.maxConnections(), DEFAULT_MAX_CONNECTIONS, 1),
+                    seconds("limits.idle_timeout_seconds", raw.idleTimeoutSeconds(), DEFAULT_IDLE_TIMEOUT_SECONDS, 1),
+                    seconds("limits.header_timeout_seconds", raw.headerTimeoutSeconds(),
+                            DEFAULT_HEADER_TIMEOUT_SECONDS, 1),
+                    minRate,
+                    seconds("limits.queue_timeout_seconds", raw.queueTimeoutSeconds(),
+                            DEFAULT_QUEUE_TIMEOUT_SECONDS, 1),
+                    retryAfter,
+                    jitter,
+                    pool("limits.files", raw.files(), DEFAULT_FILES_POOL),
+                    pool("limits.api", raw.api(), DEFAULT_API_POOL));
+        }
+
+        private ServerConfig.Pool pool(String key, RawPool raw, ServerConfig.Pool fallback) throws ConfigException {
+            if (raw == null) {
+                return fallback;
+            }
+            return new ServerConfig.Pool(
+                    atLeast(key + ".concurrency", raw.concurrency(), fallback.concurrency(), 1),
+                    atLeast(key + ".queue", raw.queue(), fallback.queue(), 0));
+        }
+
+        private Duration seconds(String key, Integer value, int fallback, int minimum) throws ConfigException {
+            return Duration.ofSeconds(atLeast(key, value, fallback, minimum));
+        }
+
+        private int atLeast(String key, Integer value, int fallback, int minimum) throws ConfigException {
+            int actual = value != null ? value : fallback;
+            if (actual < minimum) {
+                throw new ConfigException(source + ": '" + key + "' must be at least " + minimum + ", not " + actual);
+            }
+            return actual;
         }
 
         private ServerConfig.AccessFormat accessFormat(String text) throws ConfigException {
@@ -279,7 +359,8 @@ public final class ConfigLoader {
             RawPaths paths,
             RawAdmin admin,
             RawReload reload,
-            RawLog log) {}
+            RawLog log,
+            RawLimits limits) {}
 
     record RawGeneral(
             @JsonProperty("node_id") String nodeId,
@@ -305,4 +386,17 @@ public final class ConfigLoader {
     record RawReload(@JsonProperty("watch") Boolean watch) {}
 
     record RawLog(@JsonProperty("access") Boolean access, @JsonProperty("access_format") String accessFormat) {}
+
+    record RawLimits(
+            @JsonProperty("max_connections") Integer maxConnections,
+            @JsonProperty("idle_timeout_seconds") Integer idleTimeoutSeconds,
+            @JsonProperty("header_timeout_seconds") Integer headerTimeoutSeconds,
+            @JsonProperty("min_response_bytes_per_second") Long minResponseBytesPerSecond,
+            @JsonProperty("queue_timeout_seconds") Integer queueTimeoutSeconds,
+            @JsonProperty("retry_after_seconds") Integer retryAfterSeconds,
+            @JsonProperty("retry_after_jitter_seconds") Integer retryAfterJitterSeconds,
+            @JsonProperty("files") RawPool files,
+            @JsonProperty("api") RawPool api) {}
+
+    record RawPool(@JsonProperty("concurrency") Integer concurrency, @JsonProperty("queue") Integer queue) {}
 }

@@ -2,6 +2,7 @@ package io.pintle.server.config;
 
 import io.pintle.server.nodes.NodeId;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
@@ -18,10 +19,11 @@ import java.util.Objects;
  * @param admin the local administration listener
  * @param reload how input changes are noticed
  * @param log the access log
+ * @param limits overload control: connections, timeouts, worker concurrency
  */
 public record ServerConfig(
         Path source, General general, Tls tls, Nodes nodes, Networks networks, Paths paths, Admin admin,
-        Reload reload, Log log) {
+        Reload reload, Log log, Limits limits) {
     public ServerConfig {
         Objects.requireNonNull(general);
         Objects.requireNonNull(tls);
@@ -31,6 +33,7 @@ public record ServerConfig(
         Objects.requireNonNull(admin);
         Objects.requireNonNull(reload);
         Objects.requireNonNull(log);
+        Objects.requireNonNull(limits);
     }
 
     /** The server's place in the Rudder tree. */
@@ -146,4 +149,43 @@ public record ServerConfig(
             return name().toLowerCase(Locale.ROOT);
         }
     }
+
+    /**
+     * Overload control of the node-facing TLS listener (the admin listener is not limited, so that it stays
+     * reachable when the TLS listener is saturated).
+     *
+     * @param maxConnections open connections; past it, new ones wait in the kernel's accept backlog
+     * @param idleTimeout a connection with no traffic for this long is closed
+     * @param headerTimeout a new connection must finish its TLS handshake and send the headers of its first
+     *     request within this time, or it is closed (slow-loris protection)
+     * @param minResponseBytesPerSecond a client that keeps a response waiting while reading slower than this is
+     *     disconnected; 0 turns the check off
+     * @param queueTimeout how long a request may wait for a worker of its class before it gets a 503
+     * @param retryAfter the {@code Retry-After} a 503 carries, on average
+     * @param retryAfterJitter how far each {@code Retry-After} is drawn from {@code retryAfter}, either way, so
+     *     that refused clients do not come back together
+     * @param files file downloads ({@code /policies/...}, {@code /common/...})
+     * @param api every other node-facing route (small JSON and text answers)
+     */
+    public record Limits(int maxConnections, Duration idleTimeout, Duration headerTimeout,
+            long minResponseBytesPerSecond, Duration queueTimeout, Duration retryAfter, Duration retryAfterJitter,
+            Pool files, Pool api) {
+        public Limits {
+            Objects.requireNonNull(idleTimeout);
+            Objects.requireNonNull(headerTimeout);
+            Objects.requireNonNull(queueTimeout);
+            Objects.requireNonNull(retryAfter);
+            Objects.requireNonNull(retryAfterJitter);
+            Objects.requireNonNull(files);
+            Objects.requireNonNull(api);
+        }
+    }
+
+    /**
+     * The workers of one class of requests.
+     *
+     * @param concurrency requests of the class handled at once
+     * @param queue requests that may wait for one of those; past it, a request gets a 503 at once
+     */
+    public record Pool(int concurrency, int queue) {}
 }

@@ -18,6 +18,7 @@ import org.eclipse.jetty.server.AbstractConnector;
 import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.NetworkConnectionLimit;
 import org.eclipse.jetty.server.SecureRequestCustomizer;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
@@ -180,5 +181,27 @@ public final class HttpServerFactory {
         }
         metrics.connections(connections);
         server.addEventListener(readiness);
+    }
+
+    /**
+     * Applies overload control to a server from {@link #create}, on the TLS listener only (the admin listener
+     * stays reachable when it is saturated): at most {@code maxConnections} open connections (past it, new ones
+     * wait in the kernel's backlog), the idle timeout, the header timeout and minimum response rate ({@link
+     * ConnectionGuard}), and bounded workers per work class with a 503 past their queue ({@link OverloadHandler}).
+     *
+     * @param server the server
+     * @param limits the configured limits
+     * @param metrics where rejections and closed connections are counted
+     */
+    public static void limit(Server server, ServerConfig.Limits limits, ServerMetrics metrics) {
+        for (Connector connector : server.getConnectors()) {
+            if (TLS_CONNECTOR.equals(connector.getName()) && connector instanceof ServerConnector tls) {
+                tls.setIdleTimeout(limits.idleTimeout().toMillis());
+                tls.addEventListener(new ConnectionGuard(tls, limits.headerTimeout(),
+                        limits.minResponseBytesPerSecond(), ConnectionGuard.RATE_CHECK_PERIOD, metrics));
+                server.addBean(new NetworkConnectionLimit(limits.maxConnections(), tls));
+            }
+        }
+        server.setHandler(new OverloadHandler(server.getHandler(), TLS_CONNECTOR, limits, metrics));
     }
 }

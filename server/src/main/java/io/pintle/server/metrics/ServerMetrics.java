@@ -2,6 +2,8 @@ package io.pintle.server.metrics;
 
 import io.pintle.server.PintleVersion;
 import io.pintle.server.nodes.Identification;
+import io.pintle.server.overload.Gate;
+import io.pintle.server.overload.WorkClass;
 import io.pintle.server.reload.ReloadOutcome;
 import io.pintle.server.reload.ServerSnapshot;
 import io.pintle.server.reload.SnapshotHolder;
@@ -14,6 +16,7 @@ import io.prometheus.metrics.core.metrics.Info;
 import io.prometheus.metrics.instrumentation.jvm.JvmMetrics;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -49,6 +52,8 @@ public final class ServerMetrics {
     private final CounterDataPoint handshakeFailures;
     private final Map<ReloadOutcome.Result, CounterDataPoint> reloads;
     private final DistributionDataPoint reloadSeconds;
+    private final Map<WorkClass, CounterDataPoint> overloadRejections;
+    private final Counter connectionsClosed;
 
     /**
      * @param snapshots the live snapshot, read at scrape time for the snapshot gauges
@@ -126,6 +131,28 @@ public final class ServerMetrics {
                 .withoutExemplars()
                 .register(registry);
 
+        Counter rejections = Counter.builder()
+                .name("pintle_overload_rejections_total")
+                .help("Requests answered 503 because the workers and queue of their class were full, or because "
+                        + "they waited past the queue timeout, by work class")
+                .labelNames("class")
+                .withoutExemplars()
+                .register(registry);
+        Map<WorkClass, CounterDataPoint> byClass = new EnumMap<>(WorkClass.class);
+        for (WorkClass work : WorkClass.values()) {
+            byClass.put(work, rejections.labelValues(work.label()));
+        }
+        overloadRejections = Map.copyOf(byClass);
+        connectionsClosed = Counter.builder()
+                .name("pintle_connections_closed_total")
+                .help("Connections the TLS listener closed to protect itself, by reason: header-timeout (no "
+                        + "complete request header in time) or slow-client (reading a response too slowly)")
+                .labelNames("reason")
+                .withoutExemplars()
+                .register(registry);
+        connectionsClosed.labelValues("header-timeout");
+        connectionsClosed.labelValues("slow-client");
+
         snapshotGauge(snapshots, "pintle_snapshot_generation", "Generation of the live snapshot",
                 ServerSnapshot::generation);
         snapshotGauge(snapshots, "pintle_snapshot_nodes", "Nodes in the live snapshot",
@@ -164,6 +191,45 @@ public final class ServerMetrics {
                 .labelNames("listener")
                 .callback(callback -> copy.forEach((name, count) -> callback.call(count.getAsLong(), name)))
                 .register(registry);
+    }
+
+    /**
+     * Registers the per-class worker gauges; called once, when the gates exist.
+     *
+     * @param gates each work class's gate
+     */
+    public void gates(Map<WorkClass, Gate<?>> gates) {
+        Map<WorkClass, Gate<?>> copy = Map.copyOf(gates);
+        GaugeWithCallback.builder()
+                .name("pintle_inflight_requests")
+                .help("Node-facing requests being handled, by work class")
+                .labelNames("class")
+                .callback(callback -> copy.forEach((work, gate) -> callback.call(gate.active(), work.label())))
+                .register(registry);
+        GaugeWithCallback.builder()
+                .name("pintle_queued_requests")
+                .help("Node-facing requests waiting for a worker, by work class")
+                .labelNames("class")
+                .callback(callback -> copy.forEach((work, gate) -> callback.call(gate.waiting(), work.label())))
+                .register(registry);
+    }
+
+    /**
+     * Counts one request refused with a 503 by overload control.
+     *
+     * @param work its work class
+     */
+    public void overloaded(WorkClass work) {
+        overloadRejections.get(work).inc();
+    }
+
+    /**
+     * Counts one connection closed by the TLS listener's guard.
+     *
+     * @param reason {@code header-timeout} or {@code slow-client}
+     */
+    public void connectionClosed(String reason) {
+        connectionsClosed.labelValues(reason).inc();
     }
 
     /**

@@ -347,4 +347,36 @@ class ConfigLoaderTest {
                 .isInstanceOf(ConfigException.class)
                 .hasMessage(missing + ": no such file");
     }
+
+    @Test
+    void limitsHaveDefaultsAndCanBeSetPerWorkClass() throws ConfigException {
+        ServerConfig.Limits defaults = parse(ROOT_ID).limits();
+        assertThat(defaults.maxConnections()).isEqualTo(10_000);
+        assertThat(defaults.idleTimeout()).hasSeconds(30);
+        assertThat(defaults.headerTimeout()).hasSeconds(10);
+        assertThat(defaults.minResponseBytesPerSecond()).isEqualTo(1024);
+        assertThat(defaults.queueTimeout()).hasSeconds(30);
+        assertThat(defaults.retryAfter()).hasSeconds(60);
+        assertThat(defaults.retryAfterJitter()).hasSeconds(30);
+        assertThat(defaults.files()).isEqualTo(new ServerConfig.Pool(100, 1000));
+        assertThat(defaults.api()).isEqualTo(new ServerConfig.Pool(50, 500));
+
+        ServerConfig.Limits set = parse(ROOT_ID + "[limits]\nmax_connections = 5\nmin_response_bytes_per_second = 0\n"
+                + "[limits.files]\nconcurrency = 2\n").limits();
+        assertThat(set.maxConnections()).isEqualTo(5);
+        assertThat(set.minResponseBytesPerSecond()).isZero();
+        assertThat(set.files()).isEqualTo(new ServerConfig.Pool(2, 1000));
+        assertThat(set.api()).isEqualTo(new ServerConfig.Pool(50, 500));
+    }
+
+    @Test
+    void impossibleLimitsAreRefusedByName() {
+        assertRefused(ROOT_ID + "[limits]\nmax_connections = 0\n", "'limits.max_connections'", "at least 1");
+        assertRefused(ROOT_ID + "[limits.files]\nconcurrency = 0\n", "'limits.files.concurrency'");
+        assertRefused(ROOT_ID + "[limits.api]\nqueue = -1\n", "'limits.api.queue'", "at least 0");
+        assertRefused(ROOT_ID + "[limits]\nretry_after_seconds = 10\nretry_after_jitter_seconds = 10\n",
+                "'limits.retry_after_jitter_seconds'");
+        assertRefused(ROOT_ID + "[limits]\nidle_timeout_seconds = 0\n", "'limits.idle_timeout_seconds'");
+        assertRefused(ROOT_ID + "[limits.downloads]\nqueue = 1\n", "unknown key", "limits.downloads");
+    }
 }

@@ -1,0 +1,186 @@
+package io.pintle.server.http;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.pintle.api.MediaTypes;
+import io.pintle.api.dto.Problem;
+import io.pintle.server.config.ServerConfig;
+import io.pintle.server.metrics.RouteClass;
+import io.pintle.server.metrics.ServerMetrics;
+import io.pintle.server.overload.Gate;
+import io.pintle.server.overload.RetryAfter;
+import io.pintle.server.overload.WorkClass;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.EnumMap;
+import java.util.Map;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpStatus;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.thread.Scheduler;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Bounded worker concurrency per {@link WorkClass} on the TLS listener: a request runs when its class has a free
+ * worker, waits (suspended, holding no thread) while its class's queue has room, and otherwise gets a 503
+ * problem+json with a randomised {@code Retry-After} at once. A request that waits past the queue timeout gets the
+ * same 503. A worker is held until the response is complete, so a long download counts for its whole length.
+ * Requests on the admin listener are never limited: it stays reachable when the TLS listener is saturated.
+ *
+ * <p>Jetty's {@code QoSHandler} was the alternative: it has one limit per handler, no per-class bookkeeping to
+ * expose, and a read-write lock on every request; this is one atomic counter per class.
+ */
+final class OverloadHandler extends Handler.Wrapper {
+    private static final Logger LOG = LoggerFactory.getLogger(OverloadHandler.class);
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final String limitedConnector;
+    private final Map<WorkClass, Gate<Pending>> gates;
+    private final Duration queueTimeout;
+    private final RetryAfter retryAfter;
+    private final ServerMetrics metrics;
+
+    /**
+     * @param handler the handler it guards
+     * @param limitedConnector the name of the connector whose requests are limited
+     * @param limits the configured limits
+     * @param metrics where rejections are counted (the gates' gauges are registered here too)
+     */
+    OverloadHandler(Handler handler, String limitedConnector, ServerConfig.Limits limits, ServerMetrics metrics) {
+        super(handler);
+        this.limitedConnector = limitedConnector;
+        Map<WorkClass, Gate<Pending>> byClass = new EnumMap<>(WorkClass.class);
+        for (WorkClass work : WorkClass.values()) {
+            ServerConfig.Pool pool = work.pool(limits);
+            byClass.put(work, new Gate<>(pool.concurrency(), pool.queue()));
+        }
+        this.gates = Map.copyOf(byClass);
+        this.queueTimeout = limits.queueTimeout();
+        this.retryAfter = new RetryAfter(limits.retryAfter(), limits.retryAfterJitter());
+        this.metrics = metrics;
+        metrics.gates(Map.copyOf(gates));
+    }
+
+    /**
+     * The routes of each work class. A new class of routes maps its route classes here.
+     *
+     * @param route the route class of a request on the TLS listener
+     * @return its work class
+     */
+    static WorkClass classify(RouteClass route) {
+        return switch (route) {
+            case POLICIES, COMMON -> WorkClass.FILES;
+            default -> WorkClass.API;
+        };
+    }
+
+    @Override
+    public boolean handle(Request request, Response response, Callback callback) throws Exception {
+        if (!limitedConnector.equals(request.getConnectionMetaData().getConnector().getName())) {
+            return super.handle(request, response, callback);
+        }
+        WorkClass work = classify(RouteClass.of(false, request.getHttpURI().getPath()));
+        Gate<Pending> gate = gates.get(work);
+        Pending pending = new Pending(work, gate, request, response, callback);
+        Gate.Admission<Pending> admission = gate.enter(pending);
+        if (admission instanceof Gate.Admission.Admitted<Pending>) {
+            return handleWithWorker(pending);
+        }
+        if (admission instanceof Gate.Admission.Queued<Pending> queued) {
+            Scheduler scheduler = getServer().getScheduler();
+            pending.expiry = scheduler.schedule(() -> expire(queued.ticket()), queueTimeout);
+            return true;
+        }
+        refuse(pending, "all " + gate.concurrency() + " " + work.label() + " workers are busy and the queue is full");
+        return true;
+    }
+
+    /** Runs the request; its worker goes back to the gate when the response is complete, however it ends. */
+    private boolean handleWithWorker(Pending pending) throws Exception {
+        Request.addCompletionListener(pending.request, failure -> release(pending.gate));
+        return super.handle(pending.request, pending.response, pending.callback);
+    }
+
+    private void release(Gate<Pending> gate) {
+        Pending next = gate.leave();
+        if (next != null) {
+            Scheduler.Task expiry = next.expiry;
+            if (expiry != null) {
+                expiry.cancel();
+            }
+            // Always dispatch: this runs where the previous response completed (possibly a selector thread).
+            next.request.getComponents().getExecutor().execute(() -> resume(next));
+        }
+    }
+
+    private void resume(Pending pending) {
+        try {
+            if (!handleWithWorker(pending)) {
+                Response.writeError(pending.request, pending.response, pending.callback, HttpStatus.NOT_FOUND_404);
+            }
+        } catch (Throwable failure) {
+            Response.writeError(pending.request, pending.response, pending.callback, failure);
+        }
+    }
+
+    private void expire(Gate.Ticket<Pending> ticket) {
+        Pending pending = ticket.waiter();
+        if (pending.gate.abandon(ticket)) {
+            pending.request.getComponents().getExecutor().execute(() -> refuse(pending,
+                    "waited " + queueTimeout.toSeconds() + " s for one of the " + pending.gate.concurrency() + " "
+                            + pending.work.label() + " workers"));
+        }
+    }
+
+    private void refuse(Pending pending, String detail) {
+        metrics.overloaded(pending.work);
+        long seconds = retryAfter.nextSeconds();
+        LOG.debug("overloaded: {} {} refused: {}", pending.request.getMethod(), pending.request.getHttpURI(), detail);
+        Response response = pending.response;
+        if (response.isCommitted()) {
+            pending.callback.failed(new IllegalStateException("response committed before the overload refusal"));
+            return;
+        }
+        response.setStatus(HttpStatus.SERVICE_UNAVAILABLE_503);
+        response.getHeaders().put(HttpHeader.RETRY_AFTER, seconds);
+        response.getHeaders().put(HttpHeader.CONTENT_TYPE, MediaTypes.PROBLEM_JSON);
+        response.write(true, ByteBuffer.wrap(body(pending, detail + "; retry in " + seconds + " s")),
+                pending.callback);
+    }
+
+    private static byte[] body(Pending pending, String detail) {
+        // Not a server error: no incident id, nothing to look up in the log.
+        Problem problem = new Problem("urn:pintle:problem:overloaded", "Service Unavailable",
+                HttpStatus.SERVICE_UNAVAILABLE_503, detail, pending.request.getHttpURI().getPath(), "overloaded",
+                null);
+        try {
+            return JSON.writeValueAsBytes(problem);
+        } catch (JsonProcessingException e) {
+            return "{\"status\":503,\"reason\":\"overloaded\"}".getBytes(StandardCharsets.US_ASCII);
+        }
+    }
+
+    /** A request and its class, while it waits or runs. */
+    private static final class Pending {
+        private final WorkClass work;
+        private final Gate<Pending> gate;
+        private final Request request;
+        private final Response response;
+        private final Callback callback;
+        /** The queue timeout, while waiting; set once, just after the request was queued. */
+        private volatile Scheduler.Task expiry;
+
+        Pending(WorkClass work, Gate<Pending> gate, Request request, Response response, Callback callback) {
+            this.work = work;
+            this.gate = gate;
+            this.request = request;
+            this.response = response;
+            this.callback = callback;
+        }
+    }
+}

@@ -1,0 +1,35 @@
+package io.pintle.server.overload;
+
+import io.pintle.server.config.ServerConfig;
+import java.util.Locale;
+
+/**
+ * The classes of node-facing work, each with its own workers and queue, so that a flood of one (downloads) never
+ * starves another. A new kind of route (manifests and archives, remote run, change waits) adds a constant here,
+ * its {@code [limits.<class>]} table in the configuration, and its routes in the HTTP layer's classifier
+ * ({@code http.OverloadHandler}).
+ */
+public enum WorkClass {
+    /** File downloads: {@code /policies/...} and {@code /common/...}. */
+    FILES,
+    /** Every other node-facing route: small JSON or text answers ({@code /uuid}, {@code /v1/whoami}, 404s). */
+    API;
+
+    private final String label = name().toLowerCase(Locale.ROOT);
+
+    /** @return the metric label and configuration table name */
+    public String label() {
+        return label;
+    }
+
+    /**
+     * @param limits the configured limits
+     * @return this class's workers and queue
+     */
+    public ServerConfig.Pool pool(ServerConfig.Limits limits) {
+        return switch (this) {
+            case FILES -> limits.files();
+            case API -> limits.api();
+        };
+    }
+}
