@@ -27,7 +27,7 @@ class ArchitectureTest {
             Pattern.MULTILINE);
 
     @ParameterizedTest
-    @ValueSource(strings = {"acl", "nodes", "policy", "reload", "config", "problem", "demo", "cli", "metrics"})
+    @ValueSource(strings = {"acl", "nodes", "policy", "reload", "config", "problem", "demo", "cli", "metrics", "systemd"})
     void domainPackagesDoNotImportTheWebStack(String pkg) throws IOException {
         List<String> offenders = new ArrayList<>();
         for (Path file : javaFiles(MAIN.resolve(pkg))) {

@@ -3,6 +3,9 @@ package io.pintle.server.http;
 import io.pintle.server.config.ServerConfig;
 import io.pintle.server.metrics.ServerMetrics;
 import io.pintle.server.reload.SnapshotHolder;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.channels.ServerSocketChannel;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -24,6 +27,7 @@ import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.server.SslConnectionFactory;
 import org.eclipse.jetty.server.handler.ContextHandler;
 import org.eclipse.jetty.server.handler.ContextHandlerCollection;
+import org.eclipse.jetty.server.handler.GracefulHandler;
 import org.eclipse.jetty.util.VirtualThreads;
 import org.eclipse.jetty.util.ssl.SslContextFactory;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
@@ -151,9 +155,33 @@ public final class HttpServerFactory {
                 .compressIncludeMimeType("application/xml")
                 .compressIncludeMethod("GET")
                 .build());
-        server.setHandler(compression);
+        // On top, so that a stop (SIGTERM, a restart for an upgrade) first stops accepting, then lets in-flight
+        // requests finish for up to STOP_TIMEOUT_MS before the connections close.
+        server.setHandler(new GracefulHandler(compression));
         server.setErrorHandler(new ProblemErrorHandler());
         return server;
+    }
+
+    /**
+     * Makes the node-facing TLS listener accept on an already bound socket (a systemd socket unit's) instead of
+     * binding {@code general.listen}; the admin listener still binds its own address. Closing the server closes
+     * this process's descriptor only: the socket unit keeps the socket, and its backlog, open across restarts.
+     *
+     * @param server a server from {@link #create}, not started
+     * @param inherited the listening socket
+     */
+    public static void inheritTlsListener(Server server, ServerSocketChannel inherited) {
+        for (Connector connector : server.getConnectors()) {
+            if (TLS_CONNECTOR.equals(connector.getName()) && connector instanceof ServerConnector tls) {
+                try {
+                    tls.open(inherited);
+                } catch (IOException e) {
+                    throw new UncheckedIOException("cannot use the inherited listening socket", e);
+                }
+                return;
+            }
+        }
+        throw new IllegalStateException("no connector " + TLS_CONNECTOR);
     }
 
     /**
