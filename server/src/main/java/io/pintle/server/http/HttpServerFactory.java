@@ -27,7 +27,6 @@ import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.server.SslConnectionFactory;
 import org.eclipse.jetty.server.handler.ContextHandler;
 import org.eclipse.jetty.server.handler.ContextHandlerCollection;
-import org.eclipse.jetty.server.handler.GracefulHandler;
 import org.eclipse.jetty.util.VirtualThreads;
 import org.eclipse.jetty.util.ssl.SslContextFactory;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
@@ -155,9 +154,11 @@ public final class HttpServerFactory {
                 .compressIncludeMimeType("application/xml")
                 .compressIncludeMethod("GET")
                 .build());
-        // On top, so that a stop (SIGTERM, a restart for an upgrade) first stops accepting, then lets in-flight
-        // requests finish for up to STOP_TIMEOUT_MS before the connections close.
-        server.setHandler(new GracefulHandler(compression));
+        // No GracefulHandler on top, on purpose. On stop (SIGTERM, a restart for an upgrade) the connectors stop
+        // accepting and wait, up to STOP_TIMEOUT_MS, for each open connection to finish the request it carries and
+        // close: that is the drain. A GracefulHandler would add a 503 for a request that arrives on a connection
+        // accepted just before the stop, which SocketActivationIT saw while replacing the process.
+        server.setHandler(compression);
         server.setErrorHandler(new ProblemErrorHandler());
         return server;
     }
