@@ -99,6 +99,7 @@ class SocketActivationIT {
             }
         }, "download-loop");
         try {
+            eventually(() -> read(log).contains("Listening on 127.0.0.1:" + port), log);
             client.start(); // its first connection makes systemd-socket-activate start the loop
             Map<Long, Boolean> servers = new ConcurrentHashMap<>();
             ProcessHandle first = awaitServer(holder, servers, log);
@@ -227,6 +228,14 @@ class SocketActivationIT {
                 throw new AssertionError("timed out; server log:\n" + Files.readString(log));
             }
             Thread.sleep(20);
+        }
+    }
+
+    private static String read(Path file) {
+        try {
+            return Files.readString(file);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
         }
     }
 
