@@ -13,6 +13,7 @@ import io.pintle.server.reload.ServerSnapshot;
 import io.pintle.server.reload.SnapshotException;
 import io.pintle.server.reload.SnapshotHolder;
 import io.pintle.server.reload.SnapshotLoader;
+import io.pintle.server.systemd.SystemdHandoff;
 import io.pintle.server.tls.ServerTls;
 import java.nio.file.Files;
 import java.security.GeneralSecurityException;
@@ -41,10 +42,22 @@ public final class Bootstrap {
      * @throws GeneralSecurityException when the TLS material is unusable
      */
     public static PintleServer build(ServerConfig config) throws SnapshotException, GeneralSecurityException {
+        return build(config, SystemdHandoff.none());
+    }
+
+    /**
+     * @param config the validated configuration
+     * @param systemd where to notify readiness and which inherited listening socket to use, if any
+     * @return the server, not started
+     * @throws SnapshotException when an input file is missing or invalid
+     * @throws GeneralSecurityException when the TLS material is unusable
+     */
+    public static PintleServer build(ServerConfig config, SystemdHandoff systemd)
+            throws SnapshotException, GeneralSecurityException {
         ConfigSource source = config.source() != null && Files.exists(config.source())
                 ? () -> ConfigLoader.load(config.source())
                 : () -> config;
-        return build(config, source);
+        return build(config, source, systemd);
     }
 
     /**
@@ -55,6 +68,19 @@ public final class Bootstrap {
      * @throws GeneralSecurityException when the TLS material is unusable
      */
     public static PintleServer build(ServerConfig config, ConfigSource source)
+            throws SnapshotException, GeneralSecurityException {
+        return build(config, source, SystemdHandoff.none());
+    }
+
+    /**
+     * @param config the validated configuration
+     * @param source how reloads read the configuration again
+     * @param systemd where to notify readiness and which inherited listening socket to use, if any
+     * @return the server, not started
+     * @throws SnapshotException when an input file is missing or invalid
+     * @throws GeneralSecurityException when the TLS material is unusable
+     */
+    public static PintleServer build(ServerConfig config, ConfigSource source, SystemdHandoff systemd)
             throws SnapshotException, GeneralSecurityException {
         Clock clock = Clock.systemUTC();
         ServerSnapshot first = new SnapshotLoader(config, clock).load(1);
@@ -70,10 +96,11 @@ public final class Bootstrap {
                 config.admin().listen(), JerseyConfig.admin(snapshots, reloader, metrics, readiness));
         HttpServerFactory.observe(server, metrics, snapshots, readiness);
         HttpServerFactory.limit(server, config.limits(), metrics);
+        systemd.listener().ifPresent(inherited -> HttpServerFactory.inheritTlsListener(server, inherited));
         server.addBean(new Managed("reloader", () -> { }, reloader::stop));
         if (config.reload().watch()) {
             server.addBean(new Managed("input watcher", watcher::start, watcher::stop));
         }
-        return new PintleServer(config, snapshots, reloader, metrics, server);
+        return new PintleServer(config, snapshots, reloader, metrics, server, systemd.notifier());
     }
 }

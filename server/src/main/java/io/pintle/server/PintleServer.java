@@ -5,7 +5,9 @@ import io.pintle.server.http.HttpServerFactory;
 import io.pintle.server.metrics.ServerMetrics;
 import io.pintle.server.reload.Reloader;
 import io.pintle.server.reload.ServerSnapshot;
+import io.pintle.server.reload.ReloadOutcome;
 import io.pintle.server.reload.SnapshotHolder;
+import io.pintle.server.systemd.SystemdNotifier;
 import java.net.URI;
 import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.server.NetworkConnector;
@@ -23,14 +25,20 @@ public final class PintleServer implements AutoCloseable {
     private final Reloader reloader;
     private final ServerMetrics metrics;
     private final Server server;
+    private final SystemdNotifier notifier;
 
     PintleServer(ServerConfig config, SnapshotHolder snapshots, Reloader reloader, ServerMetrics metrics,
-            Server server) {
+            Server server, SystemdNotifier notifier) {
         this.config = config;
         this.snapshots = snapshots;
         this.reloader = reloader;
         this.metrics = metrics;
         this.server = server;
+        this.notifier = notifier;
+        // Every reload, whatever its trigger (file watch, SIGHUP, the reload API behind ExecReload), is bracketed
+        // by RELOADING=1 and READY=1, so systemctl shows "reloading" exactly while one runs.
+        reloader.onAttempt(trigger -> notifier.reloading("reloading (" + trigger + ")"));
+        reloader.onOutcome(outcome -> notifier.ready(status(outcome)));
     }
 
     /**
@@ -46,6 +54,8 @@ public final class PintleServer implements AutoCloseable {
                 snapshot.self(), config.general().role().text(), snapshot.share().root(), uri(), adminUri(),
                 snapshot.generation(), snapshot.nodes().nodeCount(), snapshot.nodes().pinCount(),
                 snapshot.credentials().keyHash());
+        // After start() returned: both listeners are bound (or inherited) and accepting.
+        notifier.ready(status(null));
     }
 
     /** Blocks until the server stops. @throws InterruptedException if interrupted */
@@ -56,8 +66,19 @@ public final class PintleServer implements AutoCloseable {
     /** Stops gracefully: in-flight requests get up to the stop timeout to finish. */
     @Override
     public void close() throws Exception {
+        notifier.stopping();
         server.stop();
         LOG.info("pintle stopped");
+    }
+
+    /** One line for {@code systemctl status}: what is live, and how the last reload ended. */
+    private String status(ReloadOutcome last) {
+        ServerSnapshot snapshot = snapshots.current();
+        String reload = last == null ? ""
+                : last.succeeded() ? "; last reload " + last.result().text()
+                : "; last reload FAILED, previous generation serving: " + last.error();
+        return "serving " + snapshot.nodes().nodeCount() + " nodes on port " + port() + ", generation "
+                + snapshot.generation() + reload;
     }
 
     /** @return the TLS listener's actual port (useful with port 0) */

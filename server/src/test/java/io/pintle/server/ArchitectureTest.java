@@ -27,7 +27,8 @@ class ArchitectureTest {
             Pattern.MULTILINE);
 
     @ParameterizedTest
-    @ValueSource(strings = {"acl", "nodes", "policy", "reload", "config", "problem", "demo", "cli", "metrics", "overload"})
+    @ValueSource(strings = {"acl", "nodes", "policy", "reload", "config", "problem", "demo", "cli", "metrics", "overload",
+        "systemd"})
     void domainPackagesDoNotImportTheWebStack(String pkg) throws IOException {
         List<String> offenders = new ArrayList<>();
         for (Path file : javaFiles(MAIN.resolve(pkg))) {

@@ -5,6 +5,7 @@ import io.pintle.server.PintleServer;
 import io.pintle.server.config.ConfigException;
 import io.pintle.server.config.ServerConfig;
 import io.pintle.server.reload.SnapshotException;
+import io.pintle.server.systemd.SystemdHandoff;
 import java.util.concurrent.Callable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -28,7 +29,7 @@ public final class ServeCommand implements Callable<Integer> {
         PintleServer server;
         try {
             loaded = config.load();
-            server = Bootstrap.build(loaded);
+            server = Bootstrap.build(loaded, SystemdHandoff.fromProcess());
         } catch (ConfigException | SnapshotException e) {
             LOG.error("configuration error: {}", e.getMessage());
             return ExitCodes.CONFIG_ERROR;

@@ -3,6 +3,9 @@ package io.pintle.server.http;
 import io.pintle.server.config.ServerConfig;
 import io.pintle.server.metrics.ServerMetrics;
 import io.pintle.server.reload.SnapshotHolder;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.channels.ServerSocketChannel;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -152,9 +155,35 @@ public final class HttpServerFactory {
                 .compressIncludeMimeType("application/xml")
                 .compressIncludeMethod("GET")
                 .build());
+        // No GracefulHandler on top, on purpose. On stop (SIGTERM, a restart for an upgrade) the connectors stop
+        // accepting and wait, up to STOP_TIMEOUT_MS, for each open connection to finish the request it carries and
+        // close: that is the drain. A GracefulHandler would add a 503 for a request that arrives on a connection
+        // accepted just before the stop, which SocketActivationIT saw while replacing the process.
         server.setHandler(compression);
         server.setErrorHandler(new ProblemErrorHandler());
         return server;
+    }
+
+    /**
+     * Makes the node-facing TLS listener accept on an already bound socket (a systemd socket unit's) instead of
+     * binding {@code general.listen}; the admin listener still binds its own address. Closing the server closes
+     * this process's descriptor only: the socket unit keeps the socket, and its backlog, open across restarts.
+     *
+     * @param server a server from {@link #create}, not started
+     * @param inherited the listening socket
+     */
+    public static void inheritTlsListener(Server server, ServerSocketChannel inherited) {
+        for (Connector connector : server.getConnectors()) {
+            if (TLS_CONNECTOR.equals(connector.getName()) && connector instanceof ServerConnector tls) {
+                try {
+                    tls.open(inherited);
+                } catch (IOException e) {
+                    throw new UncheckedIOException("cannot use the inherited listening socket", e);
+                }
+                return;
+            }
+        }
+        throw new IllegalStateException("no connector " + TLS_CONNECTOR);
     }
 
     /**

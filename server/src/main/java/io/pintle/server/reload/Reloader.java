@@ -33,6 +33,7 @@ public final class Reloader {
     private final Clock clock;
     private final ExecutorService writer;
     private final AtomicReference<ReloadHistory> history = new AtomicReference<>(ReloadHistory.NONE);
+    private final List<Consumer<String>> starters = new CopyOnWriteArrayList<>();
     private final List<Consumer<ReloadOutcome>> listeners = new CopyOnWriteArrayList<>();
 
     /**
@@ -69,6 +70,14 @@ public final class Reloader {
     }
 
     /**
+     * @param listener called on the reload thread before each attempt, with its trigger; every call is followed by
+     *     one call of the {@link #onOutcome} listeners
+     */
+    public void onAttempt(Consumer<String> listener) {
+        starters.add(Objects.requireNonNull(listener));
+    }
+
+    /**
      * @param listener called on the reload thread after each attempt
      */
     public void onOutcome(Consumer<ReloadOutcome> listener) {
@@ -84,6 +93,9 @@ public final class Reloader {
     }
 
     private ReloadOutcome attempt(String trigger) {
+        for (Consumer<String> starter : starters) {
+            starter.accept(trigger);
+        }
         Instant startedAt = clock.instant();
         long started = System.nanoTime();
         ServerSnapshot current = snapshots.current();
