@@ -218,7 +218,13 @@ public final class CertificatesLoader {
 
     private static Optional<CertificateBinding> bind(X509Certificate certificate, Path file, int index,
             Consumer<String> warnings) {
-        Optional<String> uid = CertificateSubjects.uid(certificate);
+        Optional<String> uid;
+        try {
+            uid = CertificateSubjects.uid(certificate);
+        } catch (IllegalArgumentException e) {
+            warnings.accept(file + ": certificate " + index + ": " + e.getMessage() + "; skipped");
+            return Optional.empty();
+        }
         if (uid.isEmpty()) {
             warnings.accept(file + ": certificate " + index + " ('"
                     + certificate.getSubjectX500Principal().getName() + "') has no UID; skipped");
