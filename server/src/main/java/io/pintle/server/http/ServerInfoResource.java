@@ -34,7 +34,7 @@ public final class ServerInfoResource {
         X509Certificate leaf = state.peer().leaf();
         WhoAmI.Certificate certificate = leaf == null ? null : new WhoAmI.Certificate(
                 leaf.getSubjectX500Principal().getName(),
-                CertificateSubjects.uid(leaf).orElse(null),
+                uid(leaf),
                 KeyHash.sha256(leaf.getPublicKey()).toString(),
                 leaf.getNotBefore().toInstant().toString(),
                 leaf.getNotAfter().toInstant().toString());
@@ -56,5 +56,14 @@ public final class ServerInfoResource {
                 nodeId != null,
                 reason,
                 state.snapshot().generation());
+    }
+
+    /** @return the certificate's UID, or null when it has none or it cannot be decoded (whoami reports the reason) */
+    private static String uid(X509Certificate leaf) {
+        try {
+            return CertificateSubjects.uid(leaf).orElse(null);
+        } catch (IllegalArgumentException e) {
+            return null;
+        }
     }
 }

@@ -19,13 +19,19 @@ public final class CertificateSubjects {
     /**
      * @param certificate a certificate
      * @return the subject's first UID attribute value, or empty when there is none
+     * @throws IllegalArgumentException when the subject or its UID cannot be decoded (a UTF8String that is not
+     *     UTF-8, for instance: the JDK accepts such a certificate, BouncyCastle does not decode it)
      */
     public static Optional<String> uid(X509Certificate certificate) {
-        X500Name subject = X500Name.getInstance(certificate.getSubjectX500Principal().getEncoded());
-        for (RDN rdn : subject.getRDNs(BCStyle.UID)) {
-            ASN1Encodable value = rdn.getFirst().getValue();
-            return Optional.of(value instanceof ASN1String string ? string.getString() : value.toString());
+        try {
+            X500Name subject = X500Name.getInstance(certificate.getSubjectX500Principal().getEncoded());
+            for (RDN rdn : subject.getRDNs(BCStyle.UID)) {
+                ASN1Encodable value = rdn.getFirst().getValue();
+                return Optional.of(value instanceof ASN1String string ? string.getString() : value.toString());
+            }
+            return Optional.empty();
+        } catch (IllegalArgumentException | IllegalStateException e) {
+            throw new IllegalArgumentException("the certificate subject's UID cannot be decoded: " + e.getMessage(), e);
         }
-        return Optional.empty();
     }
 }

@@ -168,7 +168,9 @@ public final class CertificatesLoader {
         if (!label.equals("CERTIFICATE")) {
             throw new IOException(file + ": expected only certificates, found '" + label + "' (block " + index + ")");
         }
-        int footer = indexOf(content, CERTIFICATE_FOOTER, labelEnd);
+        // From after the header's dashes: in "-----BEGIN CERTIFICATE-------END CERTIFICATE-----" the footer
+        // would otherwise overlap the header, leaving a body of negative length.
+        int footer = indexOf(content, CERTIFICATE_FOOTER, labelEnd + DASHES.length);
         if (footer < 0) {
             throw new IOException(file + ": not valid PEM: block " + index + " has no '-----END CERTIFICATE-----'");
         }
@@ -218,7 +220,13 @@ public final class CertificatesLoader {
 
     private static Optional<CertificateBinding> bind(X509Certificate certificate, Path file, int index,
             Consumer<String> warnings) {
-        Optional<String> uid = CertificateSubjects.uid(certificate);
+        Optional<String> uid;
+        try {
+            uid = CertificateSubjects.uid(certificate);
+        } catch (IllegalArgumentException e) {
+            warnings.accept(file + ": certificate " + index + ": " + e.getMessage() + "; skipped");
+            return Optional.empty();
+        }
         if (uid.isEmpty()) {
             warnings.accept(file + ": certificate " + index + " ('"
                     + certificate.getSubjectX500Principal().getName() + "') has no UID; skipped");

@@ -110,7 +110,12 @@ public final class NodeRegistry {
             return new Identification.Anonymous(Identification.Reason.CERTIFICATE_EXPIRED,
                     "the client certificate expired on " + certificate.getNotAfter().toInstant());
         }
-        Optional<String> uidText = CertificateSubjects.uid(certificate);
+        Optional<String> uidText;
+        try {
+            uidText = CertificateSubjects.uid(certificate);
+        } catch (IllegalArgumentException e) {
+            return new Identification.Anonymous(Identification.Reason.INVALID_UID, e.getMessage());
+        }
         if (uidText.isEmpty()) {
             return new Identification.Anonymous(Identification.Reason.CERTIFICATE_WITHOUT_UID,
                     "the client certificate subject '" + certificate.getSubjectX500Principal().getName()

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
 import java.io.ByteArrayInputStream;
+import java.io.CharConversionException;
 import java.io.IOException;
 import java.io.SequenceInputStream;
 import java.nio.charset.StandardCharsets;
@@ -100,6 +101,10 @@ public final class NodesListLoader {
             }
         } catch (JsonProcessingException e) {
             throw new IOException(file + ": invalid JSON: " + e.getOriginalMessage(), e);
+        } catch (CharConversionException e) {
+            // Jackson detects UTF-16 and UTF-32 from the first bytes; invalid characters there are not a
+            // JsonProcessingException and their message does not name the file.
+            throw new IOException(file + ": invalid JSON: " + e.getMessage(), e);
         }
         return entries.build(content);
     }
@@ -119,11 +124,13 @@ public final class NodesListLoader {
             String field = parser.currentName();
             JsonToken value = parser.nextToken();
             String text = value == JsonToken.VALUE_STRING ? parser.getText() : null;
+            // Skipped whatever the field: the members of {"hostname": {...}} must not be read as the entry's own.
+            parser.skipChildren();
             switch (field) {
                 case "hostname" -> hostname = text;
                 case "key-hash" -> keyHash = text;
                 case "policy-server" -> policyServer = text;
-                default -> parser.skipChildren();
+                default -> { }
             }
         }
         try {

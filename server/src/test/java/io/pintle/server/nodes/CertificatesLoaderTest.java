@@ -100,6 +100,17 @@ class CertificatesLoaderTest {
     }
 
     @Test
+    void footerOverlappingTheHeaderFailsNamingTheFile() throws IOException {
+        // Found by CertificatesFuzzTest: this threw StringIndexOutOfBoundsException.
+        Path bundle = dir.resolve("overlap.pem");
+        Files.writeString(bundle, "-----BEGIN CERTIFICATE-------END CERTIFICATE-----\n");
+
+        assertThatThrownBy(() -> CertificatesLoader.load(bundle, warnings::add))
+                .isInstanceOf(IOException.class)
+                .hasMessageStartingWith(bundle + ": not valid PEM");
+    }
+
+    @Test
     void privateKeyInsteadOfCertificatesFailsNamingTheFile() throws IOException {
         Path keyFile = dir.resolve("localhost.priv");
         SelfSigned.writePrivateKey(keyFile, key1.getPrivate(), false);

@@ -11,6 +11,10 @@ import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.Optional;
+import org.bouncycastle.asn1.ASN1Primitive;
+import org.bouncycastle.asn1.x500.RDN;
+import org.bouncycastle.asn1.x500.X500Name;
+import org.bouncycastle.asn1.x500.style.BCStyle;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -179,5 +183,17 @@ class NodeRegistryTest {
         assertThat(empty.pinCount()).isZero();
         assertThat(anonymous(empty.identify(certificate(keyA, "node-a"), NOW)).reason())
                 .isEqualTo(Identification.Reason.UNKNOWN_KEY);
+    }
+
+    @Test
+    void uidThatIsNotUtf8IsAnInvalidUidNotAnError() throws Exception {
+        // Found by CertificatesFuzzTest: the JDK accepts a UTF8String UID that is not UTF-8, BouncyCastle threw.
+        X500Name subject = new X500Name(new RDN[] {new RDN(BCStyle.UID,
+                ASN1Primitive.fromByteArray(new byte[] {0x0c, 0x02, (byte) 0xc3, 0x28}))});
+        X509Certificate certificate = SelfSigned.certificate(keyA, subject, NOW.minus(Duration.ofDays(1)),
+                NOW.plus(Duration.ofDays(365)));
+
+        assertThat(anonymous(registry.identify(certificate, NOW)).reason())
+                .isEqualTo(Identification.Reason.INVALID_UID);
     }
 }

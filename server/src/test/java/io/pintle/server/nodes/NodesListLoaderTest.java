@@ -99,6 +99,7 @@ class NodesListLoaderTest {
             {"bad id": {"hostname": "n1", "policy-server": "root"}}      | node 'bad id' | invalid node id 'bad id'
             {"node-1": "n1"}                                             | node 'node-1' | expected an object
             {"node-1": null}                                             | node 'node-1' | expected an object
+            {"node-1": {"hostname": {"hostname": "n1", "policy-server": "root"}}} | node 'node-1' | 'hostname'
             """)
     void invalidEntryNamesFileAndNode(String json, String node, String problem) throws IOException {
         Path file = write(json);
@@ -125,6 +126,18 @@ class NodesListLoaderTest {
                 .isInstanceOf(IOException.class)
                 .hasMessageStartingWith(file + ": ")
                 .hasMessageContaining(problem);
+    }
+
+    @Test
+    void undecodableUtf32NamesFile() throws IOException {
+        // Found by NodesListFuzzTest: Jackson takes "{\0\0\0" for UTF-32, and its error did not name the file.
+        Path file = write("");
+        Files.write(file, Base64.getDecoder().decode(
+                "ewAAADMgeyJob3N0bmFtZSI6ICJoIiwgInBvbGljeS1zInsifSwgImEiOiB7ImhvIn19"));
+
+        assertThatThrownBy(() -> NodesListLoader.load(file))
+                .isInstanceOf(IOException.class)
+                .hasMessageStartingWith(file + ": invalid JSON: ");
     }
 
     @ParameterizedTest(name = "[{index}] ''{0}''")
