@@ -4,7 +4,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
-import java.util.Objects;
 
 /**
  * What one certificate bundle pins, and where each of its PEM blocks lies in the bytes it was read from, so that
@@ -14,14 +13,25 @@ import java.util.Objects;
  */
 public final class CertificateIndex {
     /** An index of nothing, to start from. */
-    public static final CertificateIndex EMPTY =
-            new CertificateIndex(new byte[0], new int[0], new int[0], new CertificateBinding[0]);
+    public static final CertificateIndex EMPTY = new CertificateIndex(Spans.empty());
 
-    private final byte[] source;
-    private final int[] starts;
-    private final int[] ends;
-    private final CertificateBinding[] blocks;
+    private final Spans<CertificateBinding> blocks;
     private final List<CertificateBinding> bindings;
+
+    /**
+     * @param blocks each block's binding (null when the certificate was skipped) and range (from its
+     *     {@code -----BEGIN } to just after its {@code -----END CERTIFICATE-----})
+     */
+    CertificateIndex(Spans<CertificateBinding> blocks) {
+        this.blocks = blocks;
+        List<CertificateBinding> pinned = new ArrayList<>(blocks.size());
+        for (CertificateBinding binding : blocks.items()) {
+            if (binding != null) {
+                pinned.add(binding);
+            }
+        }
+        this.bindings = Collections.unmodifiableList(pinned);
+    }
 
     /**
      * @param source the bundle's bytes; kept, not copied, and never modified
@@ -30,20 +40,7 @@ public final class CertificateIndex {
      * @param blocks each block's binding, null when the certificate was skipped
      */
     CertificateIndex(byte[] source, int[] starts, int[] ends, CertificateBinding[] blocks) {
-        if (starts.length != ends.length || starts.length != blocks.length) {
-            throw new IllegalArgumentException("one start, end and binding per block");
-        }
-        this.source = Objects.requireNonNull(source);
-        this.starts = starts;
-        this.ends = ends;
-        this.blocks = blocks;
-        List<CertificateBinding> pinned = new ArrayList<>(blocks.length);
-        for (CertificateBinding binding : blocks) {
-            if (binding != null) {
-                pinned.add(binding);
-            }
-        }
-        this.bindings = Collections.unmodifiableList(pinned);
+        this(new Spans<>(source, starts, ends, Arrays.asList(blocks)));
     }
 
     /** @return the keys the bundle pins, in file order (skipped certificates left out) */
@@ -53,26 +50,11 @@ public final class CertificateIndex {
 
     /** @return the number of PEM blocks, skipped ones included */
     public int blockCount() {
-        return blocks.length;
+        return blocks.size();
     }
 
-    int length(int block) {
-        return ends[block] - starts[block];
-    }
-
-    CertificateBinding binding(int block) {
-        return blocks[block];
-    }
-
-    /** @return whether {@code content} holds, from {@code at}, exactly the bytes of this index's block */
-    boolean sameBlock(int block, byte[] content, int at) {
-        int length = length(block);
-        return at + length <= content.length
-                && Arrays.equals(source, starts[block], ends[block], content, at, at + length);
-    }
-
-    /** @return {@link CertificatesLoader#blockKey} of one of this index's blocks */
-    long key(int block) {
-        return CertificatesLoader.blockKey(source, starts[block], ends[block]);
+    /** @return each block's binding and range, for reuse by the next load */
+    Spans<CertificateBinding> blocks() {
+        return blocks;
     }
 }

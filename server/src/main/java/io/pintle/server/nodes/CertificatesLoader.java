@@ -9,11 +9,8 @@ import java.nio.file.Path;
 import java.security.cert.CertificateException;
 import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
-import java.util.Arrays;
 import java.util.Base64;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.function.Consumer;
 
@@ -30,8 +27,6 @@ public final class CertificatesLoader {
     private static final byte[] BEGIN = ascii("-----BEGIN ");
     private static final byte[] DASHES = ascii("-----");
     private static final byte[] CERTIFICATE_FOOTER = ascii("-----END CERTIFICATE-----");
-    /** Previous blocks tried after the expected one, and blocks not found so before all are indexed by key. */
-    private static final int LOOK_AHEAD = 8;
     /** Bytes before the footer that {@link #blockKey} hashes. */
     private static final int KEY_BYTES = 48;
 
@@ -67,94 +62,54 @@ public final class CertificatesLoader {
         // is first compared with the previous load's block that followed the last one reused, then with the few
         // after it, then, after several misses, looked up among all of them. Either way a block is reused only
         // when its bytes are equal.
-        int capacity = previous.blockCount() + 16;
-        int[] starts = new int[capacity];
-        int[] ends = new int[capacity];
-        CertificateBinding[] blocks = new CertificateBinding[capacity];
-        int count = 0;
-        Map<Long, Integer> byKey = null;
-        int expected = 0;
-        int misses = 0;
+        Spans.Builder<CertificateBinding> blocks = new Spans.Builder<>(previous.blockCount() + 16);
+        Spans.Matcher<CertificateBinding, Long> matcher =
+                new Spans.Matcher<>(previous.blocks(), CertificatesLoader::blockKey);
         CertificateFactory factory = null;
         int at = indexOf(content, BEGIN, 0);
         if (at < 0 && !new String(content, StandardCharsets.ISO_8859_1).isBlank()) {
             throw new IOException(file + ": not valid PEM: no certificate found");
         }
         while (at >= 0) {
-            int index = count + 1;
-            int match = -1;
-            int end;
-            if (expected < previous.blockCount() && previous.sameBlock(expected, content, at)) {
-                match = expected;
-                end = at + previous.length(match);
-            } else {
-                end = blockEnd(content, at, file, index);
-                // A few blocks removed: found just ahead. Blocks moved: found by key, once the misses suggest it
-                // is worth indexing every previous block.
-                for (int ahead = expected + 1; ahead <= expected + LOOK_AHEAD && ahead < previous.blockCount(); ahead++) {
-                    if (previous.length(ahead) == end - at && previous.sameBlock(ahead, content, at)) {
-                        match = ahead;
-                        break;
-                    }
-                }
-                if (match < 0 && ++misses > LOOK_AHEAD) {
-                    if (byKey == null) {
-                        byKey = keys(previous);
-                    }
-                    Integer candidate = byKey.get(blockKey(content, at, end));
-                    if (candidate != null && previous.length(candidate) == end - at
-                            && previous.sameBlock(candidate, content, at)) {
-                        match = candidate;
-                    }
-                }
-            }
-            CertificateBinding binding;
-            if (match >= 0 && previous.binding(match) != null) {
-                binding = previous.binding(match);
-            } else {
+            int index = blocks.items().size() + 1;
+            // A block found among the previous ones is not scanned: its end is the previous one's.
+            int match = matcher.find(content, at);
+            int end = match >= 0 ? at + previous.blocks().length(match) : blockEnd(content, at, file, index);
+            CertificateBinding binding = match >= 0 ? previous.blocks().item(match) : null;
+            if (binding == null) {
                 // New, or skipped last time: parsed (again), so that a skipped certificate is reported each time.
                 if (factory == null) {
                     factory = certificateFactory();
                 }
                 binding = parseBlock(factory, content, at, end, file, index, warnings).orElse(null);
             }
-            if (match >= 0) {
-                expected = match + 1;
-            }
-            if (count == starts.length) {
-                starts = Arrays.copyOf(starts, count * 2);
-                ends = Arrays.copyOf(ends, count * 2);
-                blocks = Arrays.copyOf(blocks, count * 2);
-            }
-            starts[count] = at;
-            ends[count] = end;
-            blocks[count] = binding;
-            count++;
+            blocks.add(at, end, binding);
             at = indexOf(content, BEGIN, end);
         }
-        return new CertificateIndex(content, Arrays.copyOf(starts, count), Arrays.copyOf(ends, count),
-                Arrays.copyOf(blocks, count));
+        return new CertificateIndex(blocks.build(content));
     }
 
     /**
      * A cheap key for a block, to find a moved block among the previous ones: its length and a hash of its last
      * bytes (the end of the signature, which differs between certificates). Equal keys are then confirmed by
      * comparing the bytes.
+     *
+     * @param end just after the block's footer, or -1 to scan for it
+     * @return the key, or null when the block has no footer
      */
-    static long blockKey(byte[] content, int start, int end) {
+    private static Long blockKey(byte[] content, int start, int end) {
+        if (end < 0) {
+            int labelEnd = indexOf(content, DASHES, start + BEGIN.length);
+            end = labelEnd < 0 ? -1 : footerEnd(content, labelEnd);
+            if (end < 0) {
+                return null;
+            }
+        }
         int hash = 1;
         for (int i = Math.max(start, end - CERTIFICATE_FOOTER.length - KEY_BYTES); i < end; i++) {
             hash = 31 * hash + content[i];
         }
         return ((long) (end - start) << 32) | (hash & 0xffffffffL);
-    }
-
-    private static Map<Long, Integer> keys(CertificateIndex index) {
-        Map<Long, Integer> keys = new HashMap<>(index.blockCount() * 2);
-        for (int block = 0; block < index.blockCount(); block++) {
-            keys.putIfAbsent(index.key(block), block);
-        }
-        return keys;
     }
 
     /** @return the offset just after the footer of the block whose header starts at {@code at} */
@@ -168,13 +123,22 @@ public final class CertificatesLoader {
         if (!label.equals("CERTIFICATE")) {
             throw new IOException(file + ": expected only certificates, found '" + label + "' (block " + index + ")");
         }
+        int end = footerEnd(content, labelEnd);
+        if (end < 0) {
+            throw new IOException(file + ": not valid PEM: block " + index + " has no '-----END CERTIFICATE-----'");
+        }
+        return end;
+    }
+
+    /**
+     * @param labelEnd where the header's closing dashes start
+     * @return the offset just after the footer, or -1 when there is none
+     */
+    private static int footerEnd(byte[] content, int labelEnd) {
         // From after the header's dashes: in "-----BEGIN CERTIFICATE-------END CERTIFICATE-----" the footer
         // would otherwise overlap the header, leaving a body of negative length.
         int footer = indexOf(content, CERTIFICATE_FOOTER, labelEnd + DASHES.length);
-        if (footer < 0) {
-            throw new IOException(file + ": not valid PEM: block " + index + " has no '-----END CERTIFICATE-----'");
-        }
-        return footer + CERTIFICATE_FOOTER.length;
+        return footer < 0 ? -1 : footer + CERTIFICATE_FOOTER.length;
     }
 
     private static Optional<CertificateBinding> parseBlock(CertificateFactory factory, byte[] content, int at, int end,

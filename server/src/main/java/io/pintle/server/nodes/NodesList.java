@@ -1,9 +1,7 @@
 package io.pintle.server.nodes;
 
 import java.util.Arrays;
-import java.util.Collections;
 import java.util.List;
-import java.util.Objects;
 
 /**
  * The entries of one {@code nodeslist.json}, and where each lies in the bytes it was read from, so that the next
@@ -13,13 +11,23 @@ import java.util.Objects;
  */
 public final class NodesList {
     /** A list of nothing, to start from. */
-    public static final NodesList EMPTY = new NodesList(new byte[0], new int[0], new int[0], new Node[0]);
+    public static final NodesList EMPTY = new NodesList(Spans.empty(), List.of());
 
-    private final byte[] source;
-    private final int[] starts;
-    private final int[] ends;
-    private final Node[] entries;
+    private final Spans<Node> spans;
     private final List<Node> nodes;
+
+    /** @param nodes unmodifiable */
+    private NodesList(Spans<Node> spans, List<Node> nodes) {
+        this.spans = spans;
+        this.nodes = nodes;
+    }
+
+    /**
+     * @param spans each entry's node and range (from the opening quote of its id to just after its closing brace)
+     */
+    NodesList(Spans<Node> spans) {
+        this(spans, spans.items());
+    }
 
     /**
      * @param source the file's bytes; kept, not copied, and never modified
@@ -28,23 +36,12 @@ public final class NodesList {
      * @param entries each entry's node
      */
     NodesList(byte[] source, int[] starts, int[] ends, Node[] entries) {
-        this(source, starts, ends, entries, entries);
+        this(new Spans<>(source, starts, ends, Arrays.asList(entries)));
     }
 
-    private NodesList(byte[] source, int[] starts, int[] ends, Node[] entries, Node[] all) {
-        if (starts.length != ends.length || starts.length != entries.length) {
-            throw new IllegalArgumentException("one start, end and node per entry");
-        }
-        this.source = Objects.requireNonNull(source);
-        this.starts = starts;
-        this.ends = ends;
-        this.entries = entries;
-        this.nodes = Collections.unmodifiableList(Arrays.asList(all));
-    }
-
-    /** @return a list of these entries that reuses none of them next time (its size for reuse is 0) */
-    static NodesList unranged(Node[] entries) {
-        return new NodesList(new byte[0], new int[0], new int[0], new Node[0], entries);
+    /** @return a list of these entries that reuses none of them next time (it has no spans) */
+    static NodesList unranged(List<Node> entries) {
+        return new NodesList(Spans.empty(), List.copyOf(entries));
     }
 
     /** @return the entries, in file order */
@@ -52,23 +49,8 @@ public final class NodesList {
         return nodes;
     }
 
-    /** @return the number of entries that can be reused */
-    int size() {
-        return entries.length;
-    }
-
-    int length(int entry) {
-        return ends[entry] - starts[entry];
-    }
-
-    Node node(int entry) {
-        return entries[entry];
-    }
-
-    /** @return whether {@code content} holds, from {@code at}, exactly the bytes of this list's entry */
-    boolean sameEntry(int entry, byte[] content, int at) {
-        int length = length(entry);
-        return at + length <= content.length
-                && Arrays.equals(source, starts[entry], ends[entry], content, at, at + length);
+    /** @return each entry's node and range, for reuse by the next load */
+    Spans<Node> spans() {
+        return spans;
     }
 }

@@ -12,10 +12,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 
 /**
  * Reads Rudder's {@code nodeslist.json}: {@code {"<id>": {"hostname", "key-hash", "policy-server"}}}, listing
@@ -32,8 +29,6 @@ import java.util.Map;
 public final class NodesListLoader {
     private static final JsonFactory JSON = new JsonFactory();
     private static final byte[] OPEN_OBJECT = {'{'};
-    /** Previous entries tried after the expected one, and entries not found so before all are indexed by id. */
-    private static final int LOOK_AHEAD = 8;
     /** Entries parsed one by one, beyond which a whole parse is cheaper: this many plus a quarter of the list. */
     private static final int INCREMENTAL_LIMIT = 64;
 
@@ -71,7 +66,7 @@ public final class NodesListLoader {
      * @throws IOException naming the file and the entry when it is invalid
      */
     public static NodesList parse(byte[] content, Path file, NodesList previous) throws IOException {
-        if (previous.size() > 0) {
+        if (previous.spans().size() > 0) {
             NodesList reused = reuse(content, file, previous);
             if (reused != null) {
                 return reused;
@@ -155,44 +150,21 @@ public final class NodesListLoader {
             return null;
         }
         at = skipWhitespace(content, at + 1);
-        Entries entries = new Entries(previous.size() + 16);
-        Map<String, Integer> byId = null;
-        int expected = 0;
-        int misses = 0;
+        Spans<Node> before = previous.spans();
+        Entries entries = new Entries(before.size() + 16);
+        Spans.Matcher<Node, String> matcher =
+                new Spans.Matcher<>(before, (bytes, start, end) -> plainString(bytes, start));
         int parsed = 0;
-        int limit = INCREMENTAL_LIMIT + previous.size() / 4;
+        int limit = INCREMENTAL_LIMIT + before.size() / 4;
         while (true) {
             if (at >= length || content[at] != '"') {
                 return null;
             }
-            int match = -1;
-            if (expected < previous.size() && previous.sameEntry(expected, content, at)) {
-                match = expected;
-            } else {
-                // A few entries removed: found just ahead. Entries moved: found by id, once the misses suggest it
-                // is worth indexing every previous entry.
-                for (int ahead = expected + 1; ahead <= expected + LOOK_AHEAD && ahead < previous.size(); ahead++) {
-                    if (previous.sameEntry(ahead, content, at)) {
-                        match = ahead;
-                        break;
-                    }
-                }
-                String id = match < 0 && ++misses > LOOK_AHEAD ? plainString(content, at) : null;
-                if (id != null) {
-                    if (byId == null) {
-                        byId = ids(previous);
-                    }
-                    Integer candidate = byId.get(id);
-                    if (candidate != null && previous.sameEntry(candidate, content, at)) {
-                        match = candidate;
-                    }
-                }
-            }
+            int match = matcher.find(content, at);
             int end;
             if (match >= 0) {
-                end = at + previous.length(match);
-                entries.add(at, end, previous.node(match), content);
-                expected = match + 1;
+                end = at + before.length(match);
+                entries.add(at, end, before.item(match), content);
             } else {
                 if (++parsed > limit) {
                     return null;
@@ -250,14 +222,6 @@ public final class NodesListLoader {
         return null;
     }
 
-    private static Map<String, Integer> ids(NodesList list) {
-        Map<String, Integer> ids = new HashMap<>(list.size() * 2);
-        for (int i = 0; i < list.size(); i++) {
-            ids.putIfAbsent(list.node(i).id().value(), i);
-        }
-        return ids;
-    }
-
     /** JSON's insignificant whitespace: space, tab, line feed, carriage return. */
     private static int skipWhitespace(byte[] content, int from) {
         int i = from;
@@ -280,16 +244,11 @@ public final class NodesListLoader {
 
     /** Entries in file order with their byte ranges. */
     private static final class Entries {
-        private int[] starts;
-        private int[] ends;
-        private Node[] nodes;
-        private int count;
+        private final Spans.Builder<Node> spans;
         private boolean ranged = true;
 
         Entries(int capacity) {
-            starts = new int[capacity];
-            ends = new int[capacity];
-            nodes = new Node[capacity];
+            spans = new Spans.Builder<>(capacity);
         }
 
         /**
@@ -302,23 +261,12 @@ public final class NodesListLoader {
             boolean ok = start >= 0 && end > start && end <= content.length
                     && content[(int) start] == '"' && content[(int) end - 1] == '}';
             ranged &= ok;
-            if (count == nodes.length) {
-                starts = Arrays.copyOf(starts, count * 2);
-                ends = Arrays.copyOf(ends, count * 2);
-                nodes = Arrays.copyOf(nodes, count * 2);
-            }
-            starts[count] = (int) start;
-            ends[count] = (int) end;
-            nodes[count] = node;
-            count++;
+            spans.add((int) start, (int) end, node);
             return ok;
         }
 
         NodesList build(byte[] content) {
-            Node[] list = Arrays.copyOf(nodes, count);
-            return ranged
-                    ? new NodesList(content, Arrays.copyOf(starts, count), Arrays.copyOf(ends, count), list)
-                    : NodesList.unranged(list);
+            return ranged ? new NodesList(spans.build(content)) : NodesList.unranged(spans.items());
         }
     }
 }
