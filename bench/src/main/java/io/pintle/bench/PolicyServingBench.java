@@ -24,8 +24,6 @@ import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLContext;
 import org.eclipse.jetty.client.ContentResponse;
 import org.eclipse.jetty.http.HttpHeader;
-import org.slf4j.LoggerFactory;
-import org.slf4j.bridge.SLF4JBridgeHandler;
 
 /**
  * Entry point of {@code bench/run}: builds the fixture, starts Pintle and the baseline on 127.0.0.1, runs every row
@@ -39,8 +37,6 @@ public final class PolicyServingBench {
     static final int EXIT_OK = 0;
     /** Exit status when the run completed but some requests failed. */
     static final int EXIT_ERRORS = 1;
-    /** Exit status when the benchmark could not run (bad option, server failed to start...). */
-    static final int EXIT_FAILURE = 2;
     /**
      * Unmeasured load before the first row, per request shape (kind and protocol, at the highest concurrency the
      * plan uses it with) and per server, so that the rows measure compiled code rather than the JIT compiler.
@@ -73,43 +69,10 @@ public final class PolicyServingBench {
     /**
      * @param args {@code [--warmup SECONDS] [--measure SECONDS] [--output FILE]}
      */
-    /** Pintle's access log logger. */
-    static final String ACCESS_LOGGER = "io.pintle.access";
-
     public static void main(String[] args) {
-        // As Pintle's Main does: Jersey's java.util.logging goes to SLF4J (warnings and up, on stderr).
-        SLF4JBridgeHandler.removeHandlersForRootLogger();
-        SLF4JBridgeHandler.install();
-        if (LoggerFactory.getLogger(EXPECTED_WARNING_LOGGER) instanceof ch.qos.logback.classic.Logger logger) {
-            logger.setLevel(Level.ERROR);
-        }
-        // The access log (on by default) is off: the baseline has none, and a line per request on stderr would
-        // measure the terminal.
-        if (LoggerFactory.getLogger(ACCESS_LOGGER) instanceof ch.qos.logback.classic.Logger logger) {
-            logger.setLevel(Level.OFF);
-        }
-        System.exit(run(args));
-    }
-
-    /**
-     * @param args the command line
-     * @return the exit status
-     */
-    static int run(String... args) {
-        Options options;
-        try {
-            options = Options.parse(args);
-        } catch (IllegalArgumentException e) {
-            System.err.println(e.getMessage());
-            return EXIT_FAILURE;
-        }
-        try {
-            return new PolicyServingBench(options, System.err).runAll();
-        } catch (Exception e) {
-            System.err.println("benchmark failed: " + e);
-            e.printStackTrace(System.err);
-            return EXIT_FAILURE;
-        }
+        BenchMain.setUpLogging(Map.of(EXPECTED_WARNING_LOGGER, Level.ERROR));
+        System.exit(BenchMain.run(args, Options::parse,
+                options -> new PolicyServingBench(options, System.err).runAll()));
     }
 
     private int runAll() throws Exception {

@@ -6,9 +6,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
-import org.slf4j.LoggerFactory;
-import org.slf4j.bridge.SLF4JBridgeHandler;
+import java.util.Map;
 
 /**
  * Entry point of {@code bench/reload}: generates a registry of 20,000 nodes, measures snapshot builds and their
@@ -24,19 +22,16 @@ public final class ReloadBench {
     static final int EXIT_OK = 0;
     /** Exit status when the run completed but a request failed, a connection closed or a reload failed. */
     static final int EXIT_ERRORS = 1;
-    /** Exit status when the benchmark could not run. */
-    static final int EXIT_FAILURE = 2;
     /**
-     * Loggers lowered to WARN, with what they would print at INFO: Jetty's warning that client host names are not
+     * Loggers lowered, with what they would print otherwise: Jetty's warning that client host names are not
      * verified (on purpose, the server is authenticated by its pin), one line per 403 the probes get while they wait
-     * for their node's reload, and one line per reload. Errors still show. The access log (one line per request)
-     * is turned off.
+     * for their node's reload, and one line per reload. Errors still show. (The access log is off in every
+     * benchmark.)
      */
-    private static final List<String> QUIETED_LOGGERS = List.of(
-            "org.eclipse.jetty.util.ssl.SslContextFactory.config",
-            "io.pintle.server.http.PolicyResource",
-            "io.pintle.server.reload.Reloader",
-            PolicyServingBench.ACCESS_LOGGER);
+    private static final Map<String, Level> QUIETED_LOGGERS = Map.of(
+            "org.eclipse.jetty.util.ssl.SslContextFactory.config", Level.ERROR,
+            "io.pintle.server.http.PolicyResource", Level.WARN,
+            "io.pintle.server.reload.Reloader", Level.WARN);
 
     private final ReloadOptions options;
     private final PrintStream progress;
@@ -50,37 +45,9 @@ public final class ReloadBench {
      * @param args see {@link ReloadOptions#USAGE}
      */
     public static void main(String[] args) {
-        // As Pintle's Main does: Jersey's java.util.logging goes to SLF4J.
-        SLF4JBridgeHandler.removeHandlersForRootLogger();
-        SLF4JBridgeHandler.install();
-        for (String name : QUIETED_LOGGERS) {
-            if (LoggerFactory.getLogger(name) instanceof ch.qos.logback.classic.Logger logger) {
-                logger.setLevel(name.startsWith("org.eclipse") ? Level.ERROR
-                        : name.equals(PolicyServingBench.ACCESS_LOGGER) ? Level.OFF : Level.WARN);
-            }
-        }
-        System.exit(run(args));
-    }
-
-    /**
-     * @param args the command line
-     * @return the exit status
-     */
-    static int run(String... args) {
-        ReloadOptions options;
-        try {
-            options = ReloadOptions.parse(args);
-        } catch (IllegalArgumentException e) {
-            System.err.println(e.getMessage());
-            return EXIT_FAILURE;
-        }
-        try {
-            return new ReloadBench(options, System.err).runAll();
-        } catch (Exception e) {
-            System.err.println("benchmark failed: " + e);
-            e.printStackTrace(System.err);
-            return EXIT_FAILURE;
-        }
+        BenchMain.setUpLogging(QUIETED_LOGGERS);
+        System.exit(BenchMain.run(args, ReloadOptions::parse,
+                options -> new ReloadBench(options, System.err).runAll()));
     }
 
     private int runAll() throws Exception {
