@@ -44,7 +44,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSocket;
 import org.bouncycastle.asn1.x500.X500Name;
 import org.bouncycastle.asn1.x500.X500NameBuilder;
@@ -134,11 +133,8 @@ class AttackSuiteIT {
 
     /** Sends bytes as they are over TLS with the attacker's certificate and reads until the server closes. */
     private static String raw(NodeKeys identity, String request) throws Exception {
-        SSLContext tls = ClientTls.context(identity.certificatePath(), identity.keyPath(),
-                Set.of(sandbox.serverPin()));
-        try (SSLSocket socket = (SSLSocket) tls.getSocketFactory().createSocket("127.0.0.1", server.port())) {
+        try (SSLSocket socket = server.rawTls(identity)) {
             socket.setSoTimeout(5_000);
-            socket.startHandshake();
             OutputStream out = socket.getOutputStream();
             try {
                 out.write(request.getBytes(StandardCharsets.ISO_8859_1));

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.pintle.client.ClientTls;
 import io.pintle.client.PintleClient;
 import io.pintle.server.testing.NodeKeys;
 import io.pintle.server.testing.Sandbox;
@@ -22,7 +21,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLSocket;
@@ -155,7 +153,7 @@ class OverloadIT {
     @Test
     void aClientSendingItsHeadersTooSlowlyIsCutOff() throws Exception {
         try (TestServer server = TestServer.start(sandbox, "[limits]\nheader_timeout_seconds = 1\n")) {
-            try (SSLSocket socket = tlsSocket(server)) {
+            try (SSLSocket socket = server.rawTls(nodeA)) {
                 OutputStream out = socket.getOutputStream();
                 out.write("GET /uuid HTTP/1.1\r\nHost: localhost\r\n".getBytes(StandardCharsets.US_ASCII));
                 long start = System.nanoTime();
@@ -193,7 +191,7 @@ class OverloadIT {
     @Test
     void anIdleConnectionIsClosedAfterTheIdleTimeout() throws Exception {
         try (TestServer server = TestServer.start(sandbox, "[limits]\nidle_timeout_seconds = 1\n")) {
-            try (SSLSocket socket = tlsSocket(server)) {
+            try (SSLSocket socket = server.rawTls(nodeA)) {
                 socket.getOutputStream().write(
                         ("GET " + SMALL_FILE + " HTTP/1.1\r\nHost: localhost\r\n\r\n")
                                 .getBytes(StandardCharsets.US_ASCII));
@@ -210,13 +208,6 @@ class OverloadIT {
                 assertThat((System.nanoTime() - start) / 1_000_000).isBetween(500L, 3_000L);
             }
         }
-    }
-
-    private SSLSocket tlsSocket(TestServer server) throws Exception {
-        SSLSocket socket = (SSLSocket) ClientTls.context(nodeA.certificatePath(), nodeA.keyPath(),
-                Set.of(sandbox.serverPin())).getSocketFactory().createSocket("127.0.0.1", server.port());
-        socket.startHandshake();
-        return socket;
     }
 
     /** @return true when the server closed the connection (EOF or reset) within the wait */

@@ -1,5 +1,6 @@
 package io.pintle.server.testing;
 
+import io.pintle.client.ClientTls;
 import io.pintle.client.PintleClient;
 import io.pintle.server.Bootstrap;
 import io.pintle.server.PintleServer;
@@ -12,6 +13,8 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.nio.file.Path;
+import java.util.Set;
+import javax.net.ssl.SSLSocket;
 import org.slf4j.bridge.SLF4JBridgeHandler;
 
 /**
@@ -95,6 +98,26 @@ public final class TestServer implements AutoCloseable {
             builder.identity(node.certificatePath(), node.keyPath());
         }
         return builder.build();
+    }
+
+    /**
+     * A raw TLS socket to the node-facing listener, handshake done, presenting a node's certificate and pinning the
+     * server's key: for tests that write bytes a well-behaved HTTP client would not.
+     *
+     * @param node the identity to present
+     * @return the connected socket; the caller closes it
+     * @throws Exception when it cannot connect or the handshake fails
+     */
+    public SSLSocket rawTls(NodeKeys node) throws Exception {
+        SSLSocket socket = (SSLSocket) ClientTls.context(node.certificatePath(), node.keyPath(),
+                Set.of(sandbox.serverPin())).getSocketFactory().createSocket("127.0.0.1", port());
+        try {
+            socket.startHandshake();
+            return socket;
+        } catch (Exception e) {
+            socket.close();
+            throw e;
+        }
     }
 
     /**
