@@ -5,5 +5,8 @@ public final class MediaTypes {
     /** RFC 9457 problem details: the body of every Pintle error response. */
     public static final String PROBLEM_JSON = "application/problem+json";
 
+    /** A {@code ?view=archive} response. */
+    public static final String TAR_GZIP = "application/gzip";
+
     private MediaTypes() {}
 }

@@ -17,6 +17,24 @@ public final class Routes {
     /** {@code /v1/whoami}: how the server sees the caller; the entry point for debugging with curl. */
     public static final String WHOAMI = "/v1/whoami";
 
+    /** Query parameter choosing another view of a directory URL: {@link #VIEW_MANIFEST} or {@link #VIEW_ARCHIVE}. */
+    public static final String VIEW = "view";
+
+    /** {@code <directory URL>/?view=manifest}: the recursive {@link io.pintle.api.dto.Manifest} (JSON). */
+    public static final String VIEW_MANIFEST = "manifest";
+
+    /** {@code <directory URL>/?view=archive}: a streamed {@code tar.gz} of exactly one manifest version. */
+    public static final String VIEW_ARCHIVE = "archive";
+
+    /**
+     * Query parameter {@code wait=SECONDS}: with {@code If-None-Match} on a file, manifest or archive URL, the
+     * answer waits until the ETag differs (200) or the time is up (304).
+     */
+    public static final String WAIT = "wait";
+
+    /** Longest accepted {@link #WAIT}, in seconds. */
+    public static final int MAX_WAIT_SECONDS = 300;
+
     /** Node ids as Rudder's Apache configuration accepts them in URLs. */
     public static final String NODE_ID_PATTERN = "[a-zA-Z0-9_-]+";
 
