@@ -1,0 +1,122 @@
+package io.pintle.bench.sync;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * nginx from the Debian package, as Rudder's Apache vhost serves policies (rudder-domain.md §0): TLS 1.3 only,
+ * client certificate required and verified against the nodes' certificates, and the certificate's {@code UID}
+ * must be the node id in {@code /policies/<id>/…}. Its own prefix directory, configuration and logs under the
+ * benchmark's temporary directory; it runs in the foreground as a child of the harness and is stopped by its pid.
+ */
+final class Nginx implements AutoCloseable {
+    private static final Duration START_LIMIT = Duration.ofSeconds(20);
+
+    private final Process process;
+    private final String version;
+
+    private Nginx(Process process, String version) {
+        this.process = process;
+        this.version = version;
+    }
+
+    /**
+     * @param prefix a fresh directory for configuration, logs and temporary files
+     * @param share the directory served as {@code /policies/}
+     * @param certificate the server's certificate (PEM)
+     * @param key its key (PEM)
+     * @param clientCertificates the nodes' certificates (PEM bundle)
+     * @param port the port on 127.0.0.1
+     * @return the running server
+     * @throws IOException if it does not start
+     */
+    static Nginx start(Path prefix, Path share, Path certificate, Path key, Path clientCertificates, int port)
+            throws IOException, InterruptedException {
+        Path root = Files.createDirectories(prefix.resolve("root"));
+        Files.createSymbolicLink(root.resolve("policies"), share);
+        Files.createDirectories(prefix.resolve("temp"));
+        Path config = prefix.resolve("nginx.conf");
+        String user = System.getProperty("user.name");
+        Files.writeString(config, String.join("\n",
+                // The master reads the keys; the workers read the tree, which is in the harness's private
+                // temporary directory: they run as the harness's user ("user" only matters when that is root).
+                "root".equals(user) ? "user root;" : "",
+                "worker_processes 2;",
+                "pid " + prefix.resolve("nginx.pid") + ";",
+                "error_log " + prefix.resolve("error.log") + " warn;",
+                "events { worker_connections 1024; }",
+                "http {",
+                "  access_log off;",
+                "  default_type application/octet-stream;",
+                "  sendfile on;",
+                "  tcp_nopush on;",
+                // One connection per sync whatever the tree size (the default closes it after 1,000 requests).
+                "  keepalive_requests 100000;",
+                "  client_body_temp_path " + prefix.resolve("temp/body") + ";",
+                "  proxy_temp_path " + prefix.resolve("temp/proxy") + ";",
+                "  fastcgi_temp_path " + prefix.resolve("temp/fastcgi") + ";",
+                "  uwsgi_temp_path " + prefix.resolve("temp/uwsgi") + ";",
+                "  scgi_temp_path " + prefix.resolve("temp/scgi") + ";",
+                "  map $ssl_client_s_dn $client_uid {",
+                "    default \"\";",
+                "    \"~(^|,)UID=(?<uid>[^,]+)\" $uid;",
+                "  }",
+                "  server {",
+                "    listen 127.0.0.1:" + port + " ssl http2;",
+                "    ssl_certificate " + certificate + ";",
+                "    ssl_certificate_key " + key + ";",
+                "    ssl_protocols TLSv1.3;",
+                "    ssl_client_certificate " + clientCertificates + ";",
+                "    ssl_verify_client on;",
+                "    ssl_verify_depth 1;",
+                "    root " + root + ";",
+                "    location ~ ^/policies/(?<node>[^/]+)/ {",
+                "      if ($client_uid != $node) { return 403; }",
+                "    }",
+                "    location / { return 404; }",
+                "  }",
+                "}",
+                ""));
+        Process process = new ProcessBuilder("nginx", "-p", prefix + "/", "-c", config.toString(),
+                "-g", "daemon off;")
+                .redirectErrorStream(true)
+                .redirectOutput(prefix.resolve("stdout.log").toFile())
+                .start();
+        try {
+            Ports.awaitListening(port, START_LIMIT, process);
+        } catch (IOException e) {
+            process.destroy();
+            throw new IOException(e.getMessage() + "; nginx said: " + Files.readString(prefix.resolve("stdout.log"))
+                    + Files.readString(prefix.resolve("error.log")), e);
+        }
+        Process versionCommand = new ProcessBuilder("nginx", "-v").redirectErrorStream(true).start();
+        String version = new String(versionCommand.getInputStream().readAllBytes()).strip();
+        versionCommand.waitFor(10, TimeUnit.SECONDS);
+        return new Nginx(process, version);
+    }
+
+    /** @return what {@code nginx -v} prints */
+    String version() {
+        return version;
+    }
+
+    /** @return the master process id (its workers are its children) */
+    long pid() {
+        return process.pid();
+    }
+
+    /** @return the master and the workers */
+    List<ProcessHandle> processes() {
+        return java.util.stream.Stream.concat(java.util.stream.Stream.of(process.toHandle()),
+                process.toHandle().descendants()).toList();
+    }
+
+    @Override
+    public void close() {
+        Ports.stop(process, Duration.ofSeconds(10));
+    }
+}

@@ -1,0 +1,53 @@
+package io.pintle.bench.sync;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Collection;
+
+/**
+ * CPU time of processes from {@code /proc/<pid>/stat} (user + system, in clock ticks of 10 ms): the servers' and
+ * the client's, to tell whether the client (the load generator) or a server limited a run.
+ */
+final class ProcessCpu {
+    /** {@code getconf CLK_TCK} on Linux: the unit of the times in /proc/<pid>/stat. */
+    private static final double MILLIS_PER_TICK = 10;
+
+    private ProcessCpu() {}
+
+    /**
+     * @param processes processes still running
+     * @return their CPU time so far, in milliseconds
+     */
+    static double millis(Collection<ProcessHandle> processes) {
+        double total = 0;
+        for (ProcessHandle process : processes) {
+            long[] fields = fields(process.pid());
+            total += (fields[0] + fields[1]) * MILLIS_PER_TICK;
+        }
+        return total;
+    }
+
+    /**
+     * @return this JVM's CPU time plus that of its children already waited for (cf-agent), in milliseconds
+     */
+    static double selfAndChildrenMillis() {
+        long[] fields = fields(ProcessHandle.current().pid());
+        return (fields[0] + fields[1] + fields[2] + fields[3]) * MILLIS_PER_TICK;
+    }
+
+    /** @return utime, stime, cutime, cstime; zeros if the process is gone */
+    private static long[] fields(long pid) {
+        try {
+            String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
+            // The command name (field 2) is in parentheses and may contain spaces: split after it.
+            String[] rest = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            // rest[0] is field 3 (state); utime is field 14.
+            return new long[] {
+                Long.parseLong(rest[11]), Long.parseLong(rest[12]), Long.parseLong(rest[13]), Long.parseLong(rest[14])
+            };
+        } catch (IOException | RuntimeException e) {
+            return new long[4];
+        }
+    }
+}
