@@ -6,6 +6,9 @@ import io.pintle.server.http.HttpServerFactory;
 import io.pintle.server.http.JerseyConfig;
 import io.pintle.server.http.Readiness;
 import io.pintle.server.metrics.ServerMetrics;
+import io.pintle.server.policy.ChangeWaits;
+import io.pintle.server.policy.DigestCache;
+import io.pintle.server.policy.TreeScanner;
 import io.pintle.server.reload.ConfigSource;
 import io.pintle.server.reload.InputWatcher;
 import io.pintle.server.reload.Reloader;
@@ -29,6 +32,12 @@ public final class Bootstrap {
      * write triggers the next reload), while every millisecond here delays a newly accepted node.
      */
     public static final Duration WATCH_QUIET_PERIOD = Duration.ofMillis(20);
+
+    /**
+     * Parked {@code ?wait} requests look at their resource again this often even without a file-system event
+     * (events can be dropped when the kernel's queue overflows).
+     */
+    public static final Duration WAIT_RECHECK = Duration.ofSeconds(5);
 
     private Bootstrap() {}
 
@@ -91,13 +100,19 @@ public final class Bootstrap {
         ServerMetrics metrics = new ServerMetrics(snapshots);
         reloader.onOutcome(metrics::reloaded);
         Readiness readiness = new Readiness();
+        DigestCache digests = new DigestCache(config.limits().digestCacheEntries(), DigestCache.defaultThreads());
+        TreeScanner scanner = new TreeScanner(digests, config.limits().maxManifestEntries());
+        ChangeWaits waits = new ChangeWaits(config.limits().maxWaiters(), WATCH_QUIET_PERIOD, WAIT_RECHECK);
+        metrics.trees(waits, digests);
         Server server = HttpServerFactory.create(
-                config.general().listen(), tls.factory(), JerseyConfig.create(snapshots, clock),
+                config.general().listen(), tls.factory(), JerseyConfig.create(snapshots, clock, scanner, waits),
                 config.admin().listen(), JerseyConfig.admin(snapshots, reloader, metrics, readiness));
         HttpServerFactory.observe(server, metrics, snapshots, readiness);
         HttpServerFactory.limit(server, config.limits(), metrics);
         systemd.listener().ifPresent(inherited -> HttpServerFactory.inheritTlsListener(server, inherited));
         server.addBean(new Managed("reloader", () -> { }, reloader::stop));
+        server.addBean(new Managed("digests", () -> { }, digests::close));
+        server.addBean(new Managed("change waits", waits::start, waits::close));
         if (config.reload().watch()) {
             server.addBean(new Managed("input watcher", watcher::start, watcher::stop));
         }

@@ -54,6 +54,12 @@ public final class ConfigLoader {
     public static final int DEFAULT_RETRY_AFTER_SECONDS = 60;
     /** Refused clients come back spread over [30, 90] seconds by default. */
     public static final int DEFAULT_RETRY_AFTER_JITTER_SECONDS = 30;
+    /** Default {@code [limits] max_waiters}: requests parked by {@code ?wait} at once. */
+    public static final int DEFAULT_MAX_WAITERS = 10_000;
+    /** Default {@code [limits] digest_cache_entries}: file digests kept (about 200 bytes each). */
+    public static final int DEFAULT_DIGEST_CACHE_ENTRIES = 500_000;
+    /** Default {@code [limits] max_manifest_entries}: the largest tree a manifest or archive describes. */
+    public static final int DEFAULT_MAX_MANIFEST_ENTRIES = 200_000;
     /**
      * Concurrent file downloads. With the 200 platform threads of Java 17 (no virtual threads), this plus {@link
      * #DEFAULT_API_POOL} leaves threads for the admin listener and Jetty's own selectors.
@@ -145,7 +151,7 @@ public final class ConfigLoader {
             RawLog log = raw.log() != null ? raw.log() : new RawLog(null, null);
             RawLimits limits = raw.limits() != null
                     ? raw.limits()
-                    : new RawLimits(null, null, null, null, null, null, null, null, null);
+                    : new RawLimits(null, null, null, null, null, null, null, null, null, null, null, null);
 
             ServerConfig.General validGeneral = new ServerConfig.General(
                     nodeId(general),
@@ -236,6 +242,9 @@ public final class ConfigLoader {
                             DEFAULT_QUEUE_TIMEOUT_SECONDS, 1),
                     retryAfter,
                     jitter,
+                    atLeast("limits.max_waiters", raw.maxWaiters(), DEFAULT_MAX_WAITERS, 0),
+                    atLeast("limits.digest_cache_entries", raw.digestCacheEntries(), DEFAULT_DIGEST_CACHE_ENTRIES, 1),
+                    atLeast("limits.max_manifest_entries", raw.maxManifestEntries(), DEFAULT_MAX_MANIFEST_ENTRIES, 1),
                     pool("limits.files", raw.files(), DEFAULT_FILES_POOL),
                     pool("limits.api", raw.api(), DEFAULT_API_POOL));
         }
@@ -395,6 +404,9 @@ public final class ConfigLoader {
             @JsonProperty("queue_timeout_seconds") Integer queueTimeoutSeconds,
             @JsonProperty("retry_after_seconds") Integer retryAfterSeconds,
             @JsonProperty("retry_after_jitter_seconds") Integer retryAfterJitterSeconds,
+            @JsonProperty("max_waiters") Integer maxWaiters,
+            @JsonProperty("digest_cache_entries") Integer digestCacheEntries,
+            @JsonProperty("max_manifest_entries") Integer maxManifestEntries,
             @JsonProperty("files") RawPool files,
             @JsonProperty("api") RawPool api) {}
 

@@ -164,12 +164,15 @@ public record ServerConfig(
      * @param retryAfter the {@code Retry-After} a 503 carries, on average
      * @param retryAfterJitter how far each {@code Retry-After} is drawn from {@code retryAfter}, either way, so
      *     that refused clients do not come back together
+     * @param maxWaiters requests parked by {@code ?wait} at once; past it, 503 with {@code Retry-After}
+     * @param digestCacheEntries file digests kept for manifests
+     * @param maxManifestEntries the largest tree (entries) a manifest or archive describes
      * @param files file downloads ({@code /policies/...}, {@code /common/...})
      * @param api every other node-facing route (small JSON and text answers)
      */
     public record Limits(int maxConnections, Duration idleTimeout, Duration headerTimeout,
             long minResponseBytesPerSecond, Duration queueTimeout, Duration retryAfter, Duration retryAfterJitter,
-            Pool files, Pool api) {
+            int maxWaiters, int digestCacheEntries, int maxManifestEntries, Pool files, Pool api) {
         public Limits {
             Objects.requireNonNull(idleTimeout);
             Objects.requireNonNull(headerTimeout);

@@ -1,6 +1,8 @@
 package io.pintle.server.http;
 
 import io.pintle.server.metrics.ServerMetrics;
+import io.pintle.server.policy.ChangeWaits;
+import io.pintle.server.policy.TreeScanner;
 import io.pintle.server.reload.Reloader;
 import io.pintle.server.reload.SnapshotHolder;
 import java.time.Clock;
@@ -21,13 +23,20 @@ public final class JerseyConfig {
      *
      * @param snapshots the live snapshot
      * @param clock the clock for certificate validity
+     * @param scanner builds directory manifests
+     * @param waits parks {@code ?wait} requests
      * @return the application
      */
-    public static ResourceConfig create(SnapshotHolder snapshots, Clock clock) {
+    public static ResourceConfig create(SnapshotHolder snapshots, Clock clock, TreeScanner scanner,
+            ChangeWaits waits) {
         ResourceConfig config = base("pintle");
         config.register(new PeerIdentityFilter(snapshots, clock));
+        config.register(new WaitRouting());
         config.register(new ProblemExceptionMapper());
-        config.registerInstances(resources().toArray());
+        FileRoutes routes = new FileRoutes(snapshots, clock, scanner, waits);
+        config.registerInstances(resources(routes).toArray());
+        // Internal: the same public URLs, reached only through WaitRouting's rewrite.
+        config.register(new WaitResource(routes));
         return config;
     }
 
@@ -48,9 +57,12 @@ public final class JerseyConfig {
         return config;
     }
 
-    /** @return the node-facing resource instances (the OpenAPI contract test reads these) */
-    static List<Object> resources() {
-        return List.of(new PolicyResource(), new ServerInfoResource());
+    /**
+     * @param routes what the file routes answer (may be null for the contract test, which only reads routes)
+     * @return the node-facing resource instances (the OpenAPI contract test reads these)
+     */
+    static List<Object> resources(FileRoutes routes) {
+        return List.of(new PolicyResource(routes), new ServerInfoResource());
     }
 
     /**
