@@ -148,7 +148,7 @@ public final class PintleClient {
         return directorySync().syncWhenChanged(remoteDirPath, localDir, wait);
     }
 
-    /** @return a directory sync over this client, downloading {@value DirectorySync#DEFAULT_PARALLELISM} files at once */
+    /** @return a directory sync over this client, {@value DirectorySync#DEFAULT_PARALLELISM} downloads at once */
     public DirectorySync directorySync() {
         return directorySync(DirectorySync.DEFAULT_PARALLELISM);
     }

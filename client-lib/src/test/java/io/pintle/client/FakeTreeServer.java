@@ -100,8 +100,8 @@ final class FakeTreeServer implements AutoCloseable {
                 Path file = source.resolve(relative);
                 if (!Files.isRegularFile(file)) {
                     exchange.getResponseHeaders().set("Content-Type", "application/problem+json");
-                    send(exchange, 404, "{\"type\":\"about:blank\",\"title\":\"Not Found\",\"status\":404,\"detail\":\"no such file\"}"
-                            .getBytes(StandardCharsets.UTF_8));
+                    send(exchange, 404, ("{\"type\":\"about:blank\",\"title\":\"Not Found\",\"status\":404,"
+                            + "\"detail\":\"no such file\"}").getBytes(StandardCharsets.UTF_8));
                     return;
                 }
                 send(exchange, 200, content(relative, file));

@@ -97,16 +97,16 @@ class ManifestTreeTest {
 
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {
-        "file   | -1 | " + "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa | 0644 | 2026-12-02T15:00:00Z | no valid size",
+        "file   | -1 | SHA  | 0644 | 2026-12-02T15:00:00Z | no valid size",
         "file   | 3  | ABC  | 0644 | 2026-12-02T15:00:00Z | no valid sha256",
-        "file   | 3  | aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa | rwxr | 2026-12-02T15:00:00Z | invalid mode",
-        "file   | 3  | aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa | 0644 | yesterday | invalid mtime",
-        "device | 3  | aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa | 0644 | 2026-12-02T15:00:00Z | unknown type",
+        "file   | 3  | SHA  | rwxr | 2026-12-02T15:00:00Z | invalid mode",
+        "file   | 3  | SHA  | 0644 | yesterday | invalid mtime",
+        "device | 3  | SHA  | 0644 | 2026-12-02T15:00:00Z | unknown type",
     })
     void malformedEntriesAreRefusedNamingTheRule(String type, long size, String sha, String mode, String mtime,
             String rule) {
         List<Manifest.Entry> entries = new ArrayList<>();
-        entries.add(new Manifest.Entry("f", type, size, mode, mtime, sha, null));
+        entries.add(new Manifest.Entry("f", type, size, mode, mtime, sha.equals("SHA") ? SHA : sha, null));
         assertThatThrownBy(() -> ManifestTree.of(new Manifest(1, "\"e\"", 1, 3, entries)))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("'f'")
