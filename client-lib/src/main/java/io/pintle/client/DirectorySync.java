@@ -184,6 +184,13 @@ public final class DirectorySync {
             try {
                 return attempt(remote, local, state, attempt == 1 ? wait : null, requests, attempt);
             } catch (AttemptFailure failure) {
+                if (Thread.interrupted()) {
+                    // The failure was the interrupt surfacing as an I/O error: stop, do not retry.
+                    InterruptedException interrupted =
+                            new InterruptedException("sync of " + remote + " interrupted, local tree unchanged");
+                    interrupted.initCause(failure);
+                    throw interrupted;
+                }
                 last = failure;
             }
         }
