@@ -240,18 +240,20 @@ public final class DirectorySync {
         }
         StagingTree staging = StagingTree.create(local, random);
         boolean swapped = false;
+        boolean stateDeleted = false;
         try {
-            staging.prepare(tree, plan, local);
+            Set<TreePath> linked = staging.prepare(tree, plan, local);
             boolean reuseNothing = plan.link().isEmpty() && plan.copy().isEmpty();
             boolean archive = !plan.download().isEmpty()
                     && (reuseNothing || plan.downloadBytes() > tree.fileBytes() / 2);
             Transfer transfer = archive
                     ? downloadArchive(remote, tree, plan, staging, requests)
                     : downloadFiles(remote, tree, plan, staging, requests);
-            staging.applyMetadata(tree, plan.link());
+            staging.applyMetadata(tree, linked);
             // No sidecar while the trees trade places: a crash in between must not leave a state that
             // describes the old tree under the new one's name (or the reverse).
             Files.deleteIfExists(SyncState.file(local));
+            stateDeleted = true;
             Path old = swap.swap(staging.root(), local, random);
             swapped = true;
             next.write(local);
@@ -263,6 +265,9 @@ public final class DirectorySync {
         } finally {
             if (!swapped) {
                 deleteQuietly(staging.root());
+                if (stateDeleted && state != null) {
+                    state.write(local); // the swap failed: the old tree, and so its state, stay
+                }
             }
         }
     }

@@ -19,6 +19,7 @@ import java.security.SecureRandom;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -75,10 +76,12 @@ final class StagingTree {
      * @param tree the manifest
      * @param plan what is reused from where
      * @param localDir the synced directory, where reused files are
+     * @return the files hard-linked to the synced directory's (whose metadata must not be touched)
      * @throws IOException on a file system error
      * @throws AttemptFailure when a copied local file no longer has the content it was planned for
      */
-    void prepare(ManifestTree tree, SyncPlanner.Plan plan, Path localDir) throws IOException, AttemptFailure {
+    Set<TreePath> prepare(ManifestTree tree, SyncPlanner.Plan plan, Path localDir)
+            throws IOException, AttemptFailure {
         for (TreePath directory : tree.directories()) {
             Files.createDirectory(resolve(directory));
         }
@@ -87,10 +90,12 @@ final class StagingTree {
                 Files.createSymbolicLink(resolve(entry.getKey()), Path.of(entry.getValue().target()));
             }
         }
+        Set<TreePath> linked = new HashSet<>();
         for (TreePath path : plan.link()) {
             Path from = path.under(localDir);
             try {
                 Files.createLink(resolve(path), from);
+                linked.add(path);
             } catch (IOException | UnsupportedOperationException cannotLink) {
                 // Another file system, or one without hard links: a copy does as well.
                 copy(from, path, tree.entries().get(path));
@@ -99,6 +104,7 @@ final class StagingTree {
         for (TreePath path : plan.copy()) {
             copy(path.under(localDir), path, tree.entries().get(path));
         }
+        return linked;
     }
 
     private void copy(Path from, TreePath path, Manifest.Entry entry) throws IOException, AttemptFailure {
