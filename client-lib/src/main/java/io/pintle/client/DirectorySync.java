@@ -266,7 +266,7 @@ public final class DirectorySync {
             if (!swapped) {
                 deleteQuietly(staging.root());
                 if (stateDeleted && state != null) {
-                    state.write(local); // the swap failed: the old tree, and so its state, stay
+                    restoreQuietly(state, local);
                 }
             }
         }
@@ -519,6 +519,15 @@ public final class DirectorySync {
                     .filter(d -> !d.isNegative()).orElse(Duration.ZERO);
         } catch (NumberFormatException httpDate) {
             return Duration.ZERO;
+        }
+    }
+
+    /** The swap failed: the old tree stays, and so does its state (without it, the next sync rehashes). */
+    private static void restoreQuietly(SyncState state, Path local) {
+        try {
+            state.write(local);
+        } catch (IOException e) {
+            // Only costs the next sync a full comparison.
         }
     }
 
