@@ -353,6 +353,18 @@ class DirectorySyncTest {
     }
 
     @Test
+    void syncWhenChangedAsksTheServerToWaitOnlyWhenThereIsAVersionToWaitOn() throws Exception {
+        DirectorySync sync = server.sync(TreeSwap.atomic());
+        sync.syncWhenChanged(FakeTreeServer.REMOTE, local, java.time.Duration.ofSeconds(5));
+        sync.syncWhenChanged(FakeTreeServer.REMOTE, local, java.time.Duration.ofSeconds(5));
+
+        assertThat(server.requests).startsWith("/tree/?view=manifest", "/tree/?view=archive")
+                .endsWith("/tree/?view=manifest&wait=5");
+        assertThatThrownBy(() -> sync.syncWhenChanged(FakeTreeServer.REMOTE, local,
+                java.time.Duration.ofSeconds(301))).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
     void theServersProblemDetailsSurface() throws Exception {
         DirectorySync sync = server.sync(TreeSwap.atomic());
 

@@ -82,7 +82,7 @@ final class FakeTreeServer implements AutoCloseable {
             }
             String relative = URLDecoder.decode(path.substring(REMOTE.length() + 1), StandardCharsets.UTF_8);
             String query = uri.getRawQuery();
-            if (relative.isEmpty() && "view=manifest".equals(query)) {
+            if (relative.isEmpty() && query != null && query.startsWith("view=manifest")) {
                 Manifest manifest = manifestEdit.apply(manifest());
                 afterManifest.run();
                 exchange.getResponseHeaders().set("ETag", manifest.etag());
