@@ -31,6 +31,7 @@ import javax.net.ssl.SSLContext;
  *         .pin("sha256//...")
  *         .build();
  * FetchResult r = client.fetch("/policies/" + uuid + "/rules/rudder.tar.bz2", dest, previousEtag);
+ * SyncResult s = client.sync("/policies/" + uuid + "/rules", Path.of("/var/rudder/cfengine-community/inputs"));
  * }</pre>
  */
 public final class PintleClient {
@@ -109,6 +110,55 @@ public final class PintleClient {
                 Files.deleteIfExists(temporary);
             }
         }
+    }
+
+    /**
+     * Makes {@code localDir} an exact copy of the server directory {@code remoteDirPath}, downloading only what
+     * differs and swapping the new tree in atomically; see {@link DirectorySync} for how. Checking an unchanged
+     * tree costs one request.
+     *
+     * @param remoteDirPath the directory on the server, for example {@code /policies/<uuid>/rules}
+     * @param localDir the local copy; created when missing
+     * @return what was done
+     * @throws ProblemException when the server refuses the request; the local tree is unchanged
+     * @throws SyncException when the manifest is refused or every attempt failed; the local tree is unchanged
+     * @throws IOException on a local file system error; the local tree is unchanged
+     * @throws InterruptedException when interrupted; the local tree is unchanged
+     */
+    public SyncResult sync(String remoteDirPath, Path localDir)
+            throws ProblemException, IOException, InterruptedException {
+        return directorySync().sync(remoteDirPath, localDir);
+    }
+
+    /**
+     * Like {@link #sync}, but the server holds the request until its tree differs from the local copy or
+     * {@code wait} has passed (then nothing changes); see {@link DirectorySync#syncWhenChanged}.
+     *
+     * @param remoteDirPath the directory on the server
+     * @param localDir the local copy
+     * @param wait from one second to {@value io.pintle.api.Routes#MAX_WAIT_SECONDS} seconds
+     * @return what was done
+     * @throws ProblemException when the server refuses the request; the local tree is unchanged
+     * @throws SyncException when the manifest is refused or every attempt failed; the local tree is unchanged
+     * @throws IOException on a local file system error; the local tree is unchanged
+     * @throws InterruptedException when interrupted; the local tree is unchanged
+     */
+    public SyncResult syncWhenChanged(String remoteDirPath, Path localDir, Duration wait)
+            throws ProblemException, IOException, InterruptedException {
+        return directorySync().syncWhenChanged(remoteDirPath, localDir, wait);
+    }
+
+    /** @return a directory sync over this client, {@value DirectorySync#DEFAULT_PARALLELISM} downloads at once */
+    public DirectorySync directorySync() {
+        return directorySync(DirectorySync.DEFAULT_PARALLELISM);
+    }
+
+    /**
+     * @param parallelism how many files to download at once when syncing file by file (at least 1)
+     * @return a directory sync over this client
+     */
+    public DirectorySync directorySync(int parallelism) {
+        return new DirectorySync(http, base, requestTimeout, parallelism, TreeSwap.atomic());
     }
 
     /**

@@ -6,6 +6,7 @@ import io.pintle.server.cli.ExitCodes;
 import io.pintle.server.cli.KeygenCommand;
 import io.pintle.server.cli.ReloadCommand;
 import io.pintle.server.cli.ServeCommand;
+import io.pintle.server.cli.SyncCommand;
 import java.util.concurrent.Callable;
 import org.slf4j.bridge.SLF4JBridgeHandler;
 import picocli.CommandLine;
@@ -18,7 +19,7 @@ import picocli.CommandLine.Command;
         versionProvider = Main.Version.class,
         description = "HTTPS policy and file server for Rudder and CFEngine/DSC fleets.",
         subcommands = {ServeCommand.class, ReloadCommand.class, CheckConfigCommand.class, DemoCommand.class,
-                KeygenCommand.class},
+                KeygenCommand.class, SyncCommand.class},
         footer = {"", "Exit codes: 0 normal, 1 reload refused, 2 configuration error, 3 other startup failure "
                 + "(or, for reload, server unreachable)."})
 public final class Main implements Callable<Integer> {

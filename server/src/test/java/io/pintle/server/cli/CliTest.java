@@ -218,4 +218,39 @@ class CliTest {
         assertThat(run.exitCode()).isEqualTo(ExitCodes.CONFIG_ERROR);
         assertThat(run.err()).contains("--no-such-option");
     }
+
+    @Test
+    void syncRefusesAMalformedPinBeforeConnecting() {
+        Run run = pintle("sync", "--server", "https://127.0.0.1:1", "--cert", "agent.cert", "--key", "agent.key",
+                "--pin", "sha256//not-a-hash", "/common/", dir.resolve("local").toString());
+
+        assertThat(run.exitCode()).isEqualTo(ExitCodes.CONFIG_ERROR);
+        assertThat(run.err()).contains("--pin").contains("sha256//not-a-hash");
+        assertThat(dir.resolve("local")).doesNotExist();
+    }
+
+    @Test
+    void syncWithUnreadableKeyMaterialIsAConfigurationError() {
+        Run run = pintle("sync", "--server", "https://127.0.0.1:1", "--cert", dir.resolve("none.cert").toString(),
+                "--key", dir.resolve("none.priv").toString(), "--pin", demo.serverPin(), "/common/",
+                dir.resolve("local").toString());
+
+        assertThat(run.exitCode()).isEqualTo(ExitCodes.CONFIG_ERROR);
+        assertThat(run.err()).contains("cannot use the key material").contains("none.cert");
+    }
+
+    @Test
+    void syncToAnUnreachableServerExits3AndCreatesNothing() {
+        Path cert = dir.resolve("agent.cert");
+        Path key = dir.resolve("localhost.priv");
+        assertThat(pintle("keygen", "--id", "node-1", "--cert", cert.toString(), "--key", key.toString(),
+                "--type", "ec").exitCode()).isZero();
+
+        Run run = pintle("sync", "--server", "https://127.0.0.1:1", "--cert", cert.toString(), "--key",
+                key.toString(), "--pin", demo.serverPin(), "/common/", dir.resolve("local").toString());
+
+        assertThat(run.exitCode()).as(run.err()).isEqualTo(ExitCodes.STARTUP_FAILURE);
+        assertThat(run.err()).contains("failed after 3 attempts").contains("local tree unchanged");
+        assertThat(dir.resolve("local")).doesNotExist();
+    }
 }

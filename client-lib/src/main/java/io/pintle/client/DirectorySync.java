@@ -1,0 +1,574 @@
+package io.pintle.client;
+
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.pintle.api.Routes;
+import io.pintle.api.dto.Manifest;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
+import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
+import org.apache.commons.compress.compressors.gzip.GzipCompressorInputStream;
+
+/**
+ * Makes a local directory an exact copy of a directory served by Pintle, in as few requests as the change needs.
+ * Obtained from {@link PintleClient#directorySync}; thread-safe, and holds no state between calls (what it
+ * remembers is in a sidecar file on disk).
+ *
+ * <p>One sync:
+ * <ol>
+ *   <li>{@code GET <remote>/?view=manifest} with {@code If-None-Match:} the ETag last applied (kept in
+ *       {@code .<name>.pintle-sync.json} beside the local directory, never inside it). {@code 304}: done, in
+ *       exactly one request whatever the tree's size.</li>
+ *   <li>The manifest is checked whole ({@link ManifestTree}): a path or link target that would leave the tree
+ *       refuses it, before anything is written.</li>
+ *   <li>The local tree is compared: a file is kept when its size and SHA-256 are the manifest's (the previous
+ *       manifest's SHA-256 is trusted while size and mtime are unchanged; otherwise it is hashed). If nothing
+ *       differs, nothing is staged or swapped.</li>
+ *   <li>The new tree is built in {@code .<name>.pintle-staging-<random>} beside the local directory: kept files
+ *       hard-linked (or copied), the others downloaded, either as one {@code ?view=archive} {@code tar.gz} when
+ *       the local tree has nothing to reuse or more than half of the bytes changed, or file by file, several at
+ *       a time (multiplexed over one HTTP/2 connection). Every file's size and SHA-256 are checked against the
+ *       manifest as it arrives.</li>
+ *   <li>The staged tree is swapped in ({@link TreeSwap}: atomic exchange on Linux, two renames elsewhere), the
+ *       old one deleted, the sidecar rewritten. What the manifest does not list is simply not in the new tree.</li>
+ * </ol>
+ *
+ * <p>When the server's tree changes during the download (a size or SHA-256 differs, a file is gone, the archive
+ * is of another version or is cut off) or the connection breaks, the attempt is abandoned and the sync starts
+ * again from a fresh manifest, up to {@value #MAX_ATTEMPTS} attempts. Whatever fails (network, verification,
+ * a refused manifest, an interrupt) the staging directory is deleted and the local directory is left exactly as
+ * it was. Leftovers of a crashed sync are cleaned up by the next one. Two syncs into one directory exclude each
+ * other through {@code .<name>.pintle-sync.lock}; the second fails at once.
+ *
+ * <p>A local directory that is a symbolic link is followed: the directory it points to is synced, and the
+ * sidecar and staging directory live beside that one.
+ */
+public final class DirectorySync {
+    /** Downloads running at once when syncing file by file. */
+    public static final int DEFAULT_PARALLELISM = 8;
+
+    /** Attempts, each from a fresh manifest, before a sync gives up. */
+    public static final int MAX_ATTEMPTS = 3;
+
+    /** Longest pause between attempts, whatever {@code Retry-After} the server sent. */
+    private static final Duration MAX_RETRY_DELAY = Duration.ofSeconds(5);
+
+    /** Pause before a new attempt when the server gave no {@code Retry-After}, times the attempt number. */
+    private static final Duration RETRY_STEP = Duration.ofMillis(250);
+
+    /** Largest manifest accepted: about 200 bytes an entry, so room for a million entries. */
+    private static final int MAX_MANIFEST_BYTES = 256 * 1024 * 1024;
+
+    private static final ObjectMapper JSON =
+            new ObjectMapper().configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false);
+
+    private final HttpClient http;
+    private final URI base;
+    private final Duration requestTimeout;
+    private final int parallelism;
+    private final TreeSwap swap;
+    private final SecureRandom random = new SecureRandom();
+
+    DirectorySync(HttpClient http, URI base, Duration requestTimeout, int parallelism, TreeSwap swap) {
+        if (parallelism < 1) {
+            throw new IllegalArgumentException("parallelism must be at least 1, not " + parallelism);
+        }
+        this.http = Objects.requireNonNull(http);
+        this.base = Objects.requireNonNull(base);
+        this.requestTimeout = Objects.requireNonNull(requestTimeout);
+        this.parallelism = parallelism;
+        this.swap = Objects.requireNonNull(swap);
+    }
+
+    /**
+     * Syncs now.
+     *
+     * @param remoteDirPath the directory on the server, as a URL path (already percent-encoded where needed), for
+     *     example {@code /policies/<uuid>/rules}; a trailing slash is optional
+     * @param localDir the local directory to make a copy of it; created when missing (and its parent too)
+     * @return what was done
+     * @throws ProblemException when the server refuses the request (for example 404 {@code not-a-directory},
+     *     403); the local tree is unchanged
+     * @throws SyncException when the manifest is refused or every attempt failed; the local tree is unchanged
+     * @throws IOException on a local file system error; the local tree is unchanged
+     * @throws InterruptedException when interrupted; the local tree is unchanged
+     */
+    public SyncResult sync(String remoteDirPath, Path localDir)
+            throws ProblemException, IOException, InterruptedException {
+        return run(remoteDirPath, localDir, null);
+    }
+
+    /**
+     * Syncs as soon as the server's tree differs from the local one, or returns unchanged after {@code wait}
+     * (the server holds the manifest request: {@code ?wait=SECONDS} with {@code If-None-Match}). Without a
+     * previous sync of this directory, syncs at once. Call it in a loop to follow a tree.
+     *
+     * @param remoteDirPath the directory on the server, as for {@link #sync}
+     * @param localDir the local directory
+     * @param wait how long the server may hold the request, from one second to
+     *     {@value io.pintle.api.Routes#MAX_WAIT_SECONDS} seconds
+     * @return what was done ({@code changed()} false after a timeout)
+     * @throws ProblemException as for {@link #sync}
+     * @throws SyncException as for {@link #sync}
+     * @throws IOException as for {@link #sync}
+     * @throws InterruptedException as for {@link #sync}
+     */
+    public SyncResult syncWhenChanged(String remoteDirPath, Path localDir, Duration wait)
+            throws ProblemException, IOException, InterruptedException {
+        if (wait.isNegative() || wait.getSeconds() < 1 || wait.getSeconds() > Routes.MAX_WAIT_SECONDS) {
+            throw new IllegalArgumentException(
+                    "wait must be from 1 to " + Routes.MAX_WAIT_SECONDS + " seconds, not " + wait);
+        }
+        return run(remoteDirPath, localDir, wait);
+    }
+
+    private SyncResult run(String remoteDirPath, Path localDir, Duration wait)
+            throws ProblemException, IOException, InterruptedException {
+        String remote = directoryPath(remoteDirPath);
+        Path local = localDir.toAbsolutePath().normalize();
+        if (Files.isSymbolicLink(local)) {
+            local = local.toRealPath();
+        }
+        SyncNames.prefix(local); // refuses the root directory before anything is created
+        Files.createDirectories(local.getParent());
+        Path lockFile = SyncNames.sibling(local, "pintle-sync.lock");
+        try (FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
+            FileLock lock = tryLock(channel, local);
+            try {
+                return locked(remote, local, wait);
+            } finally {
+                lock.release();
+            }
+        }
+    }
+
+    private SyncResult locked(String remote, Path local, Duration wait)
+            throws ProblemException, IOException, InterruptedException {
+        StagingTree.removeStale(local);
+        SyncState state = SyncState.read(local, remote);
+        if (state != null && !Files.isDirectory(local, LinkOption.NOFOLLOW_LINKS)) {
+            state = null; // the tree it describes is gone: nothing to be conditional on
+        }
+        AtomicInteger requests = new AtomicInteger();
+        AttemptFailure last = null;
+        for (int attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+            if (last != null) {
+                pause(last, attempt);
+            }
+            try {
+                return attempt(remote, local, state, attempt == 1 ? wait : null, requests, attempt);
+            } catch (AttemptFailure failure) {
+                if (Thread.interrupted()) {
+                    // The failure was the interrupt surfacing as an I/O error: stop, do not retry.
+                    InterruptedException interrupted =
+                            new InterruptedException("sync of " + remote + " interrupted, local tree unchanged");
+                    interrupted.initCause(failure);
+                    throw interrupted;
+                }
+                last = failure;
+            }
+        }
+        throw new SyncException("sync of " + remote + " into " + local + " failed after " + MAX_ATTEMPTS
+                + " attempts, local tree unchanged: " + last.getMessage(), last);
+    }
+
+    private static FileLock tryLock(FileChannel channel, Path local) throws SyncException, IOException {
+        FileLock lock;
+        try {
+            lock = channel.tryLock();
+        } catch (OverlappingFileLockException heldInThisJvm) {
+            lock = null;
+        }
+        if (lock == null) {
+            throw new SyncException("another sync into " + local + " is running", null);
+        }
+        return lock;
+    }
+
+    private static void pause(AttemptFailure last, int attempt) throws InterruptedException {
+        Duration delay = last.retryAfter().isZero() ? RETRY_STEP.multipliedBy(attempt - 1) : last.retryAfter();
+        if (delay.compareTo(MAX_RETRY_DELAY) > 0) {
+            delay = MAX_RETRY_DELAY;
+        }
+        Thread.sleep(delay.toMillis());
+    }
+
+    private SyncResult attempt(String remote, Path local, SyncState state, Duration wait, AtomicInteger requests,
+            int attempt) throws AttemptFailure, ProblemException, IOException, InterruptedException {
+        Manifest manifest = fetchManifest(remote, state, wait, requests);
+        if (manifest == null) {
+            return new SyncResult(state.manifest().etag(), false, 0, 0, 0, requests.get(), false, attempt);
+        }
+        ManifestTree tree;
+        try {
+            tree = ManifestTree.of(manifest);
+        } catch (IllegalArgumentException e) {
+            throw new SyncException("refused the manifest of " + remote + ": " + e.getMessage(), e);
+        }
+        SyncPlanner.Plan plan =
+                SyncPlanner.plan(tree, LocalTree.scan(local), state == null ? null : state.manifest());
+        SyncState next = new SyncState(SyncState.FORMAT, remote, manifest);
+        if (plan.identical()) {
+            next.write(local);
+            return new SyncResult(tree.etag(), false, 0, 0, 0, requests.get(), false, attempt);
+        }
+        StagingTree staging = StagingTree.create(local, random);
+        boolean swapped = false;
+        boolean stateDeleted = false;
+        try {
+            Set<TreePath> linked = staging.prepare(tree, plan, local);
+            boolean reuseNothing = plan.link().isEmpty() && plan.copy().isEmpty();
+            boolean archive = !plan.download().isEmpty()
+                    && (reuseNothing || plan.downloadBytes() > tree.fileBytes() / 2);
+            Transfer transfer = archive
+                    ? downloadArchive(remote, tree, plan, staging, requests)
+                    : downloadFiles(remote, tree, plan, staging, requests);
+            staging.applyMetadata(tree, linked);
+            // No sidecar while the trees trade places: a crash in between must not leave a state that
+            // describes the old tree under the new one's name (or the reverse).
+            Files.deleteIfExists(SyncState.file(local));
+            stateDeleted = true;
+            Path old = swap.swap(staging.root(), local, random);
+            swapped = true;
+            next.write(local);
+            if (old != null) {
+                deleteQuietly(old);
+            }
+            return new SyncResult(tree.etag(), true, transfer.files(), transfer.bytes(), plan.removed(),
+                    requests.get(), archive, attempt);
+        } finally {
+            if (!swapped) {
+                deleteQuietly(staging.root());
+                if (stateDeleted && state != null) {
+                    restoreQuietly(state, local);
+                }
+            }
+        }
+    }
+
+    /** What a download brought. */
+    private record Transfer(int files, long bytes) {}
+
+    /** @return the manifest, or null when the server answered 304 (the local tree is its current version) */
+    private Manifest fetchManifest(String remote, SyncState state, Duration wait, AtomicInteger requests)
+            throws AttemptFailure, ProblemException, IOException, InterruptedException {
+        String query = "?" + Routes.VIEW + "=" + Routes.VIEW_MANIFEST;
+        boolean waiting = wait != null && state != null;
+        if (waiting) {
+            query += "&" + Routes.WAIT + "=" + wait.getSeconds();
+        }
+        HttpRequest.Builder request = HttpRequest.newBuilder(base.resolve(remote + query))
+                .timeout(waiting ? requestTimeout.plus(wait) : requestTimeout)
+                .header("Accept", "application/json")
+                .GET();
+        if (state != null) {
+            request.header("If-None-Match", state.manifest().etag());
+        }
+        HttpResponse<InputStream> response = send(request.build(), requests, "the manifest of " + remote);
+        try (InputStream body = response.body()) {
+            if (response.statusCode() == 304 && state != null) {
+                return null;
+            }
+            expectOk(response, body, "the manifest of " + remote);
+            byte[] json;
+            try {
+                json = body.readNBytes(MAX_MANIFEST_BYTES + 1);
+            } catch (IOException e) {
+                throw new AttemptFailure("reading the manifest of " + remote + " failed: " + e, e);
+            }
+            if (json.length > MAX_MANIFEST_BYTES) {
+                throw new SyncException("the manifest of " + remote + " is larger than " + MAX_MANIFEST_BYTES
+                        + " bytes", null);
+            }
+            try {
+                return JSON.readValue(json, Manifest.class);
+            } catch (IOException | RuntimeException e) {
+                throw new SyncException("the manifest of " + remote + " is not a valid manifest: " + e.getMessage(),
+                        e);
+            }
+        }
+    }
+
+    private Transfer downloadArchive(String remote, ManifestTree tree, SyncPlanner.Plan plan, StagingTree staging,
+            AtomicInteger requests) throws AttemptFailure, ProblemException, IOException, InterruptedException {
+        String what = "the archive of " + remote;
+        HttpRequest request = HttpRequest.newBuilder(
+                        base.resolve(remote + "?" + Routes.VIEW + "=" + Routes.VIEW_ARCHIVE))
+                .timeout(requestTimeout)
+                .GET()
+                .build();
+        HttpResponse<InputStream> response = send(request, requests, what);
+        try (InputStream body = response.body()) {
+            expectOk(response, body, what);
+            String etag = response.headers().firstValue("ETag").orElse(null);
+            if (!tree.etag().equals(etag)) {
+                throw new AttemptFailure(what + " is version " + etag + ", the manifest " + tree.etag()
+                        + " (the server's tree changed)", null);
+            }
+            Set<TreePath> needed = new HashSet<>(plan.download());
+            Set<TreePath> seen = new HashSet<>();
+            int files = 0;
+            long bytes = 0;
+            try (TarArchiveInputStream tar = new TarArchiveInputStream(gunzip(body, what))) {
+                for (TarArchiveEntry entry = next(tar, what); entry != null; entry = next(tar, what)) {
+                    if (entry.isDirectory() || entry.isSymbolicLink()) {
+                        continue; // made from the manifest, already checked
+                    }
+                    String name = entry.getName().startsWith("./") ? entry.getName().substring(2) : entry.getName();
+                    TreePath path = fileOf(tree, name, entry, what);
+                    if (!seen.add(path)) {
+                        throw new AttemptFailure(what + " has '" + path + "' twice", null);
+                    }
+                    bytes += entry.getSize();
+                    if (needed.remove(path)) {
+                        VerifiedWrite.write(tar, staging.resolve(path), path, tree.entries().get(path), what);
+                        files++;
+                    }
+                    if (Thread.interrupted()) {
+                        throw new InterruptedException("interrupted while extracting " + what);
+                    }
+                }
+            }
+            long expectedFiles = tree.entries().values().stream().filter(Manifest.Entry::isFile).count();
+            if (!needed.isEmpty() || seen.size() != expectedFiles) {
+                throw new AttemptFailure(what + " ended with " + seen.size() + " of the manifest's " + expectedFiles
+                        + " files (cut off, or another version)", null);
+            }
+            return new Transfer(files, bytes);
+        }
+    }
+
+    private static InputStream gunzip(InputStream body, String what) throws AttemptFailure {
+        try {
+            return new GzipCompressorInputStream(body);
+        } catch (IOException e) {
+            throw new AttemptFailure("reading " + what + " failed: " + e, e);
+        }
+    }
+
+    private static TarArchiveEntry next(TarArchiveInputStream tar, String what) throws AttemptFailure {
+        try {
+            return tar.getNextEntry();
+        } catch (IOException e) {
+            throw new AttemptFailure("reading " + what + " failed: " + e, e);
+        }
+    }
+
+    /** The manifest file an archive entry is; anything else means the archive is not the manifest's version. */
+    private static TreePath fileOf(ManifestTree tree, String name, TarArchiveEntry entry, String what)
+            throws AttemptFailure {
+        TreePath path;
+        try {
+            path = new TreePath(name);
+        } catch (IllegalArgumentException e) {
+            throw new AttemptFailure(what + " has an entry the manifest cannot have: " + e.getMessage(), null);
+        }
+        Manifest.Entry expected = tree.entries().get(path);
+        if (expected == null || !expected.isFile() || !entry.isFile() || entry.isLink()) {
+            throw new AttemptFailure(what + " has '" + path + "', which is no file of the manifest", null);
+        }
+        if (entry.getSize() != expected.size()) {
+            throw new AttemptFailure(what + " has '" + path + "' with " + entry.getSize() + " bytes, the manifest "
+                    + expected.size() + " (another version)", null);
+        }
+        return path;
+    }
+
+    private Transfer downloadFiles(String remote, ManifestTree tree, SyncPlanner.Plan plan, StagingTree staging,
+            AtomicInteger requests) throws AttemptFailure, ProblemException, IOException, InterruptedException {
+        if (plan.download().isEmpty()) {
+            return new Transfer(0, 0);
+        }
+        AtomicInteger threads = new AtomicInteger();
+        ExecutorService pool = Executors.newFixedThreadPool(Math.min(parallelism, plan.download().size()), task -> {
+            Thread thread = new Thread(task, "pintle-sync-" + threads.incrementAndGet());
+            thread.setDaemon(true);
+            return thread;
+        });
+        try {
+            List<Future<Long>> downloads = new ArrayList<>();
+            for (TreePath path : plan.download()) {
+                downloads.add(pool.submit(() -> downloadFile(remote, path, tree.entries().get(path), staging,
+                        requests)));
+            }
+            long bytes = 0;
+            for (Future<Long> download : downloads) {
+                bytes += outcome(download);
+            }
+            return new Transfer(downloads.size(), bytes);
+        } finally {
+            // On failure the others are abandoned; all must have stopped before the staging tree is deleted.
+            pool.shutdownNow();
+            boolean interrupted = false;
+            while (true) {
+                try {
+                    if (pool.awaitTermination(1, TimeUnit.MINUTES)) {
+                        break;
+                    }
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private static long outcome(Future<Long> download)
+            throws AttemptFailure, ProblemException, IOException, InterruptedException {
+        try {
+            return download.get();
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof AttemptFailure failure) {
+                throw failure;
+            }
+            if (cause instanceof ProblemException problem) {
+                throw problem;
+            }
+            if (cause instanceof IOException io) {
+                throw io;
+            }
+            if (cause instanceof InterruptedException interrupted) {
+                throw interrupted;
+            }
+            if (cause instanceof RuntimeException runtime) {
+                throw runtime;
+            }
+            throw new IllegalStateException("download failed", cause);
+        }
+    }
+
+    private long downloadFile(String remote, TreePath path, Manifest.Entry entry, StagingTree staging,
+            AtomicInteger requests) throws AttemptFailure, ProblemException, IOException, InterruptedException {
+        String what = remote + path;
+        HttpRequest request = HttpRequest.newBuilder(base.resolve(remote + encode(path)))
+                .timeout(requestTimeout)
+                .GET()
+                .build();
+        HttpResponse<InputStream> response = send(request, requests, what);
+        try (InputStream body = response.body()) {
+            if (response.statusCode() == 404) {
+                throw new AttemptFailure(what + " is gone from the server (its tree changed)", null);
+            }
+            expectOk(response, body, what);
+            return VerifiedWrite.write(body, staging.resolve(path), path, entry, "the server");
+        }
+    }
+
+    private HttpResponse<InputStream> send(HttpRequest request, AtomicInteger requests, String what)
+            throws AttemptFailure, InterruptedException {
+        requests.incrementAndGet();
+        try {
+            return http.send(request, HttpResponse.BodyHandlers.ofInputStream());
+        } catch (IOException e) {
+            throw new AttemptFailure("GET " + what + " failed: " + e, e);
+        }
+    }
+
+    /** Anything but 200 ends the attempt: 503 (overload, a file changing) is retried, other errors are final. */
+    private static void expectOk(HttpResponse<InputStream> response, InputStream body, String what)
+            throws AttemptFailure, ProblemException {
+        int status = response.statusCode();
+        if (status == 200) {
+            return;
+        }
+        byte[] problem;
+        try {
+            problem = body.readNBytes(64 * 1024);
+        } catch (IOException e) {
+            problem = new byte[0];
+        }
+        ProblemException error = PintleClient.problem(status, problem);
+        if (status == 503) {
+            throw new AttemptFailure("GET " + what + ": " + error.getMessage(), error, retryAfter(response));
+        }
+        throw error;
+    }
+
+    private static Duration retryAfter(HttpResponse<?> response) {
+        try {
+            return response.headers().firstValue("Retry-After").map(Long::parseLong).map(Duration::ofSeconds)
+                    .filter(d -> !d.isNegative()).orElse(Duration.ZERO);
+        } catch (NumberFormatException httpDate) {
+            return Duration.ZERO;
+        }
+    }
+
+    /** The swap failed: the old tree stays, and so does its state (without it, the next sync rehashes). */
+    private static void restoreQuietly(SyncState state, Path local) {
+        try {
+            state.write(local);
+        } catch (IOException e) {
+            // Only costs the next sync a full comparison.
+        }
+    }
+
+    private static void deleteQuietly(Path tree) {
+        try {
+            StagingTree.delete(tree);
+        } catch (IOException leftForTheNextSync) {
+            // StagingTree.removeStale deletes it at the next sync.
+        }
+    }
+
+    /**
+     * @param remoteDirPath a directory path as given
+     * @return it with a leading and a trailing slash
+     */
+    static String directoryPath(String remoteDirPath) {
+        String path = remoteDirPath.startsWith("/") ? remoteDirPath : "/" + remoteDirPath;
+        return path.endsWith("/") ? path : path + "/";
+    }
+
+    /**
+     * @param path a manifest path
+     * @return it as a relative URL path: each segment's UTF-8 bytes percent-encoded except unreserved characters
+     */
+    static String encode(TreePath path) {
+        StringBuilder out = new StringBuilder();
+        for (String segment : path.segments()) {
+            if (out.length() > 0) {
+                out.append('/');
+            }
+            for (byte b : segment.getBytes(StandardCharsets.UTF_8)) {
+                int c = b & 0xff;
+                if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-'
+                        || c == '.' || c == '_' || c == '~') {
+                    out.append((char) c);
+                } else {
+                    out.append('%').append(Character.toUpperCase(Character.forDigit(c >> 4, 16)))
+                            .append(Character.toUpperCase(Character.forDigit(c & 0xf, 16)));
+                }
+            }
+        }
+        return out.toString();
+    }
+}

@@ -1,0 +1,81 @@
+package io.pintle.client;
+
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.pintle.api.dto.Manifest;
+import java.io.IOException;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.Objects;
+
+/**
+ * The sidecar file that remembers, next to a synced directory (in its parent, never inside it), which manifest
+ * it was last synced to and from where: {@code .<name>.pintle-sync.json}. An unreadable or foreign sidecar is
+ * as good as none: the next sync compares the tree file by file instead of trusting it.
+ *
+ * @param format {@link #FORMAT}
+ * @param remote the remote directory path the manifest came from
+ * @param manifest the manifest last applied
+ */
+record SyncState(int format, String remote, Manifest manifest) {
+    /** Current sidecar format. */
+    static final int FORMAT = 1;
+
+    private static final ObjectMapper JSON =
+            new ObjectMapper().configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false);
+
+    SyncState {
+        Objects.requireNonNull(remote, "remote");
+        Objects.requireNonNull(manifest, "manifest");
+    }
+
+    /**
+     * @param localDir a synced directory
+     * @return its sidecar file
+     */
+    static Path file(Path localDir) {
+        return SyncNames.sibling(localDir, "pintle-sync.json");
+    }
+
+    /**
+     * @param localDir a synced directory
+     * @param remote the remote directory path about to be synced
+     * @return the state of the last sync of {@code remote} into {@code localDir}, or null when there is none
+     *     usable (missing, unreadable, another format or another remote)
+     */
+    static SyncState read(Path localDir, String remote) {
+        try {
+            SyncState state = JSON.readValue(Files.readAllBytes(file(localDir)), SyncState.class);
+            return state.format() == FORMAT && state.remote().equals(remote) ? state : null;
+        } catch (NoSuchFileException none) {
+            return null;
+        } catch (IOException | RuntimeException unusable) {
+            // Includes Jackson's parse errors: a sidecar from an older format, or damaged by hand.
+            return null;
+        }
+    }
+
+    /**
+     * Writes the sidecar atomically: to a temporary file beside it, then renamed over it.
+     *
+     * @param localDir the synced directory
+     * @throws IOException when it cannot be written
+     */
+    void write(Path localDir) throws IOException {
+        Path file = file(localDir);
+        Path temporary = Files.createTempFile(file.getParent(), file.getFileName().toString(), ".tmp");
+        try {
+            Files.write(temporary, JSON.writeValueAsBytes(this));
+            try {
+                Files.move(temporary, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            } catch (AtomicMoveNotSupportedException e) {
+                Files.move(temporary, file, StandardCopyOption.REPLACE_EXISTING);
+            }
+        } finally {
+            Files.deleteIfExists(temporary);
+        }
+    }
+}
