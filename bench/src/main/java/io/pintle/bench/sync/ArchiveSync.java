@@ -55,7 +55,7 @@ final class ArchiveSync implements Contestant {
     }
 
     @Override
-    public long sync(Path destination, int port) throws Exception {
+    public Outcome sync(Path destination, int port) throws Exception {
         HttpClient http = HttpClient.newBuilder()
                 .sslContext(tls.create())
                 .version(HttpClient.Version.HTTP_2)
@@ -71,7 +71,7 @@ final class ArchiveSync implements Contestant {
         HttpResponse<InputStream> response = http.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
         try (InputStream body = response.body()) {
             if (response.statusCode() == 304) {
-                return 1;
+                return new Outcome(1, "304");
             }
             if (response.statusCode() != 200) {
                 throw new IOException("archive: HTTP " + response.statusCode() + ": "
@@ -88,7 +88,7 @@ final class ArchiveSync implements Contestant {
             deleteTree(old);
             etag = response.headers().firstValue("ETag").orElse(null);
         }
-        return 1;
+        return new Outcome(1, "200");
     }
 
     private static void unpack(InputStream body, Path into) throws IOException {

@@ -108,7 +108,7 @@ final class CfEngine implements AutoCloseable {
             }
 
             @Override
-            public long sync(Path destination, int port) throws IOException, InterruptedException {
+            public Outcome sync(Path destination, int port) throws IOException, InterruptedException {
                 Path policy = work.resolve("agent-" + policies++ + ".cf");
                 Files.writeString(policy, agentPolicy(source, destination, port));
                 List<String> command = List.of("cf-agent", "--no-lock", "--file", policy.toString());
@@ -117,7 +117,7 @@ final class CfEngine implements AutoCloseable {
                 if (output.contains("error:")) {
                     throw new IOException("cf-agent reported errors: " + output.lines().limit(10).toList());
                 }
-                return -1;
+                return Outcome.UNKNOWN;
             }
         };
     }

@@ -18,10 +18,19 @@ interface Contestant {
      *
      * @param destination the local directory
      * @param port the server's port, or the delaying proxy's in front of it
-     * @return the requests the client sent, or -1 where the client cannot tell
+     * @return what the client can tell of what it did
      * @throws Exception on any failure
      */
-    long sync(Path destination, int port) throws Exception;
+    Outcome sync(Path destination, int port) throws Exception;
+
+    /**
+     * @param requests the requests the client sent, or -1 where it cannot tell
+     * @param detail how it went, for the progress output, or null
+     */
+    record Outcome(long requests, String detail) {
+        /** Where the client cannot tell. */
+        static final Outcome UNKNOWN = new Outcome(-1, null);
+    }
 
     /** Server names, which are also the keys of the proxies in front of them. */
     final class Servers {

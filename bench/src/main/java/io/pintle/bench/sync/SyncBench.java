@@ -1,5 +1,6 @@
 package io.pintle.bench.sync;
 
+import ch.qos.logback.classic.Level;
 import io.pintle.api.Routes;
 import io.pintle.bench.sync.Sample.Scenario;
 import io.pintle.client.ClientTls;
@@ -13,6 +14,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -23,6 +25,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Entry point of {@code bench/sync}: generates Rudder-like trees, starts cf-serverd, nginx and Pintle on 127.0.0.1
@@ -40,6 +44,7 @@ public final class SyncBench {
     /** Files changed by the "10 files changed" scenario. */
     static final int CHANGED_FILES = 10;
     private static final long SEED = 0x53796e63L;
+    private static final String HOST_NAME_WARNING_LOGGER = "org.eclipse.jetty.util.ssl.SslContextFactory.config";
 
     private final SyncOptions options;
     private final PrintStream progress;
@@ -57,6 +62,7 @@ public final class SyncBench {
 
     /** @param args see {@link SyncOptions#USAGE} */
     public static void main(String[] args) {
+        quietLogging();
         SyncOptions options;
         try {
             options = SyncOptions.parse(args);
@@ -264,12 +270,12 @@ public final class SyncBench {
             proxy.reset();
         }
         String failure = null;
-        long requests = -1;
+        Contestant.Outcome outcome = Contestant.Outcome.UNKNOWN;
         double serverCpu = ProcessCpu.millis(server);
         double clientCpu = ProcessCpu.selfAndChildrenMillis();
         long start = System.nanoTime();
         try {
-            requests = contestant.sync(destination, port);
+            outcome = contestant.sync(destination, port);
         } catch (Exception e) {
             failure = e.toString();
         }
@@ -283,22 +289,35 @@ public final class SyncBench {
                 failure = "synced tree differs from the source: " + differences;
             }
         }
+        long requests = outcome.requests();
         Sample sample = new Sample(contestant.name(), files, delayed, scenario, millis, requests,
                 counts == null ? -1 : counts.connections(), counts == null ? -1 : counts.roundTrips(), clientCpu,
                 serverCpu, failure);
         samples.add(sample);
-        progress.printf("%s, %d files, %s, %s, #%d: %.0f ms, %s requests, %s round trips%s%n", contestant.name(),
+        progress.printf("%s, %d files, %s, %s, #%d: %.0f ms, %s requests, %s round trips%s%s%n", contestant.name(),
                 files, delayed ? "+" + options.roundTrip().toMillis() + " ms" : "loopback", scenario.label(),
                 repetition + 1, millis, requests < 0 ? "?" : requests, counts == null ? "-" : counts.roundTrips(),
+                outcome.detail() == null ? "" : " (" + outcome.detail() + ")",
                 failure == null ? "" : " FAILED: " + failure);
     }
 
+    /**
+     * An empty destination directory, with nothing left beside it from earlier syncs: staging directories, and
+     * client-lib's sidecar ({@code .<name>.pintle-sync.json}, the ETag it last applied) and lock.
+     */
     private static Path freshDestination(Path work, Contestant contestant, int files) throws IOException {
-        Path destination = work.resolve("destinations")
-                .resolve(contestant.name().replaceAll("[^A-Za-z0-9]+", "-") + "-" + files);
-        ArchiveSync.deleteTree(destination);
-        ArchiveSync.deleteTree(destination.resolveSibling(destination.getFileName() + ".staging"));
-        return Files.createDirectories(destination);
+        String name = contestant.name().replaceAll("[^A-Za-z0-9]+", "-") + "-" + files;
+        Path parent = Files.createDirectories(work.resolve("destinations"));
+        try (DirectoryStream<Path> siblings = Files.newDirectoryStream(parent)) {
+            for (Path sibling : siblings) {
+                String siblingName = sibling.getFileName().toString();
+                if (siblingName.equals(name) || siblingName.startsWith(name + ".")
+                        || siblingName.startsWith("." + name + ".")) {
+                    ArchiveSync.deleteTree(sibling);
+                }
+            }
+        }
+        return Files.createDirectories(parent.resolve(name));
     }
 
     private int report(String markdown) throws IOException {
@@ -312,6 +331,19 @@ public final class SyncBench {
             progress.println("written to " + options.output());
         }
         return samples.stream().allMatch(Sample::ok) ? EXIT_OK : EXIT_FAILURES;
+    }
+
+    /**
+     * The Jetty client's and the JDK's logging at WARN, and Jetty's warning that host names are not verified
+     * (on purpose: the server is authenticated by its key pin, as Rudder agents do) at ERROR.
+     */
+    private static void quietLogging() {
+        if (LoggerFactory.getLogger(Logger.ROOT_LOGGER_NAME) instanceof ch.qos.logback.classic.Logger root) {
+            root.setLevel(Level.WARN);
+        }
+        if (LoggerFactory.getLogger(HOST_NAME_WARNING_LOGGER) instanceof ch.qos.logback.classic.Logger logger) {
+            logger.setLevel(Level.ERROR);
+        }
     }
 
     static double median(List<Double> values) {
