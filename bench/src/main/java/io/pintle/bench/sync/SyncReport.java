@@ -22,6 +22,8 @@ final class SyncReport {
     static final String PINTLE_FILES = "Pintle, per file";
     static final String PINTLE_ARCHIVE = "Pintle archive";
     static final String PINTLE_SYNC = "Pintle sync";
+    /** Not a contestant: Pintle's first manifest request after each change, made before the contestants'. */
+    static final String FIRST_MANIFEST = "first manifest after the change";
     /** Column order. */
     private static final List<String> CONTESTANTS = List.of(CF, NGINX, PINTLE_FILES, PINTLE_ARCHIVE, PINTLE_SYNC);
     private static final String NONE = "–";
@@ -260,14 +262,30 @@ final class SyncReport {
     }
 
     private static void checks(StringBuilder out, Context context, List<Sample> samples) {
-        long failed = samples.stream().filter(s -> !s.ok()).count();
+        List<Sample> syncs = samples.stream().filter(s -> CONTESTANTS.contains(s.contestant())).toList();
+        long failed = syncs.stream().filter(s -> !s.ok()).count();
         out.append("### Checks\n\n")
                 .append("- Every sync's result was compared with the source tree (same files, SHA-256 of each, ")
-                .append("nothing extra): ").append(samples.size()).append(" syncs, ").append(failed)
+                .append("nothing extra): ").append(syncs.size()).append(" syncs, ").append(failed)
                 .append(" failed (expected 0).\n");
         samples.stream().filter(s -> !s.ok()).limit(20).forEach(s -> out.append("  - ").append(s.contestant())
                 .append(", ").append(s.files()).append(" files, ").append(s.delayed() ? "with latency" : "loopback")
                 .append(", ").append(s.scenario().label()).append(": ").append(s.failure()).append('\n'));
+        for (int files : context.trees().keySet()) {
+            List<Sample> first = samples.stream()
+                    .filter(s -> s.contestant().equals(FIRST_MANIFEST) && s.files() == files && s.ok())
+                    .toList();
+            if (!first.isEmpty()) {
+                out.append("- After each change of 10 files, one `?view=manifest` request was made to Pintle (on ")
+                        .append("loopback) before the contestants synced, so that whichever Pintle contestant came first ")
+                        .append("did not pay alone for what the server does to bring its manifest up to date (once ")
+                        .append("per change, for all clients). ")
+                        .append(format("%,d", files)).append(" files: ")
+                        .append(format("%,.0f", medianOf(first, Sample::millis).orElse(0))).append(" ms median, ")
+                        .append(format("%,.0f", first.stream().mapToDouble(Sample::millis).max().orElse(0)))
+                        .append(" ms at most, over ").append(first.size()).append(" changes.\n");
+            }
+        }
         for (String note : context.notes()) {
             out.append("- ").append(note).append('\n');
         }
