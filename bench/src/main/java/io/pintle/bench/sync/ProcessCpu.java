@@ -36,6 +36,25 @@ final class ProcessCpu {
         return (fields[0] + fields[1] + fields[2] + fields[3]) * MILLIS_PER_TICK;
     }
 
+    /**
+     * @return the machine's busy time so far, all cores together (user, nice, system, irq, softirq and steal from
+     *     the first line of /proc/stat), in milliseconds; 0 if it cannot be read
+     */
+    static double machineBusyMillis() {
+        try {
+            String first = Files.readAllLines(Path.of("/proc/stat")).get(0);
+            String[] fields = first.trim().split("\\s+");
+            // cpu user nice system idle iowait irq softirq steal ...
+            long busy = 0;
+            for (int i : new int[] {1, 2, 3, 6, 7, 8}) {
+                busy += Long.parseLong(fields[i]);
+            }
+            return busy * MILLIS_PER_TICK;
+        } catch (IOException | RuntimeException e) {
+            return 0;
+        }
+    }
+
     /** @return utime, stime, cutime, cstime; zeros if the process is gone */
     private static long[] fields(long pid) {
         try {

@@ -13,10 +13,13 @@ package io.pintle.bench.sync;
  * @param roundTrips round trips the proxy counted (connections + turns), or -1 without the proxy
  * @param clientCpuMillis CPU time of the harness JVM and of cf-agent over the sync
  * @param serverCpuMillis CPU time of the server's processes over the sync
+ * @param otherCpuMillis the machine's busy time over the sync minus the client's and the server's: what other
+ *     processes took meanwhile
  * @param failure why it failed (exception or the first differences found by the tree check), or null
  */
 record Sample(String contestant, int files, boolean delayed, Scenario scenario, double millis, long requests,
-        long connections, long roundTrips, double clientCpuMillis, double serverCpuMillis, String failure) {
+        long connections, long roundTrips, double clientCpuMillis, double serverCpuMillis, double otherCpuMillis,
+        String failure) {
     /** The three scenarios, in table order. */
     enum Scenario {
         COLD("cold sync (empty destination)"),
@@ -32,6 +35,11 @@ record Sample(String contestant, int files, boolean delayed, Scenario scenario, 
         String label() {
             return label;
         }
+    }
+
+    /** @return what other processes took of the machine over the sync, from 0 to 1 */
+    double otherShare() {
+        return Math.max(0, otherCpuMillis / (millis * Runtime.getRuntime().availableProcessors()));
     }
 
     boolean ok() {

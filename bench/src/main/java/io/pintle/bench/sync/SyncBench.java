@@ -287,6 +287,7 @@ public final class SyncBench {
         Contestant.Outcome outcome = Contestant.Outcome.UNKNOWN;
         double serverCpu = ProcessCpu.millis(server);
         double clientCpu = ProcessCpu.selfAndChildrenMillis();
+        double machineBusy = ProcessCpu.machineBusyMillis();
         long start = System.nanoTime();
         try {
             outcome = contestant.sync(destination, port);
@@ -296,6 +297,7 @@ public final class SyncBench {
         double millis = (System.nanoTime() - start) / 1e6;
         clientCpu = ProcessCpu.selfAndChildrenMillis() - clientCpu;
         serverCpu = ProcessCpu.millis(server) - serverCpu;
+        double otherCpu = ProcessCpu.machineBusyMillis() - machineBusy - clientCpu - serverCpu;
         DelayProxy.Counts counts = proxy != null ? proxy.counts() : null;
         if (failure == null) {
             List<String> differences = TreeCheck.differences(expected, destination);
@@ -306,12 +308,13 @@ public final class SyncBench {
         long requests = outcome.requests();
         Sample sample = new Sample(contestant.name(), files, delayed, scenario, millis, requests,
                 counts == null ? -1 : counts.connections(), counts == null ? -1 : counts.roundTrips(), clientCpu,
-                serverCpu, failure);
+                serverCpu, otherCpu, failure);
         samples.add(sample);
-        progress.printf("%s, %d files, %s, %s, #%d: %.0f ms, %s requests, %s round trips%s%s%n", contestant.name(),
+        progress.printf("%s, %d files, %s, %s, #%d: %.0f ms, %s requests, %s round trips, others %.0f%%%s%s%n",
+                contestant.name(),
                 files, delayed ? "+" + options.roundTrip().toMillis() + " ms" : "loopback", scenario.label(),
                 repetition + 1, millis, requests < 0 ? "?" : requests, counts == null ? "-" : counts.roundTrips(),
-                outcome.detail() == null ? "" : " (" + outcome.detail() + ")",
+                sample.otherShare() * 100, outcome.detail() == null ? "" : " (" + outcome.detail() + ")",
                 failure == null ? "" : " FAILED: " + failure);
     }
 
@@ -341,7 +344,7 @@ public final class SyncBench {
             failure = e.toString();
         }
         double millis = (System.nanoTime() - start) / 1e6;
-        samples.add(new Sample(SyncReport.FIRST_MANIFEST, files, delayed, Scenario.CHANGED, millis, 1, -1, -1, 0, 0,
+        samples.add(new Sample(SyncReport.FIRST_MANIFEST, files, delayed, Scenario.CHANGED, millis, 1, -1, -1, 0, 0, 0,
                 failure));
         progress.printf("first manifest after the change, %d files: %.0f ms%s%n", files, millis,
                 failure == null ? "" : " FAILED: " + failure);

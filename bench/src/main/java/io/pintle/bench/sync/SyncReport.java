@@ -244,7 +244,9 @@ final class SyncReport {
                 .append("processes (nginx's master and workers). From /proc/<pid>/stat, 10 ms ticks. ")
                 .append("Wall time is in the first table; the machine has ")
                 .append(Runtime.getRuntime().availableProcessors()).append(" cores.\n\n");
-        tableHeader(out, List.of("Files", "Scenario"), contestants.stream().map(c -> c + " client / server").toList());
+        List<String> columns = new ArrayList<>(contestants.stream().map(c -> c + " client / server").toList());
+        columns.add("Other processes");
+        tableHeader(out, List.of("Files", "Scenario"), columns);
         for (Row row : rows(context, false)) {
             out.append("| ").append(format("%,d", row.files())).append(" | ").append(row.scenario().label());
             for (String contestant : contestants) {
@@ -256,9 +258,21 @@ final class SyncReport {
                 out.append(" | ").append(format("%,.0f", medianOf(cell, Sample::clientCpuMillis).orElse(0)))
                         .append(" / ").append(format("%,.0f", medianOf(cell, Sample::serverCpuMillis).orElse(0)));
             }
-            out.append(" |\n");
+            List<Sample> all = samples.stream()
+                    .filter(s -> contestants.contains(s.contestant()) && s.files() == row.files() && !s.delayed()
+                            && s.scenario() == row.scenario())
+                    .toList();
+            out.append(" | ").append(format("%.0f%%", medianOf(all, Sample::otherShare).orElse(0) * 100))
+                    .append(" |\n");
         }
-        out.append('\n');
+        List<Sample> all = samples.stream().filter(s -> contestants.contains(s.contestant())).toList();
+        out.append("\nOther processes: the machine's busy time (/proc/stat, steal included) minus the client's and ")
+                .append("the server's, as a share of wall time × cores, median over the row's syncs; over all syncs ")
+                .append("of the run: median ").append(format("%.0f%%", medianOf(all, Sample::otherShare).orElse(0) * 100))
+                .append(", highest ").append(format("%.0f%%", all.stream().mapToDouble(Sample::otherShare).max()
+                        .orElse(0) * 100))
+                .append(". When it is high, something else shared the two cores and the times are longer than ")
+                .append("they should be.\n\n");
     }
 
     private static void checks(StringBuilder out, Context context, List<Sample> samples) {
@@ -271,20 +285,23 @@ final class SyncReport {
         samples.stream().filter(s -> !s.ok()).limit(20).forEach(s -> out.append("  - ").append(s.contestant())
                 .append(", ").append(s.files()).append(" files, ").append(s.delayed() ? "with latency" : "loopback")
                 .append(", ").append(s.scenario().label()).append(": ").append(s.failure()).append('\n'));
+        List<String> firsts = new ArrayList<>();
         for (int files : context.trees().keySet()) {
             List<Sample> first = samples.stream()
                     .filter(s -> s.contestant().equals(FIRST_MANIFEST) && s.files() == files && s.ok())
                     .toList();
             if (!first.isEmpty()) {
-                out.append("- After each change of 10 files, one `?view=manifest` request was made to Pintle (on ")
-                        .append("loopback) before the contestants synced, so that whichever Pintle contestant came first ")
-                        .append("did not pay alone for what the server does to bring its manifest up to date (once ")
-                        .append("per change, for all clients). ")
-                        .append(format("%,d", files)).append(" files: ")
-                        .append(format("%,.0f", medianOf(first, Sample::millis).orElse(0))).append(" ms median, ")
-                        .append(format("%,.0f", first.stream().mapToDouble(Sample::millis).max().orElse(0)))
-                        .append(" ms at most, over ").append(first.size()).append(" changes.\n");
+                firsts.add(format("%,d", files) + " files: " + format("%,.0f", medianOf(first, Sample::millis)
+                        .orElse(0)) + " ms median, " + format("%,.0f", first.stream().mapToDouble(Sample::millis)
+                        .max().orElse(0)) + " ms at most, over " + first.size() + " changes");
             }
+        }
+        if (!firsts.isEmpty()) {
+            out.append("- After each change of 10 files, one `?view=manifest` request was made to Pintle (on ")
+                    .append("loopback) before the contestants synced, so that whichever Pintle contestant came first ")
+                    .append("did not pay alone for what the server does to bring its manifest up to date (once ")
+                    .append("per change, for all clients). Its time: ").append(String.join("; ", firsts))
+                    .append(".\n");
         }
         for (String note : context.notes()) {
             out.append("- ").append(note).append('\n');
