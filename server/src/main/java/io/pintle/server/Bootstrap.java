@@ -105,7 +105,7 @@ public final class Bootstrap {
         ChangeWaits waits = new ChangeWaits(config.limits().maxWaiters(), WATCH_QUIET_PERIOD, WAIT_RECHECK);
         metrics.trees(waits, digests);
         Server server = HttpServerFactory.create(
-                config.general().listen(), tls.factory(), JerseyConfig.create(snapshots, clock, scanner, waits),
+                config.general().listen(), tls.factory(), JerseyConfig.create(snapshots, clock, scanner, digests, waits),
                 config.admin().listen(), JerseyConfig.admin(snapshots, reloader, metrics, readiness));
         HttpServerFactory.observe(server, metrics, snapshots, readiness);
         HttpServerFactory.limit(server, config.limits(), metrics);

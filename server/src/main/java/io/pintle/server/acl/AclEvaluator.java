@@ -11,6 +11,8 @@ import io.pintle.server.nodes.NodeId;
  *   <li>{@code /policies/{id}/...}: the source address is in the allowed networks, the client certificate
  *       authenticates a known node, and that node is {@code {id}}.
  *   <li>{@code /common/...}: the source address is in the allowed networks.
+ *   <li>relayd's {@code shared-folder/...}: the source address is in the allowed networks and the client
+ *       certificate authenticates a known node (any node).
  * </ul>
  */
 public final class AclEvaluator {
@@ -52,6 +54,23 @@ public final class AclEvaluator {
             return networkDenied(caller);
         }
         return new Decision.Allow("common: allowed network");
+    }
+
+    /**
+     * Rudder's Apache: a verified client certificate and an allowed network.
+     *
+     * @param caller the caller
+     * @return the decision
+     */
+    public Decision sharedFolder(Caller caller) {
+        if (!networks.contains(caller.address())) {
+            return networkDenied(caller);
+        }
+        if (caller.identification() instanceof Identification.Anonymous anonymous) {
+            return new Decision.Deny(anonymous.reason().code(), anonymous.detail());
+        }
+        NodeId node = ((Identification.Authenticated) caller.identification()).node();
+        return new Decision.Allow("shared-folder: node " + node + " in an allowed network");
     }
 
     /**

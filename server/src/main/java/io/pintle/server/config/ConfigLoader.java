@@ -145,7 +145,7 @@ public final class ConfigLoader {
             RawTls tls = raw.tls() != null ? raw.tls() : new RawTls(null, null, null, null);
             RawNodes nodes = raw.nodes() != null ? raw.nodes() : new RawNodes(null, null);
             RawNetworks networks = raw.networks() != null ? raw.networks() : new RawNetworks(null, null);
-            RawPaths paths = raw.paths() != null ? raw.paths() : new RawPaths(null);
+            RawPaths paths = raw.paths() != null ? raw.paths() : new RawPaths(null, null, null);
             RawAdmin admin = raw.admin() != null ? raw.admin() : new RawAdmin(null);
             RawReload reload = raw.reload() != null ? raw.reload() : new RawReload(null);
             RawLog log = raw.log() != null ? raw.log() : new RawLog(null, null);
@@ -210,7 +210,10 @@ public final class ConfigLoader {
                     new ServerConfig.Networks(
                             allowedFile.isEmpty() ? null : path("networks.allowed_file", allowedFile, null),
                             networks.allowed() != null ? networks.allowed() : List.of()),
-                    new ServerConfig.Paths(path("paths.share", paths.share(), "/var/rudder/share")),
+                    new ServerConfig.Paths(path("paths.share", paths.share(), "/var/rudder/share"),
+                            path("paths.shared_folder", paths.sharedFolder(),
+                                    "/var/rudder/configuration-repository/shared-files"),
+                            path("paths.shared_files", paths.sharedFiles(), "/var/rudder/shared-files")),
                     new ServerConfig.Admin(adminListen),
                     new ServerConfig.Reload(reload.watch() == null || reload.watch()),
                     new ServerConfig.Log(log.access() == null || log.access(), accessFormat(log.accessFormat())),
@@ -388,7 +391,10 @@ public final class ConfigLoader {
     record RawNetworks(
             @JsonProperty("allowed_file") String allowedFile, @JsonProperty("allowed") List<String> allowed) {}
 
-    record RawPaths(@JsonProperty("share") String share) {}
+    record RawPaths(
+            @JsonProperty("share") String share,
+            @JsonProperty("shared_folder") String sharedFolder,
+            @JsonProperty("shared_files") String sharedFiles) {}
 
     record RawAdmin(@JsonProperty("listen") String listen) {}
 

@@ -112,8 +112,16 @@ public record ServerConfig(
 
     /**
      * @param share Rudder's share directory ({@code /var/rudder/share})
+     * @param sharedFolder Rudder's global shared folder, served under relayd's {@code shared-folder/}
+     * @param sharedFiles node-to-node shared files ({@code {sharedFiles}/{target}/files/{source}/{fileId}})
      */
-    public record Paths(Path share) {}
+    public record Paths(Path share, Path sharedFolder, Path sharedFiles) {
+        public Paths {
+            Objects.requireNonNull(share);
+            Objects.requireNonNull(sharedFolder);
+            Objects.requireNonNull(sharedFiles);
+        }
+    }
 
     /**
      * @param listen the plain-HTTP loopback listener for health, metrics and {@code system/*}

@@ -2,6 +2,7 @@ package io.pintle.server.http;
 
 import io.pintle.server.metrics.ServerMetrics;
 import io.pintle.server.policy.ChangeWaits;
+import io.pintle.server.policy.DigestCache;
 import io.pintle.server.policy.TreeScanner;
 import io.pintle.server.reload.Reloader;
 import io.pintle.server.reload.SnapshotHolder;
@@ -24,16 +25,17 @@ public final class JerseyConfig {
      * @param snapshots the live snapshot
      * @param clock the clock for certificate validity
      * @param scanner builds directory manifests
+     * @param digests file digests
      * @param waits parks {@code ?wait} requests
      * @return the application
      */
     public static ResourceConfig create(SnapshotHolder snapshots, Clock clock, TreeScanner scanner,
-            ChangeWaits waits) {
+            DigestCache digests, ChangeWaits waits) {
         ResourceConfig config = base("pintle");
         config.register(new PeerIdentityFilter(snapshots, clock));
         config.register(new WaitRouting());
         config.register(new ProblemExceptionMapper());
-        FileRoutes routes = new FileRoutes(snapshots, clock, scanner, waits);
+        FileRoutes routes = new FileRoutes(snapshots, clock, scanner, digests, waits);
         config.registerInstances(resources(routes).toArray());
         // Internal: the same public URLs, reached only through WaitRouting's rewrite.
         config.register(new WaitResource(routes));
@@ -62,7 +64,7 @@ public final class JerseyConfig {
      * @return the node-facing resource instances (the OpenAPI contract test reads these)
      */
     static List<Object> resources(FileRoutes routes) {
-        return List.of(new PolicyResource(routes), new ServerInfoResource());
+        return List.of(new PolicyResource(routes), new SharedFolderResource(routes), new ServerInfoResource());
     }
 
     /**

@@ -12,6 +12,8 @@ public enum RouteClass {
     POLICIES,
     /** {@code /common/...} on the TLS listener. */
     COMMON,
+    /** relayd's {@code shared-folder/...} on the TLS listener (both prefixes). */
+    SHARED_FOLDER,
     /** {@code /uuid} on the TLS listener. */
     UUID,
     /** {@code /v1/whoami} on the TLS listener. */
@@ -59,6 +61,10 @@ public enum RouteClass {
         }
         if (path.startsWith(Routes.COMMON + "/")) {
             return COMMON;
+        }
+        if (path.startsWith(Routes.RELAY_API + Routes.SHARED_FOLDER + "/")
+                || path.startsWith(Routes.RELAY_API_ALIAS + Routes.SHARED_FOLDER + "/")) {
+            return SHARED_FOLDER;
         }
         return switch (path) {
             case Routes.UUID -> UUID;
