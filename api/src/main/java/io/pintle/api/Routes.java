@@ -26,6 +26,15 @@ public final class Routes {
     /** {@code <relay api>/shared-folder/{path}}: Rudder's global shared folder (GET, HEAD with {@code hash}). */
     public static final String SHARED_FOLDER = "/shared-folder";
 
+    /**
+     * {@code <relay api>/shared-files/{target}/{source}/{fileId}}: node-to-node shared files (PUT with {@code ttl},
+     * HEAD with {@code hash}, and Pintle's GET for the target node).
+     */
+    public static final String SHARED_FILES = "/shared-files";
+
+    /** Query parameter of the shared-files PUT: how long the file is kept (seconds, or {@code 1d}, {@code 3 hours}). */
+    public static final String TTL = "ttl";
+
     /** Query parameters of relayd's shared-folder HEAD: the client's hash (hex) and its type. */
     public static final String HASH = "hash";
 

@@ -74,6 +74,42 @@ public final class AclEvaluator {
     }
 
     /**
+     * relayd's shared-files PUT and HEAD: an allowed network (the upload carries its own signature, checked against
+     * the source node's pinned key).
+     *
+     * @param caller the caller
+     * @return the decision
+     */
+    public Decision sharedFilesUpload(Caller caller) {
+        if (!networks.contains(caller.address())) {
+            return networkDenied(caller);
+        }
+        return new Decision.Allow("shared-files: allowed network; the upload is checked by its signature");
+    }
+
+    /**
+     * Pintle's shared-files GET: only the target node, by its own certificate, from an allowed network.
+     *
+     * @param caller the caller
+     * @param target the node the file is for
+     * @return the decision
+     */
+    public Decision sharedFilesDownload(Caller caller, NodeId target) {
+        if (!networks.contains(caller.address())) {
+            return networkDenied(caller);
+        }
+        if (caller.identification() instanceof Identification.Anonymous anonymous) {
+            return new Decision.Deny(anonymous.reason().code(), anonymous.detail());
+        }
+        NodeId node = ((Identification.Authenticated) caller.identification()).node();
+        if (!node.equals(target)) {
+            return new Decision.Deny("uid-mismatch",
+                    "certificate UID " + node + " is not the node " + target + " this file is for");
+        }
+        return new Decision.Allow("shared-files: node " + node + " reads a file shared with it");
+    }
+
+    /**
      * @param caller the caller
      * @return whether the caller's address is in the allowed networks
      */

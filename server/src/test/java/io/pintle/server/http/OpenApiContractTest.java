@@ -50,7 +50,7 @@ class OpenApiContractTest {
     @Test
     void specListsExactlyTheQueryParametersOfEachRoute() throws Exception {
         Map<String, Set<String>> server = new TreeMap<>();
-        List<Object> resources = new ArrayList<>(JerseyConfig.resources(null));
+        List<Object> resources = new ArrayList<>(JerseyConfig.resources(null, null, null));
         resources.add(new WaitResource(null));
         resources.addAll(JerseyConfig.adminResources(null, null, null, null));
         for (Object resource : resources) {
@@ -118,7 +118,7 @@ class OpenApiContractTest {
 
     static Set<String> serverOperations() {
         Set<String> operations = new TreeSet<>();
-        List<Object> resources = new ArrayList<>(JerseyConfig.resources(null));
+        List<Object> resources = new ArrayList<>(JerseyConfig.resources(null, null, null));
         resources.addAll(JerseyConfig.adminResources(null, null, null, null));
         for (Object resource : resources) {
             collect(Resource.from(resource.getClass()), "", operations);
