@@ -6,6 +6,9 @@ import io.pintle.server.http.HttpServerFactory;
 import io.pintle.server.http.JerseyConfig;
 import io.pintle.server.http.Readiness;
 import io.pintle.server.metrics.ServerMetrics;
+import io.pintle.server.policy.ChangeWaits;
+import io.pintle.server.policy.DigestCache;
+import io.pintle.server.policy.TreeScanner;
 import io.pintle.server.reload.ConfigSource;
 import io.pintle.server.reload.InputWatcher;
 import io.pintle.server.reload.Reloader;
@@ -13,8 +16,11 @@ import io.pintle.server.reload.ServerSnapshot;
 import io.pintle.server.reload.SnapshotException;
 import io.pintle.server.reload.SnapshotHolder;
 import io.pintle.server.reload.SnapshotLoader;
+import io.pintle.server.sharedfiles.SharedFileStore;
+import io.pintle.server.sharedfiles.SharedFilesCleanup;
 import io.pintle.server.systemd.SystemdHandoff;
 import io.pintle.server.tls.ServerTls;
+import io.pintle.server.upstream.UpstreamClient;
 import java.nio.file.Files;
 import java.security.GeneralSecurityException;
 import java.time.Clock;
@@ -29,6 +35,15 @@ public final class Bootstrap {
      * write triggers the next reload), while every millisecond here delays a newly accepted node.
      */
     public static final Duration WATCH_QUIET_PERIOD = Duration.ofMillis(20);
+
+    /**
+     * Parked {@code ?wait} requests look at their resource again this often even without a file-system event
+     * (events can be dropped when the kernel's queue overflows).
+     */
+    public static final Duration WAIT_RECHECK = Duration.ofSeconds(5);
+
+    /** Expired shared files are removed this often (relayd's {@code [shared_files.cleanup] frequency}). */
+    public static final Duration SHARED_FILES_CLEANUP = Duration.ofMinutes(10);
 
     private Bootstrap() {}
 
@@ -91,13 +106,24 @@ public final class Bootstrap {
         ServerMetrics metrics = new ServerMetrics(snapshots);
         reloader.onOutcome(metrics::reloaded);
         Readiness readiness = new Readiness();
+        DigestCache digests = new DigestCache(config.limits().digestCacheEntries(), DigestCache.defaultThreads());
+        TreeScanner scanner = new TreeScanner(digests, config.limits().maxManifestEntries());
+        ChangeWaits waits = new ChangeWaits(config.limits().maxWaiters(), WATCH_QUIET_PERIOD, WAIT_RECHECK);
+        metrics.trees(waits, digests);
+        SharedFileStore sharedFiles = new SharedFileStore(clock, config.limits().maxSharedFileBytes());
+        SharedFilesCleanup cleanup = new SharedFilesCleanup(sharedFiles,
+                () -> snapshots.current().config().paths().sharedFiles(), SHARED_FILES_CLEANUP);
         Server server = HttpServerFactory.create(
-                config.general().listen(), tls.factory(), JerseyConfig.create(snapshots, clock),
+                config.general().listen(), tls.factory(), JerseyConfig.create(snapshots, clock, scanner, digests, waits, sharedFiles,
+                        new UpstreamClient()),
                 config.admin().listen(), JerseyConfig.admin(snapshots, reloader, metrics, readiness));
         HttpServerFactory.observe(server, metrics, snapshots, readiness);
         HttpServerFactory.limit(server, config.limits(), metrics);
         systemd.listener().ifPresent(inherited -> HttpServerFactory.inheritTlsListener(server, inherited));
         server.addBean(new Managed("reloader", () -> { }, reloader::stop));
+        server.addBean(new Managed("digests", () -> { }, digests::close));
+        server.addBean(new Managed("change waits", waits::start, waits::close));
+        server.addBean(new Managed("shared files cleanup", cleanup::start, cleanup::stop));
         if (config.reload().watch()) {
             server.addBean(new Managed("input watcher", watcher::start, watcher::stop));
         }

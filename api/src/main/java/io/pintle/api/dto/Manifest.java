@@ -1,5 +1,6 @@
 package io.pintle.api.dto;
 
+import com.fasterxml.jackson.annotation.JsonIgnore;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import java.util.List;
 import java.util.Objects;
@@ -60,16 +61,19 @@ public record Manifest(int format, String etag, int files, long bytes, List<Entr
         }
 
         /** @return whether this is a regular file */
+        @JsonIgnore
         public boolean isFile() {
             return Types.FILE.equals(type);
         }
 
         /** @return whether this is a directory */
+        @JsonIgnore
         public boolean isDirectory() {
             return Types.DIRECTORY.equals(type);
         }
 
         /** @return whether this is a symbolic link */
+        @JsonIgnore
         public boolean isSymlink() {
             return Types.SYMLINK.equals(type);
         }

@@ -155,6 +155,15 @@ public record DemoLayout(Path directory, String serverPin, String linux1, String
                                 + " -o " + downloads.resolve(linux1 + "-rudder.tar.bz2") + " "
                                 + base + "/policies/" + linux1 + "/rules/rudder.tar.bz2",
                         304),
+                new Step("One request describes the whole tree: recursive manifest with sha256 and a strong ETag "
+                        + "(Pintle extension; saved to " + downloads.resolve(linux1 + "-rules.manifest.json") + ")",
+                        agentCurl(linux1) + " -o " + downloads.resolve(linux1 + "-rules.manifest.json") + " '"
+                                + base + "/policies/" + linux1 + "/rules/?view=manifest'",
+                        200),
+                new Step("The same tree, any directory, as one consistent tar.gz (Pintle extension)",
+                        agentCurl(linux1) + " -o " + downloads.resolve(linux1 + "-rules.tar.gz") + " '"
+                                + base + "/policies/" + linux1 + "/rules/cfengine-community/?view=archive'",
+                        200),
                 new Step("The policy library every node shares (EC client key this time)",
                         agentCurl(linux2) + " -o " + downloads.resolve("policies-library-linux.tar.bz2") + " "
                                 + base + "/common/policies-library-linux.tar.bz2",

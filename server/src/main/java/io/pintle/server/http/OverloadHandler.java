@@ -15,6 +15,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.EnumMap;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.server.Handler;
@@ -38,6 +39,12 @@ import org.slf4j.LoggerFactory;
 final class OverloadHandler extends Handler.Wrapper {
     private static final Logger LOG = LoggerFactory.getLogger(OverloadHandler.class);
     private static final ObjectMapper JSON = new ObjectMapper();
+
+    /**
+     * Request attribute: a {@link Runnable} that gives the request's worker back before the response completes
+     * (once; later calls and the completion do nothing more).
+     */
+    static final String RELEASE_WORKER = OverloadHandler.class.getName() + ".releaseWorker";
 
     private final String limitedConnector;
     private final Map<WorkClass, Gate<Pending>> gates;
@@ -74,7 +81,7 @@ final class OverloadHandler extends Handler.Wrapper {
      */
     static WorkClass classify(RouteClass route) {
         return switch (route) {
-            case POLICIES, COMMON -> WorkClass.FILES;
+            case POLICIES, COMMON, SHARED_FOLDER, SHARED_FILES -> WorkClass.FILES;
             default -> WorkClass.API;
         };
     }
@@ -100,9 +107,19 @@ final class OverloadHandler extends Handler.Wrapper {
         return true;
     }
 
-    /** Runs the request; its worker goes back to the gate when the response is complete, however it ends. */
+    /**
+     * Runs the request; its worker goes back to the gate when the response is complete, however it ends, or
+     * earlier when the request runs the {@link #RELEASE_WORKER} attribute (a request parked until a change).
+     */
     private boolean handleWithWorker(Pending pending) throws Exception {
-        Request.addCompletionListener(pending.request, failure -> release(pending.gate));
+        AtomicBoolean released = new AtomicBoolean();
+        Runnable release = () -> {
+            if (released.compareAndSet(false, true)) {
+                release(pending.gate);
+            }
+        };
+        pending.request.setAttribute(RELEASE_WORKER, release);
+        Request.addCompletionListener(pending.request, failure -> release.run());
         return super.handle(pending.request, pending.response, pending.callback);
     }
 

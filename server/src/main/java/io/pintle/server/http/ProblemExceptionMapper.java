@@ -35,6 +35,12 @@ final class ProblemExceptionMapper implements ExceptionMapper<Throwable> {
     @Override
     public Response toResponse(Throwable exception) {
         String instance = "/" + uriInfo.getPath(false);
+        if (exception instanceof PintleException.Unavailable unavailable) {
+            return Response.fromResponse(problem("urn:pintle:problem:" + unavailable.reason(), 503,
+                    unavailable.title(), unavailable.detail(), instance, unavailable.reason(), null, null))
+                    .header("Retry-After", unavailable.retryAfterSeconds())
+                    .build();
+        }
         if (exception instanceof PintleException pintle) {
             return problem("urn:pintle:problem:" + pintle.reason(), pintle.status(), pintle.title(), pintle.detail(),
                     instance, pintle.reason(), null, null);

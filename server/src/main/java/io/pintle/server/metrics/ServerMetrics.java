@@ -4,12 +4,15 @@ import io.pintle.server.PintleVersion;
 import io.pintle.server.nodes.Identification;
 import io.pintle.server.overload.Gate;
 import io.pintle.server.overload.WorkClass;
+import io.pintle.server.policy.ChangeWaits;
+import io.pintle.server.policy.DigestCache;
 import io.pintle.server.reload.ReloadOutcome;
 import io.pintle.server.reload.ServerSnapshot;
 import io.pintle.server.reload.SnapshotHolder;
 import io.prometheus.metrics.core.datapoints.CounterDataPoint;
 import io.prometheus.metrics.core.datapoints.DistributionDataPoint;
 import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.core.metrics.Info;
@@ -211,6 +214,35 @@ public final class ServerMetrics {
                 .help("Node-facing requests waiting for a worker, by work class")
                 .labelNames("class")
                 .callback(callback -> copy.forEach((work, gate) -> callback.call(gate.waiting(), work.label())))
+                .register(registry);
+    }
+
+    /**
+     * Exposes the change-wait and digest-cache figures.
+     *
+     * @param waits the parked {@code ?wait} requests
+     * @param digests the file digest cache
+     */
+    public void trees(ChangeWaits waits, DigestCache digests) {
+        GaugeWithCallback.builder()
+                .name("pintle_change_waiters")
+                .help("Requests parked by ?wait until their ETag changes")
+                .callback(callback -> callback.call(waits.waiting()))
+                .register(registry);
+        CounterWithCallback.builder()
+                .name("pintle_digests_computed")
+                .help("File SHA-256 digests computed for manifests (each reads the whole file)")
+                .callback(callback -> callback.call(digests.computed()))
+                .register(registry);
+        CounterWithCallback.builder()
+                .name("pintle_digest_cache_hits")
+                .help("File SHA-256 digests answered from the cache")
+                .callback(callback -> callback.call(digests.hits()))
+                .register(registry);
+        CounterWithCallback.builder()
+                .name("pintle_digest_bytes")
+                .help("Bytes read to compute file digests")
+                .callback(callback -> callback.call(digests.bytesHashed()))
                 .register(registry);
     }
 

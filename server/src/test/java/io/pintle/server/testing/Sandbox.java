@@ -252,6 +252,8 @@ public final class Sandbox {
                 "allowed_file = \"lib/networks.conf\"",
                 "[paths]",
                 "share = \"share\"",
+                "shared_folder = \"shared-folder\"",
+                "shared_files = \"shared-files\"",
                 "[admin]",
                 "listen = \"127.0.0.1:0\"",
                 "[tls]",

@@ -1,0 +1,355 @@
+package io.pintle.server.policy;
+
+import java.io.IOException;
+import java.nio.file.ClosedWatchServiceException;
+import java.nio.file.FileSystems;
+import java.nio.file.Path;
+import java.nio.file.StandardWatchEventKinds;
+import java.nio.file.WatchEvent;
+import java.nio.file.WatchKey;
+import java.nio.file.WatchService;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Requests parked until a resource's ETag changes ({@code ?wait=SECONDS} with {@code If-None-Match}). A parked
+ * request holds no thread: it is a small object here, woken by a file-system event in one of the directories its
+ * resource depends on (the file's ancestors; for a tree, every directory in it and its ancestors), after which
+ * the resource's ETag is computed again. A periodic re-check covers events the kernel dropped. Their number is
+ * bounded: past {@code maxWaiters}, {@link #park} refuses.
+ *
+ * <p>All bookkeeping runs on one thread (the "waits" scheduler), so none of it is locked; the watch thread only
+ * hands events over. Listeners are called on the scheduler thread and must hand real work to another executor.
+ */
+public final class ChangeWaits implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(ChangeWaits.class);
+
+    private final int maxWaiters;
+    private final Duration quiet;
+    private final Duration recheck;
+    private final AtomicInteger waiting = new AtomicInteger();
+    private final Map<String, Group> groups = new HashMap<>();
+    private final Map<Path, Watched> watched = new HashMap<>();
+    private ScheduledExecutorService scheduler;
+    private WatchService watchService;
+    private Thread watchThread;
+
+    /**
+     * @param maxWaiters the most requests parked at once
+     * @param quiet how long events are gathered before a resource is looked at again
+     * @param recheck how often every parked resource is looked at again even without events
+     */
+    public ChangeWaits(int maxWaiters, Duration quiet, Duration recheck) {
+        if (maxWaiters < 0) {
+            throw new IllegalArgumentException("maxWaiters must not be negative");
+        }
+        this.maxWaiters = maxWaiters;
+        this.quiet = Objects.requireNonNull(quiet);
+        this.recheck = Objects.requireNonNull(recheck);
+    }
+
+    /** What a resource looks like now: its ETag (null when it is gone) and the directories it depends on. */
+    public record Observation(String etag, List<Path> directories) {
+        public Observation {
+            directories = List.copyOf(directories);
+        }
+    }
+
+    /** Looks at a resource again. */
+    @FunctionalInterface
+    public interface Probe {
+        /**
+         * @return the resource as it is now
+         * @throws IOException if it cannot be looked at (the waiters are then woken, to report the error)
+         */
+        Observation observe() throws IOException;
+    }
+
+    /** Told how a wait ended; called on the scheduler thread, so it must not block. */
+    public interface Listener {
+        /** The ETag differs from the one the request had (or the resource could not be looked at). */
+        void changed();
+
+        /** The wait's time is up with the ETag unchanged. */
+        void timedOut();
+    }
+
+    /**
+     * Starts the watch and scheduler threads.
+     *
+     * @throws IOException if the file-system watch cannot be created
+     */
+    public synchronized void start() throws IOException {
+        if (scheduler != null) {
+            return;
+        }
+        watchService = FileSystems.getDefault().newWatchService();
+        scheduler = Executors.newSingleThreadScheduledExecutor(task -> {
+            Thread thread = new Thread(task, "pintle-waits");
+            thread.setDaemon(true);
+            return thread;
+        });
+        scheduler.scheduleWithFixedDelay(this::recheckAll, recheck.toMillis(), recheck.toMillis(),
+                TimeUnit.MILLISECONDS);
+        watchThread = new Thread(this::watchLoop, "pintle-waits-watch");
+        watchThread.setDaemon(true);
+        watchThread.start();
+    }
+
+    /** Stops the threads; parked requests are told their time is up. */
+    @Override
+    public synchronized void close() {
+        if (scheduler == null) {
+            return;
+        }
+        try {
+            scheduler.submit(() -> {
+                for (Group group : List.copyOf(groups.values())) {
+                    for (Waiter waiter : List.copyOf(group.waiters)) {
+                        finish(group, waiter, false);
+                    }
+                }
+            }).get(5, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            LOG.warn("parked requests not all answered at stop: {}", e.toString());
+        }
+        scheduler.shutdownNow();
+        try {
+            watchService.close();
+        } catch (IOException e) {
+            LOG.debug("closing the watch service: {}", e.toString());
+        }
+        scheduler = null;
+    }
+
+    /** @return requests parked now */
+    public int waiting() {
+        return waiting.get();
+    }
+
+    /** @return the most requests that may be parked at once */
+    public int maxWaiters() {
+        return maxWaiters;
+    }
+
+    /**
+     * Parks a request until the resource's ETag differs from {@code seen}, or {@code timeout} passes.
+     *
+     * @param key what the resource is (the same key for every request on the same resource and view)
+     * @param seen the ETag the request has (from {@code If-None-Match})
+     * @param first the resource as the request just saw it (its directories are watched from now on)
+     * @param probe how to look at the resource again
+     * @param timeout the longest wait
+     * @param listener told how the wait ends
+     * @return false when {@code maxWaiters} requests are parked already (nothing was parked)
+     */
+    public boolean park(String key, String seen, Observation first, Probe probe, Duration timeout, Listener listener) {
+        ScheduledExecutorService executor = scheduler;
+        if (executor == null) {
+            throw new IllegalStateException("change waits are not started");
+        }
+        if (waiting.incrementAndGet() > maxWaiters) {
+            waiting.decrementAndGet();
+            return false;
+        }
+        Waiter waiter = new Waiter(seen, listener);
+        executor.execute(() -> {
+            Group group = groups.computeIfAbsent(key, k -> new Group(k, probe));
+            group.waiters.add(waiter);
+            watch(group, first.directories());
+            waiter.timeout = executor.schedule(() -> finish(group, waiter, false), timeout.toMillis(),
+                    TimeUnit.MILLISECONDS);
+            // The resource may have changed between the request's look and the watch: look again at once.
+            schedule(group, Duration.ZERO);
+        });
+        return true;
+    }
+
+    private void schedule(Group group, Duration delay) {
+        if (group.probeScheduled) {
+            return;
+        }
+        group.probeScheduled = true;
+        scheduler.schedule(() -> probe(group), delay.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    private void probe(Group group) {
+        group.probeScheduled = false;
+        if (group.waiters.isEmpty()) {
+            return;
+        }
+        Observation now;
+        try {
+            now = group.probe.observe();
+        } catch (IOException | RuntimeException e) {
+            LOG.debug("cannot look at {} again: {}", group.key, e.toString());
+            now = new Observation(null, List.of());
+        }
+        for (Waiter waiter : List.copyOf(group.waiters)) {
+            if (!Objects.equals(now.etag(), waiter.seen)) {
+                finish(group, waiter, true);
+            }
+        }
+        if (!group.waiters.isEmpty()) {
+            watch(group, now.directories());
+        }
+    }
+
+    private void finish(Group group, Waiter waiter, boolean changed) {
+        if (!group.waiters.remove(waiter)) {
+            return;
+        }
+        waiting.decrementAndGet();
+        if (waiter.timeout != null) {
+            waiter.timeout.cancel(false);
+        }
+        if (group.waiters.isEmpty()) {
+            groups.remove(group.key);
+            watch(group, List.of());
+        }
+        try {
+            if (changed) {
+                waiter.listener.changed();
+            } else {
+                waiter.listener.timedOut();
+            }
+        } catch (RuntimeException e) {
+            LOG.warn("a parked request's listener failed", e);
+        }
+    }
+
+    /** Makes the set of directories watched for {@code group} exactly {@code directories}. */
+    private void watch(Group group, List<Path> directories) {
+        Set<Path> wanted = new LinkedHashSet<>(directories);
+        for (Path gone : List.copyOf(group.directories)) {
+            if (!wanted.contains(gone)) {
+                group.directories.remove(gone);
+                Watched entry = watched.get(gone);
+                if (entry != null && entry.groups.remove(group) && entry.groups.isEmpty()) {
+                    watched.remove(gone);
+                    entry.key.cancel();
+                }
+            }
+        }
+        for (Path directory : wanted) {
+            try {
+                // Registering again is cheap and catches a directory replaced by another of the same name.
+                WatchKey key = directory.register(watchService, StandardWatchEventKinds.ENTRY_CREATE,
+                        StandardWatchEventKinds.ENTRY_DELETE, StandardWatchEventKinds.ENTRY_MODIFY);
+                Watched entry = watched.get(directory);
+                if (entry == null || !entry.key.equals(key)) {
+                    Watched replacement = new Watched(key, entry == null ? new HashSet<>() : entry.groups);
+                    watched.put(directory, replacement);
+                    entry = replacement;
+                }
+                entry.groups.add(group);
+                group.directories.add(directory);
+            } catch (IOException | ClosedWatchServiceException e) {
+                // Gone already (the next probe sees it), or unreadable: the periodic re-check still covers it.
+                LOG.debug("cannot watch {}: {}", directory, e.toString());
+            }
+        }
+    }
+
+    private void recheckAll() {
+        for (Group group : List.copyOf(groups.values())) {
+            schedule(group, Duration.ZERO);
+        }
+    }
+
+    private void watchLoop() {
+        try {
+            while (true) {
+                WatchKey key = watchService.take();
+                Path directory = (Path) key.watchable();
+                boolean overflow = false;
+                for (WatchEvent<?> event : key.pollEvents()) {
+                    overflow |= event.kind() == StandardWatchEventKinds.OVERFLOW;
+                }
+                key.reset();
+                boolean all = overflow;
+                ScheduledExecutorService executor = scheduler;
+                if (executor == null) {
+                    return;
+                }
+                executor.execute(() -> changedIn(directory, all));
+            }
+        } catch (ClosedWatchServiceException | InterruptedException stopped) {
+            // Stopping.
+        } catch (RuntimeException e) {
+            LOG.error("change watch stopped; parked requests now rely on the periodic re-check", e);
+        }
+    }
+
+    private void changedIn(Path directory, boolean all) {
+        if (all) {
+            recheckAll();
+            return;
+        }
+        Watched entry = watched.get(directory);
+        if (entry != null) {
+            for (Group group : List.copyOf(entry.groups)) {
+                schedule(group, quiet);
+            }
+        }
+    }
+
+    /** Requests parked on one resource, and what it depends on. */
+    private static final class Group {
+        private final String key;
+        private final Probe probe;
+        private final Set<Waiter> waiters = new LinkedHashSet<>();
+        private final Set<Path> directories = new HashSet<>();
+        private boolean probeScheduled;
+
+        Group(String key, Probe probe) {
+            this.key = key;
+            this.probe = probe;
+        }
+    }
+
+    /** One parked request. */
+    private static final class Waiter {
+        private final String seen;
+        private final Listener listener;
+        private ScheduledFuture<?> timeout;
+
+        Waiter(String seen, Listener listener) {
+            this.seen = seen;
+            this.listener = listener;
+        }
+    }
+
+    /** One watched directory and the groups that depend on it. */
+    private record Watched(WatchKey key, Set<Group> groups) {}
+
+    /**
+     * @param path a path
+     * @param stopAt an ancestor of {@code path} (or itself)
+     * @return the directories from {@code stopAt} down to {@code path}'s parent, then {@code path} itself when
+     *     {@code includeSelf}
+     */
+    public static List<Path> ancestors(Path path, Path stopAt, boolean includeSelf) {
+        List<Path> result = new ArrayList<>();
+        Path current = includeSelf ? path : path.getParent();
+        while (current != null && current.startsWith(stopAt)) {
+            result.add(0, current);
+            current = current.getParent();
+        }
+        return result;
+    }
+}

@@ -1,0 +1,466 @@
+package io.pintle.server.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.pintle.api.dto.Manifest;
+import io.pintle.client.PintleClient;
+import io.pintle.server.testing.NodeKeys;
+import io.pintle.server.testing.Sandbox;
+import io.pintle.server.testing.TestServer;
+import io.pintle.server.tls.SelfSigned;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.MessageDigest;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
+import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
+import org.apache.commons.compress.compressors.gzip.GzipCompressorInputStream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * Directory views ({@code ?view=manifest}, {@code ?view=archive}) and change waits ({@code ?wait}) over real TLS:
+ * the manifest is checked against the files on disk (digests computed here, independently), the archive against
+ * the tree, and an archive whose tree changes while it streams must fail rather than mix versions.
+ */
+class TreeViewsIT {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @Test
+    void manifestDescribesTheTreeOnDisk(@TempDir Path dir) throws Exception {
+        Sandbox sandbox = Sandbox.create(dir);
+        NodeKeys node = sandbox.addNode("node-1", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+        Path rules = rudderTree(sandbox, "node-1", 40);
+        Files.createSymbolicLink(rules.resolve("cfengine-community/certs/policy-server.pem"), Path.of("root.pem"));
+        Files.createSymbolicLink(rules.resolve("escape"), Path.of("../../../lib/nodeslist.json"));
+        Files.setPosixFilePermissions(rules.resolve("cfengine-community/promises.cf"),
+                PosixFilePermissions.fromString("rw-------"));
+        try (TestServer server = TestServer.start(sandbox)) {
+            PintleClient client = server.client(node);
+            HttpResponse<String> response = get(client, "/policies/node-1/rules/?view=manifest", null);
+            assertThat(response.statusCode()).isEqualTo(200);
+            assertThat(response.headers().firstValue("content-type")).hasValueSatisfying(
+                    type -> assertThat(type).startsWith("application/json"));
+            Manifest manifest = JSON.readValue(response.body(), Manifest.class);
+            assertThat(response.headers().firstValue("etag")).hasValue(manifest.etag());
+            assertThat(manifest.format()).isEqualTo(Manifest.FORMAT);
+
+            Map<String, Manifest.Entry> byPath = new TreeMap<>();
+            manifest.entries().forEach(entry -> byPath.put(entry.path(), entry));
+            assertThat(manifest.entries()).extracting(Manifest.Entry::path).isSorted();
+            Map<String, String> expected = onDisk(rules);
+            assertThat(byPath.keySet()).isEqualTo(expected.keySet());
+            long bytes = 0;
+            for (Map.Entry<String, String> file : expected.entrySet()) {
+                Manifest.Entry entry = byPath.get(file.getKey());
+                Path local = rules.resolve(file.getKey());
+                if (Files.isSymbolicLink(local)) {
+                    assertThat(entry.type()).isEqualTo("symlink");
+                    assertThat(entry.target()).isEqualTo(Files.readSymbolicLink(local).toString());
+                } else if (Files.isDirectory(local)) {
+                    assertThat(entry.type()).isEqualTo("directory");
+                } else {
+                    assertThat(entry.type()).isEqualTo("file");
+                    assertThat(entry.sha256()).as(file.getKey()).isEqualTo(file.getValue());
+                    assertThat(entry.size()).isEqualTo(Files.size(local));
+                    assertThat(entry.mtime()).isEqualTo(Files.getLastModifiedTime(local).toInstant().toString());
+                    bytes += entry.size();
+                }
+            }
+            assertThat(byPath.get("cfengine-community/promises.cf").mode()).isEqualTo("0600");
+            assertThat(byPath).doesNotContainKey("escape");
+            assertThat(manifest.bytes()).isEqualTo(bytes);
+            assertThat(manifest.files()).isEqualTo(40);
+
+            // The same version again: 304. Without trailing slash: the same manifest.
+            assertThat(get(client, "/policies/node-1/rules/?view=manifest", manifest.etag()).statusCode())
+                    .isEqualTo(304);
+            assertThat(JSON.readValue(get(client, "/policies/node-1/rules?view=manifest", null).body(),
+                    Manifest.class)).isEqualTo(manifest);
+
+            // One byte changes in one file: a new ETag, and only that entry differs.
+            replace(rules.resolve("cfengine-community/file-7.cf"), "changed\n");
+            Manifest next = JSON.readValue(get(client, "/policies/node-1/rules/?view=manifest", manifest.etag()).body(),
+                    Manifest.class);
+            assertThat(next.etag()).isNotEqualTo(manifest.etag());
+            List<Manifest.Entry> changed = new ArrayList<>(next.entries());
+            changed.removeAll(manifest.entries());
+            // The file, and its directory (a rename into it changes the directory's modification time).
+            assertThat(changed).extracting(Manifest.Entry::path)
+                    .containsExactlyInAnyOrder("cfengine-community", "cfengine-community/file-7.cf");
+        }
+    }
+
+    @Test
+    void archiveRoundTripsTheTree(@TempDir Path dir) throws Exception {
+        Sandbox sandbox = Sandbox.create(dir);
+        NodeKeys node = sandbox.addNode("node-1", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+        Path rules = rudderTree(sandbox, "node-1", 25);
+        Files.createSymbolicLink(rules.resolve("cfengine-community/certs/policy-server.pem"), Path.of("root.pem"));
+        Files.setPosixFilePermissions(rules.resolve("cfengine-community/file-3.cf"),
+                PosixFilePermissions.fromString("rwxr-x---"));
+        try (TestServer server = TestServer.start(sandbox)) {
+            PintleClient client = server.client(node);
+            String manifestEtag = get(client, "/policies/node-1/rules/?view=manifest", null)
+                    .headers().firstValue("etag").orElseThrow();
+            HttpResponse<byte[]> archive = client.httpClient().send(
+                    PolicyServingIT.request(client, "/policies/node-1/rules/?view=archive").build(),
+                    HttpResponse.BodyHandlers.ofByteArray());
+            assertThat(archive.statusCode()).isEqualTo(200);
+            assertThat(archive.headers().firstValue("content-type")).hasValue("application/gzip");
+            assertThat(archive.headers().firstValue("etag")).hasValue(manifestEtag);
+
+            Map<String, String> fromArchive = new TreeMap<>();
+            try (TarArchiveInputStream tar = new TarArchiveInputStream(
+                    new GzipCompressorInputStream(new ByteArrayInputStream(archive.body())))) {
+                TarArchiveEntry entry;
+                while ((entry = tar.getNextEntry()) != null) {
+                    String name = entry.getName().replaceAll("/$", "");
+                    Path local = rules.resolve(name);
+                    if (entry.isSymbolicLink()) {
+                        fromArchive.put(name, "link:" + entry.getLinkName());
+                        assertThat(entry.getLinkName()).isEqualTo(Files.readSymbolicLink(local).toString());
+                    } else if (entry.isDirectory()) {
+                        fromArchive.put(name, "dir");
+                    } else {
+                        fromArchive.put(name, sha256(tar.readAllBytes()));
+                        assertThat(entry.getMode() & 0777).as(name).isEqualTo(mode(local));
+                        assertThat(entry.getLastModifiedTime().toMillis())
+                                .isEqualTo(Files.getLastModifiedTime(local).toMillis());
+                    }
+                }
+            }
+            assertThat(fromArchive).isEqualTo(onDisk(rules));
+
+            assertThat(client.httpClient().send(PolicyServingIT.request(client, "/policies/node-1/rules/?view=archive")
+                            .header("If-None-Match", manifestEtag).build(),
+                    HttpResponse.BodyHandlers.discarding()).statusCode()).isEqualTo(304);
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(names = {"HTTP_1_1", "HTTP_2"})
+    void archiveFailsRatherThanMixVersionsWhenAFileChangesWhileItStreams(HttpClient.Version version,
+            @TempDir Path dir) throws Exception {
+        Sandbox sandbox = Sandbox.create(dir);
+        NodeKeys node = sandbox.addNode("node-1", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+        Path rules = Files.createDirectories(sandbox.share().resolve("node-1/rules"));
+        for (int i = 0; i < 24; i++) {
+            // Random bytes do not compress: the archive is ~24 MiB, far more than the socket buffers hold.
+            sandbox.randomShareFile("node-1/rules/part-" + (char) ('a' + i), 1024 * 1024, i);
+        }
+        try (TestServer server = TestServer.start(sandbox)) {
+            PintleClient client = server.client(node, version);
+            HttpResponse<InputStream> response = client.httpClient().send(
+                    PolicyServingIT.request(client, "/policies/node-1/rules/?view=archive").build(),
+                    HttpResponse.BodyHandlers.ofInputStream());
+            assertThat(response.statusCode()).isEqualTo(200);
+            try (InputStream body = response.body()) {
+                assertThat(body.readNBytes(256 * 1024)).hasSize(256 * 1024);
+                // The last file is replaced (as Rudder does: write, rename) before the server reaches it.
+                replace(rules.resolve("part-x"), "generation 2\n");
+                assertThatThrownBy(() -> untar(body)).isInstanceOf(IOException.class);
+            }
+            // The next archive is the new version, whole.
+            HttpResponse<byte[]> next = client.httpClient().send(
+                    PolicyServingIT.request(client, "/policies/node-1/rules/?view=archive").build(),
+                    HttpResponse.BodyHandlers.ofByteArray());
+            Map<String, byte[]> files = untar(new ByteArrayInputStream(next.body()));
+            assertThat(files).hasSize(24);
+            assertThat(new String(files.get("part-x"), StandardCharsets.UTF_8)).isEqualTo("generation 2\n");
+        }
+    }
+
+    @Test
+    void waitAnswersWhenTheEtagChangesAnd304AtTheTimeout(@TempDir Path dir) throws Exception {
+        Sandbox sandbox = Sandbox.create(dir);
+        NodeKeys node = sandbox.addNode("node-1", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+        rudderTree(sandbox, "node-1", 10);
+        Path archive = sandbox.shareFile("node-1/rules/rudder.tar.bz2", "generation 1".getBytes(StandardCharsets.UTF_8));
+        // The idle timeout is shorter than the waits: a parked request must survive it.
+        try (TestServer server = TestServer.start(sandbox, "[limits]\nidle_timeout_seconds = 1\n")) {
+            PintleClient client = server.client(node);
+            String path = "/policies/node-1/rules/rudder.tar.bz2";
+            String etag = get(client, path, null).headers().firstValue("etag").orElseThrow();
+
+            long start = System.nanoTime();
+            HttpResponse<String> unchanged = get(client, path + "?wait=2", etag);
+            assertThat(unchanged.statusCode()).isEqualTo(304);
+            assertThat(unchanged.headers().firstValue("etag")).hasValue(etag);
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofMillis(1900));
+
+            CompletableFuture<HttpResponse<String>> waiting = client.httpClient().sendAsync(
+                    PolicyServingIT.request(client, path + "?wait=60").header("If-None-Match", etag).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            Thread.sleep(500);
+            assertThat(waiting).isNotDone();
+            long changedAt = System.nanoTime();
+            replace(archive, "generation 2");
+            HttpResponse<String> changed = waiting.get(10, TimeUnit.SECONDS);
+            assertThat(changed.statusCode()).isEqualTo(200);
+            assertThat(changed.body()).isEqualTo("generation 2");
+            assertThat(Duration.ofNanos(System.nanoTime() - changedAt)).isLessThan(Duration.ofSeconds(2));
+
+            // A stale If-None-Match answers at once, as without wait.
+            assertThat(get(client, path + "?wait=60", etag).body()).isEqualTo("generation 2");
+
+            // A manifest wait wakes on a change deep in the tree, and on the rules.new -> rules swap.
+            String manifestPath = "/policies/node-1/rules/?view=manifest&wait=60";
+            String manifestEtag = get(client, "/policies/node-1/rules/?view=manifest", null)
+                    .headers().firstValue("etag").orElseThrow();
+            CompletableFuture<HttpResponse<String>> tree = client.httpClient().sendAsync(
+                    PolicyServingIT.request(client, manifestPath).header("If-None-Match", manifestEtag).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            Thread.sleep(300);
+            assertThat(tree).isNotDone();
+            replace(sandbox.share().resolve("node-1/rules/cfengine-community/certs/root.pem"), "new root\n");
+            HttpResponse<String> treeChanged = tree.get(10, TimeUnit.SECONDS);
+            assertThat(treeChanged.statusCode()).isEqualTo(200);
+            String swappedFrom = treeChanged.headers().firstValue("etag").orElseThrow();
+            CompletableFuture<HttpResponse<String>> swap = client.httpClient().sendAsync(
+                    PolicyServingIT.request(client, manifestPath).header("If-None-Match", swappedFrom).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            Thread.sleep(300);
+            Path rules = sandbox.share().resolve("node-1/rules");
+            Path next = Files.createDirectories(rules.resolveSibling("rules.new"));
+            Files.writeString(next.resolve("only-file"), "generation 3");
+            Files.move(rules, rules.resolveSibling("rules.old"));
+            Files.move(next, rules);
+            HttpResponse<String> swapped = swap.get(10, TimeUnit.SECONDS);
+            assertThat(swapped.statusCode()).isEqualTo(200);
+            assertThat(JSON.readValue(swapped.body(), Manifest.class).entries())
+                    .extracting(Manifest.Entry::path).containsExactly("only-file");
+        }
+    }
+
+    @Test
+    void waitersAreBoundedAndHoldNoDownloadWorker(@TempDir Path dir) throws Exception {
+        Sandbox sandbox = Sandbox.create(dir);
+        NodeKeys node = sandbox.addNode("node-1", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+        sandbox.shareFile("node-1/rules/rudder.tar.bz2", "generation 1".getBytes(StandardCharsets.UTF_8));
+        try (TestServer server = TestServer.start(sandbox,
+                "[limits]\nmax_waiters = 2\nfiles = { concurrency = 1, queue = 0 }\n")) {
+            PintleClient client = server.client(node);
+            String path = "/policies/node-1/rules/rudder.tar.bz2";
+            String etag = get(client, path, null).headers().firstValue("etag").orElseThrow();
+            List<CompletableFuture<HttpResponse<String>>> parked = new ArrayList<>();
+            for (int i = 0; i < 2; i++) {
+                parked.add(client.httpClient().sendAsync(PolicyServingIT.request(client, path + "?wait=30")
+                        .header("If-None-Match", etag).build(), HttpResponse.BodyHandlers.ofString()));
+                // Parked one at a time: with one download worker, the next must find it free again.
+                awaitWaiters(server, i + 1);
+            }
+            HttpResponse<String> third = get(client, path + "?wait=30", etag);
+            assertThat(third.statusCode()).isEqualTo(503);
+            assertThat(third.headers().firstValue("retry-after")).isPresent();
+            assertThat(JSON.readTree(third.body()).path("reason").asText()).isEqualTo("too-many-waiters");
+            // Two parked requests, one download worker: downloads still go through.
+            HttpResponse<String> download = get(client, path, null);
+            assertThat(download.statusCode()).as(download.body()).isEqualTo(200);
+            assertThat(parked).allSatisfy(waiting -> assertThat(waiting).isNotDone());
+            replace(sandbox.share().resolve("node-1/rules/rudder.tar.bz2"), "generation 2");
+            for (CompletableFuture<HttpResponse<String>> waiting : parked) {
+                assertThat(waiting.get(10, TimeUnit.SECONDS).body()).isEqualTo("generation 2");
+            }
+        }
+    }
+
+    @Test
+    void badViewsAndWaitsAreRefusedClearly(@TempDir Path dir) throws Exception {
+        Sandbox sandbox = Sandbox.create(dir);
+        NodeKeys node = sandbox.addNode("node-1", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+        NodeKeys other = sandbox.addNode("node-2", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+        rudderTree(sandbox, "node-1", 3);
+        try (TestServer server = TestServer.start(sandbox)) {
+            PintleClient client = server.client(node);
+            assertProblem(get(client, "/policies/node-1/rules/?view=zip", null), 400, "bad-view");
+            assertProblem(get(client, "/policies/node-1/rules/cfengine-community/promises.cf?view=manifest", null),
+                    404, "not-a-directory");
+            assertProblem(get(client, "/policies/node-1/rules/?view=manifest&wait=301", null), 400, "bad-wait");
+            assertProblem(get(client, "/policies/node-1/rules/?view=manifest&wait=x", null), 400, "bad-wait");
+            assertProblem(get(client, "/policies/node-1/rules/", null), 404, "directory");
+            assertThat(get(client, "/.pintle-wait/policies/node-1/rules/?view=manifest", null).statusCode())
+                    .isEqualTo(404);
+            // Same ACL as the files: another node's tree is refused, with or without wait, whatever exists.
+            PintleClient stranger = server.client(other);
+            assertThat(get(stranger, "/policies/node-1/rules/?view=manifest", null).statusCode()).isEqualTo(403);
+            assertThat(get(stranger, "/policies/node-1/rules/?view=archive&wait=5", null).statusCode())
+                    .isEqualTo(403);
+            assertThat(get(stranger, "/policies/node-1/nothing/?view=manifest", null).statusCode()).isEqualTo(403);
+            assertThat(get(client, "/policies/node-1/nothing/?view=manifest", null).statusCode()).isEqualTo(404);
+            assertThat(get(client, "/policies/node-1/../node-2/?view=manifest", null).statusCode()).isIn(403, 404);
+        }
+    }
+
+    @Test
+    void everyManifestDescribesOneSideOfRepeatedRulesSwaps(@TempDir Path dir) throws Exception {
+        Sandbox sandbox = Sandbox.create(dir);
+        NodeKeys node = sandbox.addNode("node-1", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+        Path rules = generation(sandbox.share().resolve("node-1/rules"), 0);
+        try (TestServer server = TestServer.start(sandbox)) {
+            PintleClient client = server.client(node);
+            CompletableFuture<Integer> reader = CompletableFuture.supplyAsync(() -> {
+                int checked = 0;
+                try {
+                    long until = System.nanoTime() + Duration.ofSeconds(4).toNanos();
+                    while (System.nanoTime() < until) {
+                        HttpResponse<String> response = get(client, "/policies/node-1/rules/?view=manifest", null);
+                        if (response.statusCode() == 503 || response.statusCode() == 404) {
+                            // The tree kept changing during every attempt (503), or the request fell between the
+                            // two renames of the swap, when there is no "rules" (404): allowed, never a mix.
+                            continue;
+                        }
+                        assertThat(response.statusCode()).isEqualTo(200);
+                        Manifest manifest = JSON.readValue(response.body(), Manifest.class);
+                        // Every file of a generation holds the same digest: one generation per manifest.
+                        assertThat(manifest.entries()).hasSize(30);
+                        assertThat(manifest.entries().stream().map(Manifest.Entry::sha256).distinct()).hasSize(1);
+                        checked++;
+                    }
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+                return checked;
+            });
+            int swaps = 0;
+            while (!reader.isDone()) {
+                Path next = generation(rules.resolveSibling("rules.new"), ++swaps);
+                Path old = Files.move(rules, rules.resolveSibling("rules.old"));
+                Files.move(next, rules);
+                deleteTree(old);
+            }
+            assertThat(reader.get()).isGreaterThan(10);
+            assertThat(swaps).isGreaterThan(10);
+        }
+    }
+
+    private static void awaitWaiters(TestServer server, int count) throws Exception {
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        Double parked;
+        while ((parked = server.metric("pintle_change_waiters")) == null || parked < count) {
+            assertThat(System.nanoTime()).as("%d parked requests", count).isLessThan(deadline);
+            Thread.sleep(20);
+        }
+    }
+
+    private static Path generation(Path directory, int number) throws IOException {
+        Files.createDirectories(directory);
+        for (int i = 0; i < 30; i++) {
+            Files.writeString(directory.resolve("file-" + i), "generation " + number + "\n");
+        }
+        return directory;
+    }
+
+    private static void assertProblem(HttpResponse<String> response, int status, String reason) throws IOException {
+        assertThat(response.statusCode()).as(response.body()).isEqualTo(status);
+        assertThat(response.headers().firstValue("content-type")).hasValue("application/problem+json");
+        JsonNode problem = JSON.readTree(response.body());
+        assertThat(problem.path("reason").asText()).isEqualTo(reason);
+        assertThat(problem.path("detail").asText()).isNotBlank();
+    }
+
+    static HttpResponse<String> get(PintleClient client, String path, String ifNoneMatch) throws Exception {
+        HttpRequest.Builder request = PolicyServingIT.request(client, path).timeout(Duration.ofSeconds(90));
+        if (ifNoneMatch != null) {
+            request.header("If-None-Match", ifNoneMatch);
+        }
+        return client.httpClient().send(request.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    /** A small Rudder-like tree: {@code rules/cfengine-community/{promises.cf,file-N.cf,certs/root.pem}}. */
+    static Path rudderTree(Sandbox sandbox, String node, int files) throws IOException {
+        String base = node + "/rules/cfengine-community/";
+        sandbox.shareFile(base + "promises.cf", "bundle agent main {}\n".getBytes(StandardCharsets.UTF_8));
+        sandbox.shareFile(base + "certs/root.pem", "-----BEGIN CERTIFICATE-----\n".getBytes(StandardCharsets.UTF_8));
+        for (int i = 0; i < files - 2; i++) {
+            sandbox.randomShareFile(base + "file-" + i + ".cf", 100 + i * 37, i);
+        }
+        return sandbox.share().resolve(node + "/rules");
+    }
+
+    /** Every path below {@code root} (links not followed), with the SHA-256 of files, "dir" or "link:target". */
+    static Map<String, String> onDisk(Path root) throws Exception {
+        Map<String, String> result = new TreeMap<>();
+        try (Stream<Path> walk = Files.walk(root)) {
+            for (Path path : walk.skip(1).toList()) {
+                String relative = root.relativize(path).toString();
+                if (Files.isSymbolicLink(path)) {
+                    Path target = Files.readSymbolicLink(path);
+                    if (!target.isAbsolute() && path.getParent().resolve(target).normalize().startsWith(root)) {
+                        result.put(relative, "link:" + target);
+                    }
+                } else if (Files.isDirectory(path)) {
+                    result.put(relative, "dir");
+                } else {
+                    result.put(relative, sha256(Files.readAllBytes(path)));
+                }
+            }
+        }
+        return result;
+    }
+
+    private static Map<String, byte[]> untar(InputStream in) throws IOException {
+        Map<String, byte[]> files = new TreeMap<>();
+        try (TarArchiveInputStream tar = new TarArchiveInputStream(new GzipCompressorInputStream(in))) {
+            TarArchiveEntry entry;
+            while ((entry = tar.getNextEntry()) != null) {
+                if (entry.isFile()) {
+                    byte[] content = tar.readAllBytes();
+                    if (content.length != entry.getSize()) {
+                        throw new IOException("truncated entry " + entry.getName());
+                    }
+                    files.put(entry.getName(), content);
+                }
+            }
+        }
+        return files;
+    }
+
+    private static int mode(Path path) throws IOException {
+        int mode = 0;
+        for (var permission : Files.getPosixFilePermissions(path)) {
+            mode |= 1 << (8 - permission.ordinal());
+        }
+        return mode;
+    }
+
+    private static String sha256(byte[] bytes) throws java.security.NoSuchAlgorithmException {
+        return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
+    }
+
+    static void replace(Path file, String content) throws IOException {
+        Path temporary = file.resolveSibling(file.getFileName() + ".tmp");
+        Files.writeString(temporary, content);
+        Files.move(temporary, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    private static void deleteTree(Path root) throws IOException {
+        try (Stream<Path> walk = Files.walk(root)) {
+            for (Path path : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.delete(path);
+            }
+        }
+    }
+}
