@@ -487,7 +487,7 @@ public final class DirectorySync {
             throws AttemptFailure, InterruptedException {
         requests.incrementAndGet();
         try {
-            return http.send(request, HttpResponse.BodyHandlers.ofInputStream());
+            return http.send(request, InterruptibleBody.handler());
         } catch (IOException e) {
             throw new AttemptFailure("GET " + what + " failed: " + e, e);
         }
