@@ -18,12 +18,15 @@ import java.util.concurrent.LinkedBlockingQueue;
  * A response body as a blocking {@link InputStream} that an interrupt actually stops. The JDK's own
  * {@code BodySubscribers.ofInputStream()} swallows an interrupt that arrives while a read waits for data, and goes
  * on waiting, so a sync could not be stopped mid-download. Here such a read cancels the stream, keeps the
- * thread's interrupt status, and throws {@link InterruptedIOException}. One list of buffers is requested at a
- * time, so at most about one HTTP/2 frame's worth waits in memory.
+ * thread's interrupt status, and throws {@link InterruptedIOException}. At most {@value #PREFETCH} lists of
+ * buffers are requested ahead of the reader, so memory stays bounded whatever the body's size.
  */
 final class InterruptibleBody implements HttpResponse.BodySubscriber<InputStream> {
     /** Marks the end of the body in {@link #queue}. */
     private static final Object END = new Object();
+
+    /** Lists of buffers delivered ahead of the reader: enough to keep the transfer going, few to bound memory. */
+    private static final int PREFETCH = 4;
 
     /** Lists of buffers, then {@link #END} or the {@link Throwable} that ended the body. */
     private final BlockingQueue<Object> queue = new LinkedBlockingQueue<>();
@@ -43,7 +46,7 @@ final class InterruptibleBody implements HttpResponse.BodySubscriber<InputStream
     @Override
     public void onSubscribe(Flow.Subscription subscription) {
         this.subscription = subscription;
-        subscription.request(1);
+        subscription.request(PREFETCH);
     }
 
     @Override
