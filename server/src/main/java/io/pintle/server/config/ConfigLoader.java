@@ -225,7 +225,7 @@ public final class ConfigLoader {
                     new ServerConfig.Reload(reload.watch() == null || reload.watch()),
                     new ServerConfig.Log(log.access() == null || log.access(), accessFormat(log.accessFormat())),
                     limits(limits),
-                    upstream(raw.upstream() != null ? raw.upstream() : new RawUpstream(null, null, null, null, null),
+                    upstream(raw.upstream() != null ? raw.upstream() : new RawUpstream(null, null, null, null, null, null),
                             certificate, key));
         }
 
@@ -257,7 +257,8 @@ public final class ConfigLoader {
                     path("upstream.certificate", raw.certificate(), DEFAULT_UPSTREAM_CERTIFICATE), raw.keyHash(),
                     raw.clientCertificate() != null ? path("upstream.client_certificate", raw.clientCertificate(), null)
                             : tlsCertificate,
-                    raw.clientKey() != null ? path("upstream.client_key", raw.clientKey(), null) : tlsKey);
+                    raw.clientKey() != null ? path("upstream.client_key", raw.clientKey(), null) : tlsKey,
+                    raw.sync() == null || raw.sync());
         }
 
         private ServerConfig.Limits limits(RawLimits raw) throws ConfigException {
@@ -429,7 +430,8 @@ public final class ConfigLoader {
             @JsonProperty("certificate") String certificate,
             @JsonProperty("key_hash") String keyHash,
             @JsonProperty("client_certificate") String clientCertificate,
-            @JsonProperty("client_key") String clientKey) {}
+            @JsonProperty("client_key") String clientKey,
+            @JsonProperty("sync") Boolean sync) {}
 
     record RawGeneral(
             @JsonProperty("node_id") String nodeId,

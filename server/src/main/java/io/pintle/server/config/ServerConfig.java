@@ -50,8 +50,11 @@ public record ServerConfig(
      * @param keyHash its key pin ({@code sha256//...}), or null to take it from {@code certificate}
      * @param clientCertificate what this server presents
      * @param clientKey the key of {@code clientCertificate}
+     * @param sync on a relay, whether to keep its share, {@code common/} and the shared folder in step with the
+     *     policy server (over HTTPS, with change waits)
      */
-    public record Upstream(URI url, Path certificate, String keyHash, Path clientCertificate, Path clientKey) {
+    public record Upstream(URI url, Path certificate, String keyHash, Path clientCertificate, Path clientKey,
+            boolean sync) {
         public Upstream {
             Objects.requireNonNull(certificate);
             Objects.requireNonNull(clientCertificate);
