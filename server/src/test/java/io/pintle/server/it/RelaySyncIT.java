@@ -13,6 +13,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Comparator;
+import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -63,6 +64,14 @@ class RelaySyncIT {
             eventually(() -> body(agent, policy).equals("generation 2"));
             Duration delay = Duration.ofNanos(System.nanoTime() - generated);
             assertThat(delay).isLessThan(PROMPT);
+            if (CurlIT.available("curl")) {
+                // The agent as Rudder runs it: curl with its certificate, the relay's key pinned.
+                CurlIT.Result curl = CurlIT.curl(List.of("-sS", "--tlsv1.3", "--fail", "--pinnedpubkey",
+                        relay.serverPin(), "--insecure", "--cert", nodeX.certificatePath().toString(), "--key",
+                        nodeX.keyPath().toString()), relayServer.uri() + policy);
+                assertThat(curl.exit()).as(curl.stderr()).isZero();
+                assertThat(curl.stdout()).isEqualTo("generation 2");
+            }
 
             // A node removed upstream is removed on the relay; what the relay had of its own stays.
             deleteTree(upstreamShare.resolve("node-y"));
