@@ -61,6 +61,12 @@ public final class ConfigLoader {
     public static final long DEFAULT_MAX_SHARED_FILE_BYTES = 50L * 1024 * 1024;
     /** Default {@code [upstream] certificate}: the policy server's certificate, as Rudder keeps it. */
     public static final String DEFAULT_UPSTREAM_CERTIFICATE = "/var/rudder/lib/ssl/policy_server.pem";
+    /** Default {@code [upstream] nodes_list}: where Rudder generates a relay's {@code nodeslist.json}. */
+    public static final String DEFAULT_UPSTREAM_NODES_LIST =
+            "rules/cfengine-community/rudder-service-relayd/1.0/relay/nodeslist.json";
+    /** Default {@code [upstream] nodes_certificates}: where Rudder generates a relay's {@code nodescerts.pem}. */
+    public static final String DEFAULT_UPSTREAM_NODES_CERTIFICATES =
+            "rules/cfengine-community/rudder-service-apache/1.0/apache/nodescerts.pem";
     /** Default {@code [limits] max_waiters}: requests parked by {@code ?wait} at once. */
     public static final int DEFAULT_MAX_WAITERS = 10_000;
     /** Default {@code [limits] digest_cache_entries}: file digests kept (about 200 bytes each). */
@@ -225,7 +231,7 @@ public final class ConfigLoader {
                     new ServerConfig.Reload(reload.watch() == null || reload.watch()),
                     new ServerConfig.Log(log.access() == null || log.access(), accessFormat(log.accessFormat())),
                     limits(limits),
-                    upstream(raw.upstream() != null ? raw.upstream() : new RawUpstream(null, null, null, null, null, null),
+                    upstream(raw.upstream() != null ? raw.upstream() : new RawUpstream(null, null, null, null, null, null, null, null),
                             certificate, key));
         }
 
@@ -258,7 +264,25 @@ public final class ConfigLoader {
                     raw.clientCertificate() != null ? path("upstream.client_certificate", raw.clientCertificate(), null)
                             : tlsCertificate,
                     raw.clientKey() != null ? path("upstream.client_key", raw.clientKey(), null) : tlsKey,
-                    raw.sync() == null || raw.sync());
+                    raw.sync() == null || raw.sync(),
+                    relative("upstream.nodes_list", raw.nodesList(), DEFAULT_UPSTREAM_NODES_LIST),
+                    relative("upstream.nodes_certificates", raw.nodesCertificates(),
+                            DEFAULT_UPSTREAM_NODES_CERTIFICATES));
+        }
+
+        /** A path below the relay's own {@code /policies/<id>/}: relative, no {@code .} or {@code ..}. */
+        private String relative(String key, String value, String fallback) throws ConfigException {
+            String text = value != null ? value : fallback;
+            if (text.isEmpty()) {
+                return text;
+            }
+            for (String segment : text.split("/", -1)) {
+                if (segment.isEmpty() || segment.equals(".") || segment.equals("..")) {
+                    throw new ConfigException(source + ": '" + key + "' must be a relative path below the relay's "
+                            + "/policies/<id>/ (no empty, '.' or '..' segment), not '" + text + "'");
+                }
+            }
+            return text;
         }
 
         private ServerConfig.Limits limits(RawLimits raw) throws ConfigException {
@@ -431,7 +455,9 @@ public final class ConfigLoader {
             @JsonProperty("key_hash") String keyHash,
             @JsonProperty("client_certificate") String clientCertificate,
             @JsonProperty("client_key") String clientKey,
-            @JsonProperty("sync") Boolean sync) {}
+            @JsonProperty("sync") Boolean sync,
+            @JsonProperty("nodes_list") String nodesList,
+            @JsonProperty("nodes_certificates") String nodesCertificates) {}
 
     record RawGeneral(
             @JsonProperty("node_id") String nodeId,

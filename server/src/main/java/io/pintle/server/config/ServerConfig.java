@@ -52,9 +52,13 @@ public record ServerConfig(
      * @param clientKey the key of {@code clientCertificate}
      * @param sync on a relay, whether to keep its share, {@code common/} and the shared folder in step with the
      *     policy server (over HTTPS, with change waits)
+     * @param nodesList on a relay, where its {@code nodeslist.json} is below its own {@code /policies/<id>/} on
+     *     the policy server (copied to {@code [nodes] list}); empty to leave it to the agent
+     * @param nodesCertificates likewise for its nodes' certificates (copied to the first {@code [nodes]
+     *     certificates} file); empty to leave it to the agent
      */
     public record Upstream(URI url, Path certificate, String keyHash, Path clientCertificate, Path clientKey,
-            boolean sync) {
+            boolean sync, String nodesList, String nodesCertificates) {
         public Upstream {
             Objects.requireNonNull(certificate);
             Objects.requireNonNull(clientCertificate);

@@ -54,6 +54,9 @@ public final class RelaySync {
             new ObjectMapper().configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false);
     private static final Pattern NODE_DIRECTORY = Pattern.compile(Routes.NODE_ID_PATTERN);
 
+    /** An input file absent upstream is asked for again this often. */
+    static final Duration ABSENT_RECHECK = Duration.ofSeconds(5);
+
     private final Supplier<ServerSnapshot> snapshots;
     private final UpstreamClient upstream;
     private final Duration wait;
@@ -95,7 +98,17 @@ public final class RelaySync {
                 snapshots.get().share().commonRoot())));
         threads.add(loop("shared-folder", () -> syncTree(Routes.RELAY_API_ALIAS + Routes.SHARED_FOLDER + "/",
                 snapshots.get().config().paths().sharedFolder())));
-        LOG.info("relay sync from {} started (share, common, shared folder)", snapshots.get().config().upstream().url());
+        ServerConfig config = snapshots.get().config();
+        if (!config.upstream().nodesList().isEmpty()) {
+            threads.add(loop("nodes-list", new InputCopy(config.upstream().nodesList(), () -> snapshots.get().config()
+                    .nodes().list())::round));
+        }
+        if (!config.upstream().nodesCertificates().isEmpty() && !config.nodes().certificates().isEmpty()) {
+            threads.add(loop("nodes-certificates", new InputCopy(config.upstream().nodesCertificates(),
+                    () -> snapshots.get().config().nodes().certificates().get(0))::round));
+        }
+        LOG.info("relay sync from {} started (share, common, shared folder, nodes list and certificates)",
+                config.upstream().url());
     }
 
     /** Stops the loops; a sync in progress is interrupted and leaves the previous state. */
@@ -146,6 +159,59 @@ public final class RelaySync {
 
     private PintleClient client() throws IOException, GeneralSecurityException {
         return upstream.client(snapshots.get().config().upstream());
+    }
+
+    /**
+     * Keeps one input file (the relay's {@code nodeslist.json}, its nodes' certificates) equal to the policy
+     * server's copy below {@code /policies/<self>/}: a long poll on the file's ETag; a new version is written next
+     * to the input and renamed over it, which the input watch turns into a reload. An absent file upstream
+     * changes nothing here.
+     */
+    private final class InputCopy {
+        private final String remote;
+        private final Supplier<Path> local;
+        private String etag;
+
+        InputCopy(String remote, Supplier<Path> local) {
+            this.remote = remote;
+            this.local = local;
+        }
+
+        void round() throws Exception {
+            ServerSnapshot snapshot = snapshots.get();
+            PintleClient client = client();
+            String path = Routes.POLICIES + "/" + snapshot.self().value() + "/" + remote
+                    + (etag != null ? "?" + Routes.WAIT + "=" + wait.toSeconds() : "");
+            HttpRequest.Builder request = HttpRequest.newBuilder(client.uri(path)).timeout(wait.plusSeconds(60));
+            if (etag != null) {
+                request.header("If-None-Match", etag);
+            }
+            HttpResponse<byte[]> response = client.httpClient().send(request.build(),
+                    HttpResponse.BodyHandlers.ofByteArray());
+            if (response.statusCode() == 304) {
+                return;
+            }
+            if (response.statusCode() == 404) {
+                // Nothing to wait on (a wait needs an ETag): look again a little later; a 404 costs little.
+                etag = null;
+                Thread.sleep(ABSENT_RECHECK.toMillis());
+                return;
+            }
+            if (response.statusCode() != 200) {
+                throw PintleClient.problem(response.statusCode(), response.body());
+            }
+            Path file = local.get();
+            byte[] current = Files.exists(file) ? Files.readAllBytes(file) : null;
+            if (!java.util.Arrays.equals(current, response.body())) {
+                Path temporary = file.resolveSibling("." + file.getFileName() + ".pintle-sync.new");
+                Files.write(temporary, response.body());
+                Files.move(temporary, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE,
+                        java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+                LOG.info("relay sync: {} updated from upstream {} ({} bytes); the input watch reloads it", file,
+                        remote, response.body().length);
+            }
+            etag = response.headers().firstValue("ETag").orElse(null);
+        }
     }
 
     /** One long poll of a whole tree: returns when it changed upstream (and was synced) or the wait ran out. */

@@ -39,7 +39,8 @@ public final class UpstreamClient {
                 .identity(config.clientCertificate(), config.clientKey())
                 .pin(pin)
                 .connectTimeout(Duration.ofSeconds(10))
-                .requestTimeout(Duration.ofMinutes(5))
+                // Long polls wait up to Routes.MAX_WAIT_SECONDS (5 min) for their answer's headers: allow a minute more.
+                .requestTimeout(Duration.ofMinutes(6))
                 .build();
         // Two threads may build at once after a reload; either result is right, and the loser's client is dropped.
         built.set(new Built(config, client));

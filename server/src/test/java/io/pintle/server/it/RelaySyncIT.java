@@ -2,6 +2,9 @@ package io.pintle.server.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.pintle.api.KeyPins;
 import io.pintle.client.PintleClient;
 import io.pintle.server.testing.NodeKeys;
 import io.pintle.server.testing.Sandbox;
@@ -22,10 +25,12 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Root and relay, two Pintle servers over loopback: the relay keeps its nodes' policies, {@code common/} and the
  * shared folder in step with the root over HTTPS (mutual TLS, the root's key pinned), and a node behind the relay
- * gets what the root generated within seconds of the generation.
+ * gets what the root generated within seconds of the generation; a node accepted under the relay is served as
+ * soon as the relay's nodes list, generated on the root, comes down.
  */
 class RelaySyncIT {
     private static final Duration PROMPT = Duration.ofSeconds(15);
+    private static final ObjectMapper JSON = new ObjectMapper();
 
     @Test
     void policiesGeneratedOnRootReachANodeBehindTheRelay(@TempDir Path dir) throws Exception {
@@ -85,6 +90,22 @@ class RelaySyncIT {
             eventually(() -> Files.readString(dir.resolve("relay/share/common/policies-library-linux.tar.bz2"))
                     .equals("library 2"));
             eventually(() -> Files.exists(dir.resolve("relay/shared-folder/tools/new.sh")));
+
+            // A node accepted under the relay: its entry comes down in the relay's own policies (where Rudder
+            // generates the relay's nodeslist.json), the relay reloads, and the new node is served.
+            NodeKeys nodeZ = relay.unregisteredIdentity("node-z", "node-z");
+            generation(upstreamShare.resolve("node-z/rules"), "node-z 1");
+            assertThat(body(relayServer.client(nodeZ), "/policies/node-z/rules/rudder.tar.bz2")).isEqualTo("HTTP 403");
+            ObjectNode nodesList = (ObjectNode) JSON.readTree(dir.resolve("relay/lib/nodeslist.json").toFile());
+            nodesList.putObject("node-z").put("hostname", "node-z.example.org")
+                    .put("key-hash", KeyPins.sha256(nodeZ.certificate().getPublicKey()))
+                    .put("policy-server", "relay-1");
+            Path relayNodesList = dir.resolve("root/share/relay-1/rules/cfengine-community/rudder-service-relayd/1.0/"
+                    + "relay/nodeslist.json");
+            Files.createDirectories(relayNodesList.getParent());
+            Files.write(relayNodesList, JSON.writeValueAsBytes(nodesList));
+            eventually(() -> body(relayServer.client(nodeZ), "/policies/node-z/rules/rudder.tar.bz2")
+                    .equals("node-z 1"));
 
             // The root goes away: the relay keeps serving what it has.
             rootServer.close();
