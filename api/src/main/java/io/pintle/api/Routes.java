@@ -17,6 +17,30 @@ public final class Routes {
     /** {@code /v1/whoami}: how the server sees the caller; the entry point for debugging with curl. */
     public static final String WHOAMI = "/v1/whoami";
 
+    /** relayd's API, versioned, as relayd serves it: {@code /rudder/relay-api/1/...}. */
+    public static final String RELAY_API = "/rudder/relay-api/1";
+
+    /** relayd's API as Rudder's Apache exposes it to nodes ({@code ProxyPass /rudder/relay-api/ .../1/}). */
+    public static final String RELAY_API_ALIAS = "/rudder/relay-api";
+
+    /** {@code <relay api>/shared-folder/{path}}: Rudder's global shared folder (GET, HEAD with {@code hash}). */
+    public static final String SHARED_FOLDER = "/shared-folder";
+
+    /**
+     * {@code <relay api>/shared-files/{target}/{source}/{fileId}}: node-to-node shared files (PUT with {@code ttl},
+     * HEAD with {@code hash}, and Pintle's GET for the target node).
+     */
+    public static final String SHARED_FILES = "/shared-files";
+
+    /** Query parameter of the shared-files PUT: how long the file is kept (seconds, or {@code 1d}, {@code 3 hours}). */
+    public static final String TTL = "ttl";
+
+    /** Query parameters of relayd's shared-folder HEAD: the client's hash (hex) and its type. */
+    public static final String HASH = "hash";
+
+    /** {@code sha256} (default) or {@code sha512}. */
+    public static final String HASH_TYPE = "hash_type";
+
     /** Query parameter choosing another view of a directory URL: {@link #VIEW_MANIFEST} or {@link #VIEW_ARCHIVE}. */
     public static final String VIEW = "view";
 

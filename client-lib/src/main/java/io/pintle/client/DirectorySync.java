@@ -184,18 +184,25 @@ public final class DirectorySync {
             try {
                 return attempt(remote, local, state, attempt == 1 ? wait : null, requests, attempt);
             } catch (AttemptFailure failure) {
-                if (Thread.interrupted()) {
-                    // The failure was the interrupt surfacing as an I/O error: stop, do not retry.
-                    InterruptedException interrupted =
-                            new InterruptedException("sync of " + remote + " interrupted, local tree unchanged");
-                    interrupted.initCause(failure);
-                    throw interrupted;
-                }
+                throwIfInterrupted(remote, failure);
                 last = failure;
+            } catch (IOException e) {
+                throwIfInterrupted(remote, e); // a file channel closed by the interrupt, for example
+                throw e;
             }
         }
         throw new SyncException("sync of " + remote + " into " + local + " failed after " + MAX_ATTEMPTS
                 + " attempts, local tree unchanged: " + last.getMessage(), last);
+    }
+
+    /** An interrupt often surfaces as an I/O error (a read or a file channel it stopped): then stop, do not retry. */
+    private static void throwIfInterrupted(String remote, Exception failure) throws InterruptedException {
+        if (Thread.interrupted()) {
+            InterruptedException interrupted =
+                    new InterruptedException("sync of " + remote + " interrupted, local tree unchanged");
+            interrupted.initCause(failure);
+            throw interrupted;
+        }
     }
 
     private static FileLock tryLock(FileChannel channel, Path local) throws SyncException, IOException {
@@ -487,7 +494,7 @@ public final class DirectorySync {
             throws AttemptFailure, InterruptedException {
         requests.incrementAndGet();
         try {
-            return http.send(request, HttpResponse.BodyHandlers.ofInputStream());
+            return http.send(request, InterruptibleBody.handler());
         } catch (IOException e) {
             throw new AttemptFailure("GET " + what + " failed: " + e, e);
         }

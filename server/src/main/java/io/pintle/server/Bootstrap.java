@@ -16,8 +16,12 @@ import io.pintle.server.reload.ServerSnapshot;
 import io.pintle.server.reload.SnapshotException;
 import io.pintle.server.reload.SnapshotHolder;
 import io.pintle.server.reload.SnapshotLoader;
+import io.pintle.server.sharedfiles.SharedFileStore;
+import io.pintle.server.sharedfiles.SharedFilesCleanup;
 import io.pintle.server.systemd.SystemdHandoff;
 import io.pintle.server.tls.ServerTls;
+import io.pintle.server.upstream.RelaySync;
+import io.pintle.server.upstream.UpstreamClient;
 import java.nio.file.Files;
 import java.security.GeneralSecurityException;
 import java.time.Clock;
@@ -38,6 +42,12 @@ public final class Bootstrap {
      * (events can be dropped when the kernel's queue overflows).
      */
     public static final Duration WAIT_RECHECK = Duration.ofSeconds(5);
+
+    /** Expired shared files are removed this often (relayd's {@code [shared_files.cleanup] frequency}). */
+    public static final Duration SHARED_FILES_CLEANUP = Duration.ofMinutes(10);
+
+    /** A relay's long polls on its policy server wait this long each (the server's maximum). */
+    public static final Duration RELAY_SYNC_WAIT = Duration.ofSeconds(300);
 
     private Bootstrap() {}
 
@@ -104,8 +114,13 @@ public final class Bootstrap {
         TreeScanner scanner = new TreeScanner(digests, config.limits().maxManifestEntries());
         ChangeWaits waits = new ChangeWaits(config.limits().maxWaiters(), WATCH_QUIET_PERIOD, WAIT_RECHECK);
         metrics.trees(waits, digests);
+        UpstreamClient upstream = new UpstreamClient();
+        SharedFileStore sharedFiles = new SharedFileStore(clock, config.limits().maxSharedFileBytes());
+        SharedFilesCleanup cleanup = new SharedFilesCleanup(sharedFiles,
+                () -> snapshots.current().config().paths().sharedFiles(), SHARED_FILES_CLEANUP);
         Server server = HttpServerFactory.create(
-                config.general().listen(), tls.factory(), JerseyConfig.create(snapshots, clock, scanner, waits),
+                config.general().listen(), tls.factory(), JerseyConfig.create(snapshots, clock, scanner, digests, waits, sharedFiles,
+                        upstream),
                 config.admin().listen(), JerseyConfig.admin(snapshots, reloader, metrics, readiness));
         HttpServerFactory.observe(server, metrics, snapshots, readiness);
         HttpServerFactory.limit(server, config.limits(), metrics);
@@ -113,6 +128,12 @@ public final class Bootstrap {
         server.addBean(new Managed("reloader", () -> { }, reloader::stop));
         server.addBean(new Managed("digests", () -> { }, digests::close));
         server.addBean(new Managed("change waits", waits::start, waits::close));
+        server.addBean(new Managed("shared files cleanup", cleanup::start, cleanup::stop));
+        if (RelaySync.wanted(config)) {
+            RelaySync relaySync = new RelaySync(snapshots::current, upstream, RELAY_SYNC_WAIT, Duration.ofSeconds(1),
+                    Duration.ofMinutes(1));
+            server.addBean(new Managed("relay sync", relaySync::start, relaySync::stop));
+        }
         if (config.reload().watch()) {
             server.addBean(new Managed("input watcher", watcher::start, watcher::stop));
         }

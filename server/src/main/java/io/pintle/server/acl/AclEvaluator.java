@@ -11,6 +11,8 @@ import io.pintle.server.nodes.NodeId;
  *   <li>{@code /policies/{id}/...}: the source address is in the allowed networks, the client certificate
  *       authenticates a known node, and that node is {@code {id}}.
  *   <li>{@code /common/...}: the source address is in the allowed networks.
+ *   <li>relayd's {@code shared-folder/...}: the source address is in the allowed networks and the client
+ *       certificate authenticates a known node (any node).
  * </ul>
  */
 public final class AclEvaluator {
@@ -52,6 +54,59 @@ public final class AclEvaluator {
             return networkDenied(caller);
         }
         return new Decision.Allow("common: allowed network");
+    }
+
+    /**
+     * Rudder's Apache: a verified client certificate and an allowed network.
+     *
+     * @param caller the caller
+     * @return the decision
+     */
+    public Decision sharedFolder(Caller caller) {
+        if (!networks.contains(caller.address())) {
+            return networkDenied(caller);
+        }
+        if (caller.identification() instanceof Identification.Anonymous anonymous) {
+            return new Decision.Deny(anonymous.reason().code(), anonymous.detail());
+        }
+        NodeId node = ((Identification.Authenticated) caller.identification()).node();
+        return new Decision.Allow("shared-folder: node " + node + " in an allowed network");
+    }
+
+    /**
+     * relayd's shared-files PUT and HEAD: an allowed network (the upload carries its own signature, checked against
+     * the source node's pinned key).
+     *
+     * @param caller the caller
+     * @return the decision
+     */
+    public Decision sharedFilesUpload(Caller caller) {
+        if (!networks.contains(caller.address())) {
+            return networkDenied(caller);
+        }
+        return new Decision.Allow("shared-files: allowed network; the upload is checked by its signature");
+    }
+
+    /**
+     * Pintle's shared-files GET: only the target node, by its own certificate, from an allowed network.
+     *
+     * @param caller the caller
+     * @param target the node the file is for
+     * @return the decision
+     */
+    public Decision sharedFilesDownload(Caller caller, NodeId target) {
+        if (!networks.contains(caller.address())) {
+            return networkDenied(caller);
+        }
+        if (caller.identification() instanceof Identification.Anonymous anonymous) {
+            return new Decision.Deny(anonymous.reason().code(), anonymous.detail());
+        }
+        NodeId node = ((Identification.Authenticated) caller.identification()).node();
+        if (!node.equals(target)) {
+            return new Decision.Deny("uid-mismatch",
+                    "certificate UID " + node + " is not the node " + target + " this file is for");
+        }
+        return new Decision.Allow("shared-files: node " + node + " reads a file shared with it");
     }
 
     /**

@@ -7,9 +7,12 @@ import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.MapperFeature;
 import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
 import com.fasterxml.jackson.dataformat.toml.TomlMapper;
+import io.pintle.server.nodes.KeyHash;
 import io.pintle.server.nodes.NodeId;
 import java.io.IOException;
 import java.net.InetAddress;
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -54,6 +57,16 @@ public final class ConfigLoader {
     public static final int DEFAULT_RETRY_AFTER_SECONDS = 60;
     /** Refused clients come back spread over [30, 90] seconds by default. */
     public static final int DEFAULT_RETRY_AFTER_JITTER_SECONDS = 30;
+    /** Default {@code [limits] max_shared_file_bytes}: relayd's {@code [shared_files] max_body_size}. */
+    public static final long DEFAULT_MAX_SHARED_FILE_BYTES = 50L * 1024 * 1024;
+    /** Default {@code [upstream] certificate}: the policy server's certificate, as Rudder keeps it. */
+    public static final String DEFAULT_UPSTREAM_CERTIFICATE = "/var/rudder/lib/ssl/policy_server.pem";
+    /** Default {@code [upstream] nodes_list}: where Rudder generates a relay's {@code nodeslist.json}. */
+    public static final String DEFAULT_UPSTREAM_NODES_LIST =
+            "rules/cfengine-community/rudder-service-relayd/1.0/relay/nodeslist.json";
+    /** Default {@code [upstream] nodes_certificates}: where Rudder generates a relay's {@code nodescerts.pem}. */
+    public static final String DEFAULT_UPSTREAM_NODES_CERTIFICATES =
+            "rules/cfengine-community/rudder-service-apache/1.0/apache/nodescerts.pem";
     /** Default {@code [limits] max_waiters}: requests parked by {@code ?wait} at once. */
     public static final int DEFAULT_MAX_WAITERS = 10_000;
     /** Default {@code [limits] digest_cache_entries}: file digests kept (about 200 bytes each). */
@@ -119,7 +132,7 @@ public final class ConfigLoader {
             throw new ConfigException(source + ": invalid TOML: " + e.getOriginalMessage());
         }
         if (raw == null) {
-            raw = new RawConfig(null, null, null, null, null, null, null, null, null);
+            raw = new RawConfig(null, null, null, null, null, null, null, null, null, null);
         }
         return new Validator(source).validate(raw);
     }
@@ -145,13 +158,13 @@ public final class ConfigLoader {
             RawTls tls = raw.tls() != null ? raw.tls() : new RawTls(null, null, null, null);
             RawNodes nodes = raw.nodes() != null ? raw.nodes() : new RawNodes(null, null);
             RawNetworks networks = raw.networks() != null ? raw.networks() : new RawNetworks(null, null);
-            RawPaths paths = raw.paths() != null ? raw.paths() : new RawPaths(null);
+            RawPaths paths = raw.paths() != null ? raw.paths() : new RawPaths(null, null, null);
             RawAdmin admin = raw.admin() != null ? raw.admin() : new RawAdmin(null);
             RawReload reload = raw.reload() != null ? raw.reload() : new RawReload(null);
             RawLog log = raw.log() != null ? raw.log() : new RawLog(null, null);
             RawLimits limits = raw.limits() != null
                     ? raw.limits()
-                    : new RawLimits(null, null, null, null, null, null, null, null, null, null, null, null);
+                    : new RawLimits(null, null, null, null, null, null, null, null, null, null, null, null, null);
 
             ServerConfig.General validGeneral = new ServerConfig.General(
                     nodeId(general),
@@ -210,11 +223,66 @@ public final class ConfigLoader {
                     new ServerConfig.Networks(
                             allowedFile.isEmpty() ? null : path("networks.allowed_file", allowedFile, null),
                             networks.allowed() != null ? networks.allowed() : List.of()),
-                    new ServerConfig.Paths(path("paths.share", paths.share(), "/var/rudder/share")),
+                    new ServerConfig.Paths(path("paths.share", paths.share(), "/var/rudder/share"),
+                            path("paths.shared_folder", paths.sharedFolder(),
+                                    "/var/rudder/configuration-repository/shared-files"),
+                            path("paths.shared_files", paths.sharedFiles(), "/var/rudder/shared-files")),
                     new ServerConfig.Admin(adminListen),
                     new ServerConfig.Reload(reload.watch() == null || reload.watch()),
                     new ServerConfig.Log(log.access() == null || log.access(), accessFormat(log.accessFormat())),
-                    limits(limits));
+                    limits(limits),
+                    upstream(raw.upstream() != null ? raw.upstream() : new RawUpstream(null, null, null, null, null, null, null, null),
+                            certificate, key));
+        }
+
+        private ServerConfig.Upstream upstream(RawUpstream raw, Path tlsCertificate, Path tlsKey)
+                throws ConfigException {
+            URI url = null;
+            if (raw.url() != null) {
+                try {
+                    url = new URI(raw.url());
+                } catch (URISyntaxException e) {
+                    throw new ConfigException(source + ": 'upstream.url' is not a URL: " + e.getMessage());
+                }
+                if (!"https".equals(url.getScheme()) || url.getHost() == null
+                        || (url.getPath() != null && !url.getPath().isEmpty() && !url.getPath().equals("/"))
+                        || url.getQuery() != null) {
+                    throw new ConfigException(source + ": 'upstream.url' must be https://host[:port] (the policy "
+                            + "server's base URL), not '" + raw.url() + "'");
+                }
+            }
+            if (raw.keyHash() != null && KeyHash.parse(raw.keyHash()).isEmpty()) {
+                throw new ConfigException(source + ": 'upstream.key_hash' must be sha256//<base64> (as curl's "
+                        + "--pinnedpubkey), not '" + raw.keyHash() + "'");
+            }
+            if ((raw.clientCertificate() == null) != (raw.clientKey() == null)) {
+                throw new ConfigException(source + ": 'upstream.client_certificate' and 'upstream.client_key' must "
+                        + "be set together");
+            }
+            return new ServerConfig.Upstream(url,
+                    path("upstream.certificate", raw.certificate(), DEFAULT_UPSTREAM_CERTIFICATE), raw.keyHash(),
+                    raw.clientCertificate() != null ? path("upstream.client_certificate", raw.clientCertificate(), null)
+                            : tlsCertificate,
+                    raw.clientKey() != null ? path("upstream.client_key", raw.clientKey(), null) : tlsKey,
+                    raw.sync() == null || raw.sync(),
+                    relative("upstream.nodes_list", raw.nodesList(), DEFAULT_UPSTREAM_NODES_LIST),
+                    relative("upstream.nodes_certificates", raw.nodesCertificates(),
+                            DEFAULT_UPSTREAM_NODES_CERTIFICATES));
+        }
+
+        /** A path below the relay's own {@code /policies/<id>/}: relative, no {@code .} or {@code ..}. */
+        private String relative(String key, String value, String fallback) throws ConfigException {
+            String text = value != null ? value : fallback;
+            if (text.isEmpty()) {
+                return text;
+            }
+            for (String segment : text.split("/", -1)) {
+                if (segment.isEmpty() || segment.equals(".") || segment.equals("..")) {
+                    throw new ConfigException(source + ": '" + key + "' must be a relative path below the relay's "
+                            + "/policies/<id>/ (no empty, '.' or '..' segment), not '" + text + "'");
+                }
+            }
+            return text;
         }
 
         private ServerConfig.Limits limits(RawLimits raw) throws ConfigException {
@@ -245,6 +313,8 @@ public final class ConfigLoader {
                     atLeast("limits.max_waiters", raw.maxWaiters(), DEFAULT_MAX_WAITERS, 0),
                     atLeast("limits.digest_cache_entries", raw.digestCacheEntries(), DEFAULT_DIGEST_CACHE_ENTRIES, 1),
                     atLeast("limits.max_manifest_entries", raw.maxManifestEntries(), DEFAULT_MAX_MANIFEST_ENTRIES, 1),
+                    raw.maxSharedFileBytes() != null ? positive("limits.max_shared_file_bytes", raw.maxSharedFileBytes())
+                            : DEFAULT_MAX_SHARED_FILE_BYTES,
                     pool("limits.files", raw.files(), DEFAULT_FILES_POOL),
                     pool("limits.api", raw.api(), DEFAULT_API_POOL));
         }
@@ -260,6 +330,13 @@ public final class ConfigLoader {
 
         private Duration seconds(String key, Integer value, int fallback, int minimum) throws ConfigException {
             return Duration.ofSeconds(atLeast(key, value, fallback, minimum));
+        }
+
+        private long positive(String key, long value) throws ConfigException {
+            if (value < 1) {
+                throw new ConfigException(source + ": '" + key + "' must be at least 1");
+            }
+            return value;
         }
 
         private int atLeast(String key, Integer value, int fallback, int minimum) throws ConfigException {
@@ -369,7 +446,18 @@ public final class ConfigLoader {
             RawAdmin admin,
             RawReload reload,
             RawLog log,
-            RawLimits limits) {}
+            RawLimits limits,
+            RawUpstream upstream) {}
+
+    record RawUpstream(
+            @JsonProperty("url") String url,
+            @JsonProperty("certificate") String certificate,
+            @JsonProperty("key_hash") String keyHash,
+            @JsonProperty("client_certificate") String clientCertificate,
+            @JsonProperty("client_key") String clientKey,
+            @JsonProperty("sync") Boolean sync,
+            @JsonProperty("nodes_list") String nodesList,
+            @JsonProperty("nodes_certificates") String nodesCertificates) {}
 
     record RawGeneral(
             @JsonProperty("node_id") String nodeId,
@@ -388,7 +476,10 @@ public final class ConfigLoader {
     record RawNetworks(
             @JsonProperty("allowed_file") String allowedFile, @JsonProperty("allowed") List<String> allowed) {}
 
-    record RawPaths(@JsonProperty("share") String share) {}
+    record RawPaths(
+            @JsonProperty("share") String share,
+            @JsonProperty("shared_folder") String sharedFolder,
+            @JsonProperty("shared_files") String sharedFiles) {}
 
     record RawAdmin(@JsonProperty("listen") String listen) {}
 
@@ -407,6 +498,7 @@ public final class ConfigLoader {
             @JsonProperty("max_waiters") Integer maxWaiters,
             @JsonProperty("digest_cache_entries") Integer digestCacheEntries,
             @JsonProperty("max_manifest_entries") Integer maxManifestEntries,
+            @JsonProperty("max_shared_file_bytes") Long maxSharedFileBytes,
             @JsonProperty("files") RawPool files,
             @JsonProperty("api") RawPool api) {}
 

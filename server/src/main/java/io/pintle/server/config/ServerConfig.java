@@ -1,6 +1,7 @@
 package io.pintle.server.config;
 
 import io.pintle.server.nodes.NodeId;
+import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -20,10 +21,11 @@ import java.util.Objects;
  * @param reload how input changes are noticed
  * @param log the access log
  * @param limits overload control: connections, timeouts, worker concurrency
+ * @param upstream this server's policy server (relays and nodes), for forwarding and syncing
  */
 public record ServerConfig(
         Path source, General general, Tls tls, Nodes nodes, Networks networks, Paths paths, Admin admin,
-        Reload reload, Log log, Limits limits) {
+        Reload reload, Log log, Limits limits, Upstream upstream) {
     public ServerConfig {
         Objects.requireNonNull(general);
         Objects.requireNonNull(tls);
@@ -34,6 +36,39 @@ public record ServerConfig(
         Objects.requireNonNull(reload);
         Objects.requireNonNull(log);
         Objects.requireNonNull(limits);
+        Objects.requireNonNull(upstream);
+    }
+
+    /**
+     * This server's own policy server, as a client sees it: where it is, how its key is pinned, and the
+     * certificate and key this server presents to it (by default its own {@code [tls]} pair, as relayd does with
+     * the agent key). Unset on root.
+     *
+     * @param url the policy server's base URL ({@code https://host[:port]}), or null when there is none (root)
+     * @param certificate its certificate, whose public key is pinned (Rudder's {@code policy_server.pem}); used
+     *     when {@code keyHash} is null
+     * @param keyHash its key pin ({@code sha256//...}), or null to take it from {@code certificate}
+     * @param clientCertificate what this server presents
+     * @param clientKey the key of {@code clientCertificate}
+     * @param sync on a relay, whether to keep its share, {@code common/} and the shared folder in step with the
+     *     policy server (over HTTPS, with change waits)
+     * @param nodesList on a relay, where its {@code nodeslist.json} is below its own {@code /policies/<id>/} on
+     *     the policy server (copied to {@code [nodes] list}); empty to leave it to the agent
+     * @param nodesCertificates likewise for its nodes' certificates (copied to the first {@code [nodes]
+     *     certificates} file); empty to leave it to the agent
+     */
+    public record Upstream(URI url, Path certificate, String keyHash, Path clientCertificate, Path clientKey,
+            boolean sync, String nodesList, String nodesCertificates) {
+        public Upstream {
+            Objects.requireNonNull(certificate);
+            Objects.requireNonNull(clientCertificate);
+            Objects.requireNonNull(clientKey);
+        }
+
+        /** @return whether a policy server is configured */
+        public boolean configured() {
+            return url != null;
+        }
     }
 
     /** The server's place in the Rudder tree. */
@@ -112,8 +147,16 @@ public record ServerConfig(
 
     /**
      * @param share Rudder's share directory ({@code /var/rudder/share})
+     * @param sharedFolder Rudder's global shared folder, served under relayd's {@code shared-folder/}
+     * @param sharedFiles node-to-node shared files ({@code {sharedFiles}/{target}/files/{source}/{fileId}})
      */
-    public record Paths(Path share) {}
+    public record Paths(Path share, Path sharedFolder, Path sharedFiles) {
+        public Paths {
+            Objects.requireNonNull(share);
+            Objects.requireNonNull(sharedFolder);
+            Objects.requireNonNull(sharedFiles);
+        }
+    }
 
     /**
      * @param listen the plain-HTTP loopback listener for health, metrics and {@code system/*}
@@ -167,12 +210,14 @@ public record ServerConfig(
      * @param maxWaiters requests parked by {@code ?wait} at once; past it, 503 with {@code Retry-After}
      * @param digestCacheEntries file digests kept for manifests
      * @param maxManifestEntries the largest tree (entries) a manifest or archive describes
+     * @param maxSharedFileBytes the largest shared-files upload (metadata and file); larger: 413
      * @param files file downloads ({@code /policies/...}, {@code /common/...})
      * @param api every other node-facing route (small JSON and text answers)
      */
     public record Limits(int maxConnections, Duration idleTimeout, Duration headerTimeout,
             long minResponseBytesPerSecond, Duration queueTimeout, Duration retryAfter, Duration retryAfterJitter,
-            int maxWaiters, int digestCacheEntries, int maxManifestEntries, Pool files, Pool api) {
+            int maxWaiters, int digestCacheEntries, int maxManifestEntries, long maxSharedFileBytes, Pool files,
+            Pool api) {
         public Limits {
             Objects.requireNonNull(idleTimeout);
             Objects.requireNonNull(headerTimeout);

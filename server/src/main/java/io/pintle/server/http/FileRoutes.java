@@ -6,6 +6,8 @@ import io.pintle.server.acl.Caller;
 import io.pintle.server.acl.Decision;
 import io.pintle.server.nodes.NodeId;
 import io.pintle.server.policy.ChangeWaits;
+import io.pintle.server.policy.DigestCache;
+import io.pintle.server.policy.FileStat;
 import io.pintle.server.policy.FileVersion;
 import io.pintle.server.policy.SafePaths;
 import io.pintle.server.policy.TreeArchive;
@@ -50,18 +52,21 @@ final class FileRoutes {
     private final SnapshotHolder snapshots;
     private final Clock clock;
     private final TreeScanner scanner;
+    private final DigestCache digests;
     private final ChangeWaits waits;
 
     /**
      * @param snapshots the live snapshot (a woken request is authorised again on the current one)
      * @param clock the clock for certificate validity
      * @param scanner builds manifests
+     * @param digests file digests (relayd's shared-folder HEAD)
      * @param waits parks {@code ?wait} requests
      */
-    FileRoutes(SnapshotHolder snapshots, Clock clock, TreeScanner scanner, ChangeWaits waits) {
+    FileRoutes(SnapshotHolder snapshots, Clock clock, TreeScanner scanner, DigestCache digests, ChangeWaits waits) {
         this.snapshots = snapshots;
         this.clock = clock;
         this.scanner = scanner;
+        this.digests = digests;
         this.waits = waits;
     }
 
@@ -106,8 +111,7 @@ final class FileRoutes {
      * @return the target
      */
     Target target(String node, String path, ContainerRequestContext context) {
-        RequestState state = RequestState.of(context);
-        ServerSnapshot snapshot = state.snapshot();
+        ServerSnapshot snapshot = RequestState.of(context).snapshot();
         BiFunction<ServerSnapshot, Caller, Decision> decide;
         Path root;
         if (node != null) {
@@ -118,8 +122,73 @@ final class FileRoutes {
             decide = (s, caller) -> s.acl().common(caller);
             root = snapshot.share().commonRoot();
         }
-        authorize(decide.apply(snapshot, state.caller()), state, context);
-        return new Target(resolve(root, path, state, context), snapshot.share().root(), decide, root);
+        return target(decide, root, snapshot.share().root(), path, context);
+    }
+
+    /**
+     * @param path the encoded path below the shared folder
+     * @param context the request
+     * @return the target under {@code [paths] shared_folder}
+     */
+    Target sharedFolderTarget(String path, ContainerRequestContext context) {
+        Path root = RequestState.of(context).snapshot().config().paths().sharedFolder();
+        return target((s, caller) -> s.acl().sharedFolder(caller), root, root, path, context);
+    }
+
+    private Target target(BiFunction<ServerSnapshot, Caller, Decision> decide, Path root, Path share, String path,
+            ContainerRequestContext context) {
+        RequestState state = RequestState.of(context);
+        authorize(decide.apply(state.snapshot(), state.caller()), state, context);
+        return new Target(resolve(root, path, state, context), share, decide, root);
+    }
+
+    /**
+     * relayd's {@code HEAD shared-folder/{path}?hash=&hash_type=}: 304 when the file's digest is {@code hash},
+     * 200 (with the file's headers) when it differs or no hash is given, 404 when there is no such file.
+     *
+     * @param target the file
+     * @param hash the client's digest (hex), or null
+     * @param hashType {@code sha256} (default) or {@code sha512}
+     * @param request the JAX-RS request
+     * @param headers the request headers
+     * @return the response (no body)
+     */
+    Response headWithHash(Target target, String hash, String hashType, Request request, HttpHeaders headers) {
+        String algorithm = hashType == null || hashType.isEmpty() || hashType.equals("sha256") ? "SHA-256"
+                : hashType.equals("sha512") ? "SHA-512"
+                : null;
+        if (algorithm == null) {
+            throw new PintleException.InvalidRequest("bad-hash-type",
+                    "hash_type must be 'sha256' or 'sha512', not '" + printable(hashType) + "'");
+        }
+        if (hash != null && !hash.matches("[0-9a-fA-F]{1,128}")) {
+            throw new PintleException.InvalidRequest("bad-hash", "hash must be hexadecimal");
+        }
+        FileVersion version = file(target.path());
+        if (hash == null) {
+            return FileResponses.serve(version, request, headers);
+        }
+        String actual;
+        try {
+            FileStat stat = FileStat.of(target.path());
+            actual = algorithm.equals("SHA-256") ? digests.sha256(stat).get() : digests.compute(stat, algorithm);
+        } catch (NoSuchFileException gone) {
+            throw notFound();
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot hash " + target.path(), e);
+        } catch (java.util.concurrent.ExecutionException e) {
+            if (e.getCause() instanceof NoSuchFileException) {
+                throw notFound();
+            }
+            throw new IllegalStateException("cannot hash " + target.path(), e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while hashing " + target.path(), e);
+        }
+        if (actual.equalsIgnoreCase(hash)) {
+            return Response.notModified(tag(version.etag())).build();
+        }
+        return FileResponses.serve(version, request, headers);
     }
 
     /**

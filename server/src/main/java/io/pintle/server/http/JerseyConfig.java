@@ -2,9 +2,12 @@ package io.pintle.server.http;
 
 import io.pintle.server.metrics.ServerMetrics;
 import io.pintle.server.policy.ChangeWaits;
+import io.pintle.server.policy.DigestCache;
 import io.pintle.server.policy.TreeScanner;
 import io.pintle.server.reload.Reloader;
 import io.pintle.server.reload.SnapshotHolder;
+import io.pintle.server.sharedfiles.SharedFileStore;
+import io.pintle.server.upstream.UpstreamClient;
 import java.time.Clock;
 import java.util.List;
 import org.glassfish.jersey.jackson.JacksonFeature;
@@ -24,17 +27,20 @@ public final class JerseyConfig {
      * @param snapshots the live snapshot
      * @param clock the clock for certificate validity
      * @param scanner builds directory manifests
+     * @param digests file digests
      * @param waits parks {@code ?wait} requests
+     * @param sharedFiles node-to-node shared files
+     * @param upstream the policy server (forwarding)
      * @return the application
      */
     public static ResourceConfig create(SnapshotHolder snapshots, Clock clock, TreeScanner scanner,
-            ChangeWaits waits) {
+            DigestCache digests, ChangeWaits waits, SharedFileStore sharedFiles, UpstreamClient upstream) {
         ResourceConfig config = base("pintle");
         config.register(new PeerIdentityFilter(snapshots, clock));
         config.register(new WaitRouting());
         config.register(new ProblemExceptionMapper());
-        FileRoutes routes = new FileRoutes(snapshots, clock, scanner, waits);
-        config.registerInstances(resources(routes).toArray());
+        FileRoutes routes = new FileRoutes(snapshots, clock, scanner, digests, waits);
+        config.registerInstances(resources(routes, sharedFiles, upstream).toArray());
         // Internal: the same public URLs, reached only through WaitRouting's rewrite.
         config.register(new WaitResource(routes));
         return config;
@@ -58,11 +64,14 @@ public final class JerseyConfig {
     }
 
     /**
-     * @param routes what the file routes answer (may be null for the contract test, which only reads routes)
+     * @param routes what the file routes answer (null for the contract test, which only reads routes)
+     * @param sharedFiles node-to-node shared files (null for the contract test)
+     * @param upstream the policy server (null for the contract test)
      * @return the node-facing resource instances (the OpenAPI contract test reads these)
      */
-    static List<Object> resources(FileRoutes routes) {
-        return List.of(new PolicyResource(routes), new ServerInfoResource());
+    static List<Object> resources(FileRoutes routes, SharedFileStore sharedFiles, UpstreamClient upstream) {
+        return List.of(new PolicyResource(routes), new SharedFolderResource(routes),
+                new SharedFilesResource(sharedFiles, upstream), new ServerInfoResource());
     }
 
     /**

@@ -81,7 +81,7 @@ final class OverloadHandler extends Handler.Wrapper {
      */
     static WorkClass classify(RouteClass route) {
         return switch (route) {
-            case POLICIES, COMMON -> WorkClass.FILES;
+            case POLICIES, COMMON, SHARED_FOLDER, SHARED_FILES -> WorkClass.FILES;
             default -> WorkClass.API;
         };
     }

@@ -15,6 +15,7 @@ import jakarta.ws.rs.core.Context;
 import jakarta.ws.rs.core.HttpHeaders;
 import jakarta.ws.rs.core.Request;
 import java.util.concurrent.Executor;
+import java.util.function.Supplier;
 
 /**
  * The file routes with {@code ?wait=SECONDS}: the same URLs as {@link PolicyResource} (rewritten to an internal
@@ -62,13 +63,44 @@ public final class WaitResource {
         serve(null, path, view, wait, context, request, headers, async);
     }
 
+    @GET
+    @Path(WaitRouting.PREFIX + Routes.RELAY_API + Routes.SHARED_FOLDER + "/{path: .*}")
+    public void sharedFolder(
+            @Encoded @PathParam("path") String path,
+            @QueryParam(Routes.VIEW) String view,
+            @QueryParam(Routes.WAIT) String wait,
+            @Context ContainerRequestContext context,
+            @Context Request request,
+            @Context HttpHeaders headers,
+            @Suspended AsyncResponse async) {
+        serve(() -> routes.sharedFolderTarget(path, context), view, wait, context, request, headers, async);
+    }
+
+    @GET
+    @Path(WaitRouting.PREFIX + Routes.RELAY_API_ALIAS + Routes.SHARED_FOLDER + "/{path: .*}")
+    public void sharedFolderAlias(
+            @Encoded @PathParam("path") String path,
+            @QueryParam(Routes.VIEW) String view,
+            @QueryParam(Routes.WAIT) String wait,
+            @Context ContainerRequestContext context,
+            @Context Request request,
+            @Context HttpHeaders headers,
+            @Suspended AsyncResponse async) {
+        serve(() -> routes.sharedFolderTarget(path, context), view, wait, context, request, headers, async);
+    }
+
     private void serve(String node, String path, String view, String wait, ContainerRequestContext context,
             Request request, HttpHeaders headers, AsyncResponse async) {
+        serve(() -> routes.target(node, path, context), view, wait, context, request, headers, async);
+    }
+
+    private void serve(Supplier<FileRoutes.Target> resolve, String view, String wait,
+            ContainerRequestContext context, Request request, HttpHeaders headers, AsyncResponse async) {
         try {
             WaitRouting.requireRewritten(context);
             FileRoutes.View parsed = FileRoutes.View.parse(view);
             int seconds = FileRoutes.waitSeconds(wait);
-            FileRoutes.Target target = routes.target(node, path, context);
+            FileRoutes.Target target = resolve.get();
             routes.respondOrPark(target, parsed, seconds, context, request, headers, async,
                     parking(jettyRequest.get()));
         } catch (RuntimeException e) {

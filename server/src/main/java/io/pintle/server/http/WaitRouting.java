@@ -29,7 +29,9 @@ final class WaitRouting implements ContainerRequestFilter {
         }
         URI uri = context.getUriInfo().getRequestUri();
         String path = uri.getRawPath();
-        if (path == null || !(path.startsWith(Routes.POLICIES + "/") || path.startsWith(Routes.COMMON + "/"))) {
+        if (path == null || !(path.startsWith(Routes.POLICIES + "/") || path.startsWith(Routes.COMMON + "/")
+                || path.startsWith(Routes.RELAY_API + Routes.SHARED_FOLDER + "/")
+                || path.startsWith(Routes.RELAY_API_ALIAS + Routes.SHARED_FOLDER + "/"))) {
             return;
         }
         context.setProperty(REWRITTEN, Boolean.TRUE);

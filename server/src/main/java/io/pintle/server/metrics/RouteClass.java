@@ -12,6 +12,10 @@ public enum RouteClass {
     POLICIES,
     /** {@code /common/...} on the TLS listener. */
     COMMON,
+    /** relayd's {@code shared-folder/...} on the TLS listener (both prefixes). */
+    SHARED_FOLDER,
+    /** relayd's {@code shared-files/...} on the TLS listener (both prefixes). */
+    SHARED_FILES,
     /** {@code /uuid} on the TLS listener. */
     UUID,
     /** {@code /v1/whoami} on the TLS listener. */
@@ -59,6 +63,14 @@ public enum RouteClass {
         }
         if (path.startsWith(Routes.COMMON + "/")) {
             return COMMON;
+        }
+        if (path.startsWith(Routes.RELAY_API + Routes.SHARED_FOLDER + "/")
+                || path.startsWith(Routes.RELAY_API_ALIAS + Routes.SHARED_FOLDER + "/")) {
+            return SHARED_FOLDER;
+        }
+        if (path.startsWith(Routes.RELAY_API + Routes.SHARED_FILES + "/")
+                || path.startsWith(Routes.RELAY_API_ALIAS + Routes.SHARED_FILES + "/")) {
+            return SHARED_FILES;
         }
         return switch (path) {
             case Routes.UUID -> UUID;

@@ -91,6 +91,16 @@ public final class NodeRegistry {
     }
 
     /**
+     * @param node a node
+     * @param key a key pin
+     * @return whether the key is pinned for that node (by {@code nodeslist.json} or a node certificate)
+     */
+    public boolean isPinned(NodeId node, KeyHash key) {
+        Set<NodeId> owners = pins.get(key);
+        return owners != null && owners.contains(node);
+    }
+
+    /**
      * Decides which node, if any, a client certificate authenticates.
      *
      * @param certificate the client's leaf certificate, or null when the client presented none

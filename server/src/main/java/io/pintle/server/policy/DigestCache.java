@@ -86,7 +86,7 @@ public final class DigestCache implements AutoCloseable {
         try {
             hashers.execute(() -> {
                 try {
-                    String sha256 = hash(version);
+                    String sha256 = hash(version, "SHA-256");
                     remember(new Digest(version, sha256));
                     mine.complete(sha256);
                 } catch (Throwable failure) {
@@ -115,8 +115,27 @@ public final class DigestCache implements AutoCloseable {
         }
     }
 
-    private String hash(FileStat version) throws IOException {
-        MessageDigest sha256 = sha256();
+    /**
+     * Computes a digest without the cache, on the calling thread (for the rare algorithms a client may ask for,
+     * such as relayd's {@code hash_type=sha512}).
+     *
+     * @param version the file as a stat saw it just now
+     * @param algorithm a JDK digest name, for example {@code SHA-512}
+     * @return the lower-case hex digest
+     * @throws FileVersion.FileChangedException if the file is no longer that version while it is read
+     * @throws IOException if it cannot be read
+     */
+    public String compute(FileStat version, String algorithm) throws IOException {
+        return hash(version, algorithm);
+    }
+
+    private String hash(FileStat version, String algorithm) throws IOException {
+        MessageDigest sha256;
+        try {
+            sha256 = MessageDigest.getInstance(algorithm);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalArgumentException(algorithm + " is not available in this JVM", e);
+        }
         long total = 0;
         try (FileChannel channel = FileChannel.open(version.path(), StandardOpenOption.READ,
                 LinkOption.NOFOLLOW_LINKS)) {

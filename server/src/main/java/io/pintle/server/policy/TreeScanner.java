@@ -141,7 +141,7 @@ public final class TreeScanner {
                             Manifest.Types.DIRECTORY, null, stat.octalMode(), mtime, null, null), stat));
                     case SYMLINK -> {
                         Path target = Files.readSymbolicLink(child);
-                        if (target.isAbsolute() || !directory.resolve(target).normalize().startsWith(root)) {
+                        if (!staysInside(root, directory, target)) {
                             LOG.warn("{}: symbolic link to {} leaves the tree; left out of the manifest", child,
                                     target);
                         } else {
@@ -163,6 +163,27 @@ public final class TreeScanner {
                 walk(root, item.stat().path(), item.entry().path() + "/", depth + 1, items, pending, directories);
             }
         }
+    }
+
+    /**
+     * Whether a link's target stays inside the tree. Physically, through every link on the way, when it exists:
+     * lexically {@code loop/../..} (with {@code loop -> .}) looks like the tree's root but names its parent. A
+     * dangling target must be relative, stay inside lexically and contain no {@code ..} at all.
+     */
+    private static boolean staysInside(Path root, Path directory, Path target) throws IOException {
+        if (target.isAbsolute()) {
+            return false;
+        }
+        Path resolved = directory.resolve(target);
+        if (Files.exists(resolved)) {
+            return resolved.toRealPath().startsWith(root.toRealPath());
+        }
+        for (Path segment : target) {
+            if (segment.toString().equals("..")) {
+                return false;
+            }
+        }
+        return resolved.normalize().startsWith(root);
     }
 
     private static String join(CompletableFuture<String> digest) throws IOException {

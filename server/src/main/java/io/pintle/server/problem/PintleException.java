@@ -3,7 +3,7 @@ package io.pintle.server.problem;
 /** An error for the client, with its status, reason code and detail. */
 public abstract sealed class PintleException extends RuntimeException
         permits PintleException.AccessDenied, PintleException.NotFound, PintleException.InvalidRequest,
-                PintleException.Unavailable {
+                PintleException.Unavailable, PintleException.Refused {
     private static final long serialVersionUID = 1L;
 
     private final int status;
@@ -95,6 +95,33 @@ public abstract sealed class PintleException extends RuntimeException
         /** @return the {@code Retry-After} to send, in seconds */
         public long retryAfterSeconds() {
             return retryAfterSeconds;
+        }
+    }
+
+    /** Any other 4xx or 5xx a route decides on, with its reason (411, 413, 502...). */
+    public static final class Refused extends PintleException {
+        private static final long serialVersionUID = 1L;
+
+        /**
+         * @param status the HTTP status
+         * @param reason reason code
+         * @param detail why
+         */
+        public Refused(int status, String reason, String detail) {
+            super(status, title(status), reason, detail);
+        }
+
+        private static String title(int status) {
+            return switch (status) {
+                case 400 -> "Invalid request";
+                case 403 -> "Access denied";
+                case 404 -> "Not found";
+                case 411 -> "Length Required";
+                case 413 -> "Content Too Large";
+                case 502 -> "Bad Gateway";
+                case 504 -> "Gateway Timeout";
+                default -> "HTTP " + status;
+            };
         }
     }
 }

@@ -265,7 +265,7 @@ class SyncIT {
             assertThat(syncing.isAlive()).isFalse();
         }
 
-        assertThat(outcome.get()).isInstanceOfAny(InterruptedException.class, SyncException.class);
+        assertThat(outcome.get()).isInstanceOf(InterruptedException.class);
         assertThat(snapshot(local)).isEqualTo(before);
         assertThat(besideLocal(local))
                 .containsExactly(".inputs.pintle-sync.json", ".inputs.pintle-sync.lock", "inputs");
@@ -349,7 +349,9 @@ class SyncIT {
         Run second = pintle(args);
 
         assertThat(first.exitCode()).as(first.err()).isEqualTo(ExitCodes.OK);
-        assertThat(first.out().lines().toList()).singleElement().asString()
+        // The server runs in this JVM and its access log goes to the same standard output: keep our lines.
+        assertThat(first.out().lines().filter(line -> line.startsWith("synced ")).toList()).singleElement()
+                .asString()
                 .contains("updated").contains("13 files downloaded").contains("2 requests").contains("etag \"");
         assertThat(snapshot(local)).isEqualTo(snapshot(source));
         assertThat(second.exitCode()).as(second.err()).isEqualTo(ExitCodes.OK);
@@ -365,7 +367,7 @@ class SyncIT {
 
         assertThat(run.exitCode()).isEqualTo(ExitCodes.SYNC_FAILED);
         assertThat(run.err()).startsWith("pintle sync: the server refused: 404").contains("unchanged");
-        assertThat(run.out()).isEmpty();
+        assertThat(run.out()).doesNotContain("synced ");
     }
 
     /** The outcome of one in-process {@code pintle} invocation. */

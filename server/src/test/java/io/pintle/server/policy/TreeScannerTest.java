@@ -55,11 +55,15 @@ class TreeScannerTest {
         Files.createSymbolicLink(dir.resolve("a/up"), Path.of("../a-b"));
         Files.createSymbolicLink(dir.resolve("a/out"), Path.of("../../elsewhere"));
         Files.createSymbolicLink(dir.resolve("absolute"), Path.of("/etc/passwd"));
+        // Lexically "a/loop/../.." is the tree's root; physically (loop -> .) it is the tree's parent.
+        Files.createSymbolicLink(dir.resolve("a/loop"), Path.of("."));
+        Files.createSymbolicLink(dir.resolve("a/evil"), Path.of("loop/../.."));
+        Files.createSymbolicLink(dir.resolve("a/dangling-up"), Path.of("../missing"));
         Manifest manifest = scanner.scan(dir).manifest();
         assertThat(manifest.entries()).extracting(Manifest.Entry::path)
-                .containsExactly("a", "a-b", "a/inside", "a/up", "a/x");
+                .containsExactly("a", "a-b", "a/inside", "a/loop", "a/up", "a/x");
         assertThat(manifest.entries()).filteredOn(Manifest.Entry::isSymlink).extracting(Manifest.Entry::target)
-                .containsExactly("x", "../a-b");
+                .containsExactly("x", ".", "../a-b");
         assertThat(manifest.files()).isEqualTo(2);
         assertThat(manifest.bytes()).isEqualTo(3);
     }

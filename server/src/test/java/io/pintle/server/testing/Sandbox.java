@@ -30,11 +30,13 @@ public final class Sandbox {
 
     private final Path dir;
     private final NodeKeys server;
+    private final String role;
     private final Map<String, String> nodesList = new LinkedHashMap<>();
     private final Map<String, X509Certificate> certificates = new LinkedHashMap<>();
     private String networks = "Require ip 127.0.0.0/8 ::1\n";
 
-    private Sandbox(Path dir, NodeKeys server) {
+    private Sandbox(Path dir, NodeKeys server, String role) {
+        this.role = role;
         this.dir = dir;
         this.server = server;
     }
@@ -47,13 +49,31 @@ public final class Sandbox {
      * @throws IOException on write errors
      */
     public static Sandbox create(Path dir, SelfSigned.KeyType serverKey, boolean pkcs1) throws IOException {
+        return create(dir, serverKey, pkcs1, "root", "root");
+    }
+
+    /**
+     * A relay (or another root) with its own id: its certificate's UID is {@code serverId}.
+     *
+     * @param dir an empty directory
+     * @param serverId the server's node id
+     * @param role {@code root}, {@code relay} or {@code node}
+     * @return a sandbox with an RSA-2048 PKCS#1 server key and no node yet
+     * @throws IOException on write errors
+     */
+    public static Sandbox create(Path dir, String serverId, String role) throws IOException {
+        return create(dir, SelfSigned.KeyType.RSA_2048, true, serverId, role);
+    }
+
+    private static Sandbox create(Path dir, SelfSigned.KeyType serverKey, boolean pkcs1, String serverId,
+            String role) throws IOException {
         Path absolute = dir.toAbsolutePath();
         Files.createDirectories(absolute.resolve("share/common"));
         Files.createDirectories(absolute.resolve("lib"));
-        SelfSigned.Identity identity = SelfSigned.generate(serverKey, "root");
-        NodeKeys server = write(absolute.resolve("server"), "root", identity.certificate(), identity.keyPair(), pkcs1);
-        Files.writeString(absolute.resolve("server/uuid.hive"), "root\n");
-        Sandbox sandbox = new Sandbox(absolute, server);
+        SelfSigned.Identity identity = SelfSigned.generate(serverKey, serverId);
+        NodeKeys server = write(absolute.resolve("server"), serverId, identity.certificate(), identity.keyPair(), pkcs1);
+        Files.writeString(absolute.resolve("server/uuid.hive"), serverId + "\n");
+        Sandbox sandbox = new Sandbox(absolute, server, role);
         sandbox.writeInputs();
         return sandbox;
     }
@@ -243,7 +263,7 @@ public final class Sandbox {
         Files.writeString(file, String.join("\n",
                 "[general]",
                 "node_id_file = \"server/uuid.hive\"",
-                "role = \"root\"",
+                "role = \"" + role + "\"",
                 "listen = \"127.0.0.1:0\"",
                 "[nodes]",
                 "list = \"lib/nodeslist.json\"",
@@ -252,6 +272,8 @@ public final class Sandbox {
                 "allowed_file = \"lib/networks.conf\"",
                 "[paths]",
                 "share = \"share\"",
+                "shared_folder = \"shared-folder\"",
+                "shared_files = \"shared-files\"",
                 "[admin]",
                 "listen = \"127.0.0.1:0\"",
                 "[tls]",

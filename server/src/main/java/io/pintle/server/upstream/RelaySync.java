@@ -1,0 +1,332 @@
+package io.pintle.server.upstream;
+
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.pintle.api.Routes;
+import io.pintle.api.dto.Manifest;
+import io.pintle.client.PintleClient;
+import io.pintle.client.SyncResult;
+import io.pintle.server.config.ServerConfig;
+import io.pintle.server.reload.ServerSnapshot;
+import java.io.IOException;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.function.Supplier;
+import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A relay's HTTPS replacement for rsync and {@code propagate_promises}: keeps, in step with its policy server,
+ *
+ * <ul>
+ *   <li>its nodes' policies: the root's {@code /policies/<relay>/share/<node>/} into {@code {share}/<node>}, each
+ *       node's directory synced and swapped in atomically on its own (client-lib's sync: manifest diff, only
+ *       changed files, verified, staged, swapped), node directories gone upstream removed here;
+ *   <li>{@code /common/} into {@code {share}/common};
+ *   <li>the shared folder into {@code [paths] shared_folder}.
+ * </ul>
+ *
+ * Each runs on its own thread as a long poll: the request waits on the server ({@code ?wait}) until the tree's
+ * manifest changes, so a new generation reaches the relay within a round trip or two, not at the next agent run.
+ * Failures are logged and retried with a growing delay; a failed or interrupted sync leaves the previous state
+ * serving. The relay needs no reload: it serves files straight from disk.
+ */
+public final class RelaySync {
+    private static final Logger LOG = LoggerFactory.getLogger(RelaySync.class);
+    private static final ObjectMapper JSON =
+            new ObjectMapper().configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false);
+    private static final Pattern NODE_DIRECTORY = Pattern.compile(Routes.NODE_ID_PATTERN);
+
+    /** An input file absent upstream is asked for again this often. */
+    static final Duration ABSENT_RECHECK = Duration.ofSeconds(5);
+
+    private final Supplier<ServerSnapshot> snapshots;
+    private final UpstreamClient upstream;
+    private final Duration wait;
+    private final Duration firstRetry;
+    private final Duration lastRetry;
+    private final List<Thread> threads = new ArrayList<>();
+    private volatile boolean running;
+
+    /**
+     * @param snapshots the current snapshot (configuration and paths, read at each round)
+     * @param upstream the policy server's client
+     * @param wait how long one long poll waits on the server
+     * @param firstRetry the delay after a first failure (doubled up to {@code lastRetry})
+     * @param lastRetry the longest delay between attempts
+     */
+    public RelaySync(Supplier<ServerSnapshot> snapshots, UpstreamClient upstream, Duration wait, Duration firstRetry,
+            Duration lastRetry) {
+        this.snapshots = snapshots;
+        this.upstream = upstream;
+        this.wait = wait;
+        this.firstRetry = firstRetry;
+        this.lastRetry = lastRetry;
+    }
+
+    /** @return whether this configuration asks for relay sync: a relay with a policy server and sync on */
+    public static boolean wanted(ServerConfig config) {
+        return config.general().role() == ServerConfig.Role.RELAY && config.upstream().configured()
+                && config.upstream().sync();
+    }
+
+    /** Starts the three sync loops. */
+    public synchronized void start() {
+        if (running) {
+            return;
+        }
+        running = true;
+        threads.add(loop("share", this::syncShare));
+        threads.add(loop("common", () -> syncTree(Routes.COMMON + "/",
+                snapshots.get().share().commonRoot())));
+        threads.add(loop("shared-folder", () -> syncTree(Routes.RELAY_API_ALIAS + Routes.SHARED_FOLDER + "/",
+                snapshots.get().config().paths().sharedFolder())));
+        ServerConfig config = snapshots.get().config();
+        if (!config.upstream().nodesList().isEmpty()) {
+            threads.add(loop("nodes-list", new InputCopy(config.upstream().nodesList(), () -> snapshots.get().config()
+                    .nodes().list())::round));
+        }
+        if (!config.upstream().nodesCertificates().isEmpty() && !config.nodes().certificates().isEmpty()) {
+            threads.add(loop("nodes-certificates", new InputCopy(config.upstream().nodesCertificates(),
+                    () -> snapshots.get().config().nodes().certificates().get(0))::round));
+        }
+        LOG.info("relay sync from {} started (share, common, shared folder, nodes list and certificates)",
+                config.upstream().url());
+    }
+
+    /** Stops the loops; a sync in progress is interrupted and leaves the previous state. */
+    public synchronized void stop() throws InterruptedException {
+        running = false;
+        for (Thread thread : threads) {
+            thread.interrupt();
+        }
+        for (Thread thread : threads) {
+            thread.join(10_000);
+        }
+        threads.clear();
+    }
+
+    @FunctionalInterface
+    private interface Round {
+        void run() throws Exception;
+    }
+
+    private Thread loop(String name, Round round) {
+        Thread thread = new Thread(() -> {
+            Duration delay = firstRetry;
+            while (running) {
+                try {
+                    round.run();
+                    delay = firstRetry;
+                } catch (InterruptedException e) {
+                    return;
+                } catch (Exception e) {
+                    if (!running) {
+                        return;
+                    }
+                    LOG.warn("relay sync of {} failed (next attempt in {} s): {}", name, delay.toSeconds(),
+                            e.toString());
+                    try {
+                        Thread.sleep(delay.toMillis());
+                    } catch (InterruptedException stopped) {
+                        return;
+                    }
+                    delay = delay.multipliedBy(2).compareTo(lastRetry) > 0 ? lastRetry : delay.multipliedBy(2);
+                }
+            }
+        }, "pintle-relay-sync-" + name);
+        thread.setDaemon(true);
+        thread.start();
+        return thread;
+    }
+
+    private PintleClient client() throws IOException, GeneralSecurityException {
+        return upstream.client(snapshots.get().config().upstream());
+    }
+
+    /**
+     * Keeps one input file (the relay's {@code nodeslist.json}, its nodes' certificates) equal to the policy
+     * server's copy below {@code /policies/<self>/}: a long poll on the file's ETag; a new version is written next
+     * to the input and renamed over it, which the input watch turns into a reload. An absent file upstream
+     * changes nothing here.
+     */
+    private final class InputCopy {
+        private final String remote;
+        private final Supplier<Path> local;
+        private String etag;
+
+        InputCopy(String remote, Supplier<Path> local) {
+            this.remote = remote;
+            this.local = local;
+        }
+
+        void round() throws Exception {
+            ServerSnapshot snapshot = snapshots.get();
+            PintleClient client = client();
+            String path = Routes.POLICIES + "/" + snapshot.self().value() + "/" + remote
+                    + (etag != null ? "?" + Routes.WAIT + "=" + wait.toSeconds() : "");
+            HttpRequest.Builder request = HttpRequest.newBuilder(client.uri(path)).timeout(wait.plusSeconds(60));
+            if (etag != null) {
+                request.header("If-None-Match", etag);
+            }
+            HttpResponse<byte[]> response = client.httpClient().send(request.build(),
+                    HttpResponse.BodyHandlers.ofByteArray());
+            if (response.statusCode() == 304) {
+                return;
+            }
+            if (response.statusCode() == 404) {
+                // Nothing to wait on (a wait needs an ETag): look again a little later; a 404 costs little.
+                etag = null;
+                Thread.sleep(ABSENT_RECHECK.toMillis());
+                return;
+            }
+            if (response.statusCode() != 200) {
+                throw PintleClient.problem(response.statusCode(), response.body());
+            }
+            Path file = local.get();
+            byte[] current = Files.exists(file) ? Files.readAllBytes(file) : null;
+            if (!java.util.Arrays.equals(current, response.body())) {
+                Path temporary = file.resolveSibling("." + file.getFileName() + ".pintle-sync.new");
+                Files.write(temporary, response.body());
+                Files.move(temporary, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE,
+                        java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+                LOG.info("relay sync: {} updated from upstream {} ({} bytes); the input watch reloads it", file,
+                        remote, response.body().length);
+            }
+            etag = response.headers().firstValue("ETag").orElse(null);
+        }
+    }
+
+    /** One long poll of a whole tree: returns when it changed upstream (and was synced) or the wait ran out. */
+    private void syncTree(String remote, Path local) throws Exception {
+        SyncResult result = client().syncWhenChanged(remote, local, wait);
+        if (result.changed()) {
+            LOG.info("relay sync: {} updated from upstream {} ({} files, {} bytes, {} removed)", local, remote,
+                    result.filesDownloaded(), result.bytesDownloaded(), result.removed());
+        }
+    }
+
+    private String shareEtag;
+    private final Map<String, String> nodeFingerprints = new HashMap<>();
+
+    /**
+     * One long poll of {@code /policies/<self>/share/}: when its manifest changes, the node directories whose
+     * entries changed are synced, each on its own, and those gone upstream are removed here.
+     */
+    private void syncShare() throws Exception {
+        ServerSnapshot snapshot = snapshots.get();
+        PintleClient client = client();
+        String remote = Routes.POLICIES + "/" + snapshot.self().value() + "/share/";
+        HttpRequest.Builder request = HttpRequest.newBuilder(client.uri(remote + "?" + Routes.VIEW + "="
+                        + Routes.VIEW_MANIFEST + (shareEtag != null ? "&" + Routes.WAIT + "=" + wait.toSeconds() : "")))
+                .timeout(wait.plusSeconds(60));
+        if (shareEtag != null) {
+            request.header("If-None-Match", shareEtag);
+        }
+        HttpResponse<byte[]> response = client.httpClient().send(request.build(), HttpResponse.BodyHandlers.ofByteArray());
+        if (response.statusCode() == 304) {
+            return;
+        }
+        if (response.statusCode() == 404) {
+            // Nothing below this relay yet: there is no share directory upstream. Wait before asking again.
+            Thread.sleep(firstRetry.toMillis());
+            return;
+        }
+        if (response.statusCode() != 200) {
+            throw PintleClient.problem(response.statusCode(), response.body());
+        }
+        Manifest manifest = JSON.readValue(response.body(), Manifest.class);
+        Map<String, String> fingerprints = fingerprints(manifest);
+        Path share = snapshot.share().root();
+        for (Map.Entry<String, String> node : fingerprints.entrySet()) {
+            if (node.getValue().equals(nodeFingerprints.get(node.getKey()))) {
+                continue;
+            }
+            SyncResult result = client.sync(remote + node.getKey() + "/", share.resolve(node.getKey()));
+            nodeFingerprints.put(node.getKey(), node.getValue());
+            if (result.changed()) {
+                LOG.info("relay sync: policies of {} updated ({} files, {} bytes, {} removed)", node.getKey(),
+                        result.filesDownloaded(), result.bytesDownloaded(), result.removed());
+            }
+        }
+        for (String gone : removed(share, fingerprints.keySet(), snapshot.self().value())) {
+            deleteTree(share.resolve(gone));
+            Files.deleteIfExists(share.resolve("." + gone + ".pintle-sync.json"));
+            Files.deleteIfExists(share.resolve("." + gone + ".pintle-sync.lock"));
+            nodeFingerprints.remove(gone);
+            LOG.info("relay sync: policies of {} removed (gone upstream)", gone);
+        }
+        shareEtag = manifest.etag();
+    }
+
+    /** Per top-level directory of the manifest (a node), a digest of every entry below it. */
+    private static Map<String, String> fingerprints(Manifest manifest) throws NoSuchAlgorithmException {
+        Map<String, MessageDigest> digests = new TreeMap<>();
+        for (Manifest.Entry entry : manifest.entries()) {
+            int slash = entry.path().indexOf('/');
+            String node = slash < 0 ? entry.path() : entry.path().substring(0, slash);
+            if (slash < 0 && !entry.isDirectory() || !NODE_DIRECTORY.matcher(node).matches()) {
+                continue;
+            }
+            MessageDigest digest = digests.get(node);
+            if (digest == null) {
+                digest = MessageDigest.getInstance("SHA-256");
+                digests.put(node, digest);
+            }
+            digest.update(entry.toString().getBytes(StandardCharsets.UTF_8));
+        }
+        Map<String, String> result = new TreeMap<>();
+        digests.forEach((node, digest) -> result.put(node, HexFormat.of().formatHex(digest.digest())));
+        return result;
+    }
+
+    /**
+     * Node directories this sync created (they have its state file) that are no longer upstream; never
+     * {@code common} or this server's own directory.
+     */
+    private static Set<String> removed(Path share, Set<String> upstream, String self) throws IOException {
+        Set<String> gone = new TreeSet<>();
+        if (!Files.isDirectory(share)) {
+            return gone;
+        }
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(share)) {
+            for (Path entry : entries) {
+                String name = entry.getFileName().toString();
+                if (Files.isDirectory(entry) && NODE_DIRECTORY.matcher(name).matches() && !upstream.contains(name)
+                        && !name.equals("common") && !name.equals(self)
+                        && Files.exists(share.resolve("." + name + ".pintle-sync.json"))) {
+                    gone.add(name);
+                }
+            }
+        }
+        return gone;
+    }
+
+    private static void deleteTree(Path root) throws IOException {
+        if (!Files.exists(root)) {
+            return;
+        }
+        try (var walk = Files.walk(root)) {
+            for (Path path : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(path);
+            }
+        }
+    }
+}

@@ -1,0 +1,144 @@
+package io.pintle.server.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.pintle.api.KeyPins;
+import io.pintle.client.PintleClient;
+import io.pintle.server.testing.NodeKeys;
+import io.pintle.server.testing.Sandbox;
+import io.pintle.server.testing.TestServer;
+import io.pintle.server.tls.SelfSigned;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Root and relay, two Pintle servers over loopback: the relay keeps its nodes' policies, {@code common/} and the
+ * shared folder in step with the root over HTTPS (mutual TLS, the root's key pinned), and a node behind the relay
+ * gets what the root generated within seconds of the generation; a node accepted under the relay is served as
+ * soon as the relay's nodes list, generated on the root, comes down.
+ */
+class RelaySyncIT {
+    private static final Duration PROMPT = Duration.ofSeconds(15);
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @Test
+    void policiesGeneratedOnRootReachANodeBehindTheRelay(@TempDir Path dir) throws Exception {
+        Sandbox root = Sandbox.create(dir.resolve("root"));
+        Sandbox relay = Sandbox.create(dir.resolve("relay"), "relay-1", "relay");
+        // The root knows the relay as one of its nodes (its agent certificate), the relay knows its own nodes.
+        root.register("relay-1", relay.server().certificate(), Sandbox.Pinning.BOTH);
+        NodeKeys nodeX = relay.addNode("node-x", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+        relay.addNode("node-y", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+        Path upstreamShare = dir.resolve("root/share/relay-1/share");
+        generation(upstreamShare.resolve("node-x/rules"), "generation 1");
+        generation(upstreamShare.resolve("node-y/rules"), "node-y 1");
+        root.shareFile("common/policies-library-linux.tar.bz2", "library 1".getBytes(StandardCharsets.UTF_8));
+        Files.createDirectories(dir.resolve("root/shared-folder/tools"));
+        Files.writeString(dir.resolve("root/shared-folder/tools/check.sh"), "#!/bin/sh\n");
+        // Something of the relay's own, which the sync must leave alone.
+        Files.createDirectories(dir.resolve("relay/share/local-only"));
+
+        try (TestServer rootServer = TestServer.start(root);
+                TestServer relayServer = TestServer.start(relay, "[upstream]\nurl = \"" + rootServer.uri()
+                        + "\"\nkey_hash = \"" + root.serverPin() + "\"\n")) {
+            PintleClient agent = relayServer.client(nodeX);
+            String policy = "/policies/node-x/rules/rudder.tar.bz2";
+            eventually(() -> body(agent, policy).equals("generation 1"));
+            assertThat(dir.resolve("relay/share/node-y/rules/rudder.tar.bz2")).hasContent("node-y 1");
+            eventually(() -> Files.exists(dir.resolve("relay/share/common/policies-library-linux.tar.bz2")));
+            eventually(() -> Files.exists(dir.resolve("relay/shared-folder/tools/check.sh")));
+
+            // A new generation on root, published as Rudder does (rules.new, then renames).
+            long generated = System.nanoTime();
+            Path rules = upstreamShare.resolve("node-x/rules");
+            generation(rules.resolveSibling("rules.new"), "generation 2");
+            Path old = Files.move(rules, rules.resolveSibling("rules.old"));
+            Files.move(rules.resolveSibling("rules.new"), rules);
+            deleteTree(old);
+            eventually(() -> body(agent, policy).equals("generation 2"));
+            Duration delay = Duration.ofNanos(System.nanoTime() - generated);
+            assertThat(delay).isLessThan(PROMPT);
+            if (CurlIT.available("curl")) {
+                // The agent as Rudder runs it: curl with its certificate, the relay's key pinned.
+                CurlIT.Result curl = CurlIT.curl(List.of("-sS", "--tlsv1.3", "--fail", "--pinnedpubkey",
+                        relay.serverPin(), "--insecure", "--cert", nodeX.certificatePath().toString(), "--key",
+                        nodeX.keyPath().toString()), relayServer.uri() + policy);
+                assertThat(curl.exit()).as(curl.stderr()).isZero();
+                assertThat(curl.stdout()).isEqualTo("generation 2");
+            }
+
+            // A node removed upstream is removed on the relay; what the relay had of its own stays.
+            deleteTree(upstreamShare.resolve("node-y"));
+            eventually(() -> !Files.exists(dir.resolve("relay/share/node-y")));
+            assertThat(dir.resolve("relay/share/local-only")).isDirectory();
+            assertThat(dir.resolve("relay/share/node-x/rules/rudder.tar.bz2")).hasContent("generation 2");
+
+            // The library and the shared folder follow too.
+            root.shareFile("common/policies-library-linux.tar.bz2", "library 2".getBytes(StandardCharsets.UTF_8));
+            Files.writeString(dir.resolve("root/shared-folder/tools/new.sh"), "#!/bin/sh\necho new\n");
+            eventually(() -> Files.readString(dir.resolve("relay/share/common/policies-library-linux.tar.bz2"))
+                    .equals("library 2"));
+            eventually(() -> Files.exists(dir.resolve("relay/shared-folder/tools/new.sh")));
+
+            // A node accepted under the relay: its entry comes down in the relay's own policies (where Rudder
+            // generates the relay's nodeslist.json), the relay reloads, and the new node is served.
+            NodeKeys nodeZ = relay.unregisteredIdentity("node-z", "node-z");
+            generation(upstreamShare.resolve("node-z/rules"), "node-z 1");
+            assertThat(body(relayServer.client(nodeZ), "/policies/node-z/rules/rudder.tar.bz2")).isEqualTo("HTTP 403");
+            ObjectNode nodesList = (ObjectNode) JSON.readTree(dir.resolve("relay/lib/nodeslist.json").toFile());
+            nodesList.putObject("node-z").put("hostname", "node-z.example.org")
+                    .put("key-hash", KeyPins.sha256(nodeZ.certificate().getPublicKey()))
+                    .put("policy-server", "relay-1");
+            Path relayNodesList = dir.resolve("root/share/relay-1/rules/cfengine-community/rudder-service-relayd/1.0/"
+                    + "relay/nodeslist.json");
+            Files.createDirectories(relayNodesList.getParent());
+            Files.write(relayNodesList, JSON.writeValueAsBytes(nodesList));
+            eventually(() -> body(relayServer.client(nodeZ), "/policies/node-z/rules/rudder.tar.bz2")
+                    .equals("node-z 1"));
+
+            // The root goes away: the relay keeps serving what it has.
+            rootServer.close();
+            Thread.sleep(1500);
+            assertThat(body(agent, policy)).isEqualTo("generation 2");
+        }
+    }
+
+    private static void generation(Path rules, String content) throws Exception {
+        Files.createDirectories(rules.resolve("cfengine-community"));
+        Files.writeString(rules.resolve("rudder.tar.bz2"), content);
+        Files.writeString(rules.resolve("cfengine-community/promises.cf"), "bundle agent main { } # " + content + "\n");
+    }
+
+    private static String body(PintleClient client, String path) throws Exception {
+        HttpResponse<String> response = client.httpClient().send(PolicyServingIT.request(client, path).build(),
+                HttpResponse.BodyHandlers.ofString());
+        return response.statusCode() == 200 ? response.body() : "HTTP " + response.statusCode();
+    }
+
+    private static void eventually(Callable<Boolean> condition) throws Exception {
+        long deadline = System.nanoTime() + PROMPT.toNanos();
+        while (!condition.call()) {
+            assertThat(System.nanoTime()).as("condition within %s", PROMPT).isLessThan(deadline);
+            Thread.sleep(50);
+        }
+    }
+
+    private static void deleteTree(Path root) throws Exception {
+        try (Stream<Path> walk = Files.walk(root)) {
+            for (Path path : walk.sorted(Comparator.reverseOrder()).toList()) {
+                Files.delete(path);
+            }
+        }
+    }
+}
