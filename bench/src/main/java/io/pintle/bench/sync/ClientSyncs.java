@@ -15,11 +15,6 @@ import java.nio.file.Path;
 final class ClientSyncs {
     private ClientSyncs() {}
 
-    /** @return whether this build has it (it has: kept for the report's wording) */
-    static boolean available() {
-        return true;
-    }
-
     /**
      * @param directoryPath URL path of the tree's directory, without trailing slash
      * @param tls client TLS contexts

@@ -200,7 +200,7 @@ final class SyncReport {
                 }
             }
             out.append("- ").append(pintle).append(", no-change check is one request whatever the tree size: ")
-                    .append(verdict(oneRequest && !requests.isEmpty())).append(" (requests: ")
+                    .append(verdict(oneRequest, requests.isEmpty())).append(" (requests: ")
                     .append(String.join(", ", requests)).append(")\n");
             List<String> cold = new ArrayList<>();
             boolean fasterCold = true;
@@ -216,7 +216,7 @@ final class SyncReport {
                 }
             }
             out.append("- ").append(pintle).append(", cold sync at least as fast as nginx one by one: ")
-                    .append(verdict(fasterCold && !cold.isEmpty())).append(" (nginx / Pintle: ")
+                    .append(verdict(fasterCold, cold.isEmpty())).append(" (nginx / Pintle: ")
                     .append(String.join("; ", cold)).append(")\n");
             List<String> latency = new ArrayList<>();
             boolean twenty = true;
@@ -232,7 +232,7 @@ final class SyncReport {
                 }
             }
             out.append("- ").append(pintle).append(", with latency at least ").append(format("%.0f", CF_TARGET))
-                    .append("× faster than cf-serverd: ").append(verdict(twenty && !latency.isEmpty()))
+                    .append("× faster than cf-serverd: ").append(verdict(twenty, latency.isEmpty()))
                     .append(" (cf / Pintle: ").append(String.join("; ", latency)).append(")\n");
         }
         out.append('\n');
@@ -379,8 +379,8 @@ final class SyncReport {
         out.append('\n');
     }
 
-    private static String verdict(boolean met) {
-        return met ? "**met**" : "**not met**";
+    private static String verdict(boolean met, boolean noData) {
+        return noData ? "**not measured in this run**" : met ? "**met**" : "**not met**";
     }
 
     private static long uncheckedDirectories(RudderTree tree) {
