@@ -357,7 +357,14 @@ final class FileRoutes {
         }
     }
 
-    private static void authorize(Decision decision, RequestState state, ContainerRequestContext context) {
+    /**
+     * Records the decision for the access log and, when it denies, logs it and refuses the request.
+     *
+     * @param decision the access decision
+     * @param state the request's state
+     * @param context the request
+     */
+    static void authorize(Decision decision, RequestState state, ContainerRequestContext context) {
         AccessRecord.of(context).decision(decision);
         if (decision instanceof Decision.Deny deny) {
             LOG.info("denied {} {} to {} ({}): {}", context.getMethod(), context.getUriInfo().getPath(),

@@ -37,6 +37,7 @@ public final class JerseyConfig {
             DigestCache digests, ChangeWaits waits, SharedFileStore sharedFiles, UpstreamClient upstream) {
         ResourceConfig config = base("pintle");
         config.register(new PeerIdentityFilter(snapshots, clock));
+        config.register(new RelayApiAlias());
         config.register(new WaitRouting());
         config.register(new ProblemExceptionMapper());
         FileRoutes routes = new FileRoutes(snapshots, clock, scanner, digests, waits);

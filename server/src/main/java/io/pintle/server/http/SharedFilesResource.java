@@ -2,7 +2,6 @@ package io.pintle.server.http;
 
 import io.pintle.api.Routes;
 import io.pintle.client.PintleClient;
-import io.pintle.server.acl.Decision;
 import io.pintle.server.nodes.NodeId;
 import io.pintle.server.policy.FileVersion;
 import io.pintle.server.problem.PintleException;
@@ -34,8 +33,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * relayd's node-to-node shared files on the TLS listener, under {@code /rudder/relay-api/1/shared-files/} and
- * Apache's {@code /rudder/relay-api/shared-files/}:
+ * relayd's node-to-node shared files on the TLS listener, under {@code /rudder/relay-api/1/shared-files/} (and
+ * Apache's {@code /rudder/relay-api/shared-files/}, by {@link RelayApiAlias}):
  *
  * <ul>
  *   <li>{@code PUT {target}/{source}/{fileId}?ttl=}: body = metadata lines, an empty line, the file; checked
@@ -76,7 +75,7 @@ public final class SharedFilesResource {
             @Context HttpHeaders headers,
             InputStream body) {
         RequestState state = RequestState.of(context);
-        authorize(state.snapshot().acl().sharedFilesUpload(state.caller()), state, context);
+        FileRoutes.authorize(state.snapshot().acl().sharedFilesUpload(state.caller()), state, context);
         SharedFileId id = id(target, source, fileId);
         Duration duration = rejected(() -> SharedFileStore.ttl(ttl));
         long length = headers.getLength();
@@ -99,19 +98,6 @@ public final class SharedFilesResource {
         return Response.ok().build();
     }
 
-    @PUT
-    @Path(Routes.RELAY_API_ALIAS + Routes.SHARED_FILES + ID)
-    public Response putAlias(
-            @PathParam("target") String target,
-            @PathParam("source") String source,
-            @PathParam("fileId") String fileId,
-            @QueryParam(Routes.TTL) String ttl,
-            @Context ContainerRequestContext context,
-            @Context HttpHeaders headers,
-            InputStream body) {
-        return put(target, source, fileId, ttl, context, headers, body);
-    }
-
     @HEAD
     @Path(Routes.RELAY_API + Routes.SHARED_FILES + ID)
     public Response head(
@@ -121,7 +107,7 @@ public final class SharedFilesResource {
             @QueryParam(Routes.HASH) String hash,
             @Context ContainerRequestContext context) {
         RequestState state = RequestState.of(context);
-        authorize(state.snapshot().acl().sharedFilesUpload(state.caller()), state, context);
+        FileRoutes.authorize(state.snapshot().acl().sharedFilesUpload(state.caller()), state, context);
         SharedFileId id = id(target, source, fileId);
         if (hash == null || !hash.matches("[0-9a-fA-F]{1,128}")) {
             throw new PintleException.InvalidRequest("bad-hash", "hash (hexadecimal) is required");
@@ -132,17 +118,6 @@ public final class SharedFilesResource {
         java.nio.file.Path root = state.snapshot().config().paths().sharedFiles();
         boolean present = rejected(() -> store.present(root, id, hash));
         return Response.status(present ? 200 : 404).build();
-    }
-
-    @HEAD
-    @Path(Routes.RELAY_API_ALIAS + Routes.SHARED_FILES + ID)
-    public Response headAlias(
-            @PathParam("target") String target,
-            @PathParam("source") String source,
-            @PathParam("fileId") String fileId,
-            @QueryParam(Routes.HASH) String hash,
-            @Context ContainerRequestContext context) {
-        return head(target, source, fileId, hash, context);
     }
 
     @GET
@@ -161,7 +136,7 @@ public final class SharedFilesResource {
         } catch (IllegalArgumentException e) {
             throw new PintleException.InvalidRequest("bad-id", "invalid target: " + e.getMessage());
         }
-        authorize(state.snapshot().acl().sharedFilesDownload(state.caller(), targetNode), state, context);
+        FileRoutes.authorize(state.snapshot().acl().sharedFilesDownload(state.caller(), targetNode), state, context);
         SharedFileId id = id(target, source, fileId);
         java.nio.file.Path root = state.snapshot().config().paths().sharedFiles();
         if (rejected(() -> store.current(root, id)).isEmpty()) {
@@ -174,18 +149,6 @@ public final class SharedFilesResource {
         } catch (IOException e) {
             throw new IllegalStateException("cannot read " + id.file(root), e);
         }
-    }
-
-    @GET
-    @Path(Routes.RELAY_API_ALIAS + Routes.SHARED_FILES + ID)
-    public Response getAlias(
-            @PathParam("target") String target,
-            @PathParam("source") String source,
-            @PathParam("fileId") String fileId,
-            @Context ContainerRequestContext context,
-            @Context Request request,
-            @Context HttpHeaders headers) {
-        return get(target, source, fileId, context, request, headers);
     }
 
     /** Whether the target is this server or a node below it (in its {@code nodeslist.json}). */
@@ -241,15 +204,6 @@ public final class SharedFilesResource {
             return new SharedFileId(target, source, fileId);
         } catch (IllegalArgumentException e) {
             throw new PintleException.InvalidRequest("bad-id", e.getMessage());
-        }
-    }
-
-    private static void authorize(Decision decision, RequestState state, ContainerRequestContext context) {
-        AccessRecord.of(context).decision(decision);
-        if (decision instanceof Decision.Deny deny) {
-            LOG.info("denied {} {} to {} ({}): {}", context.getMethod(), context.getUriInfo().getPath(),
-                    state.caller().address().getHostAddress(), state.caller().describe(), deny.detail());
-            throw new PintleException.AccessDenied(deny.reason(), deny.detail());
         }
     }
 

@@ -14,8 +14,8 @@ import jakarta.ws.rs.core.Request;
 import jakarta.ws.rs.core.Response;
 
 /**
- * relayd's shared folder on the TLS listener: {@code /rudder/relay-api/1/shared-folder/{path}} and the
- * {@code /rudder/relay-api/shared-folder/{path}} that Rudder's Apache exposes, served from
+ * relayd's shared folder on the TLS listener: {@code /rudder/relay-api/1/shared-folder/{path}} (and the
+ * {@code /rudder/relay-api/shared-folder/{path}} that Rudder's Apache exposes, by {@link RelayApiAlias}), served from
  * {@code [paths] shared_folder}. {@code HEAD} with {@code hash} (and {@code hash_type}) answers 304 when the file
  * has that digest, 200 when it differs or no hash is given, 404 when absent — what the Windows agent and
  * {@code download-shared-file} rely on. {@code GET} serves the file, or with {@code ?view=} a directory's
@@ -43,17 +43,6 @@ public final class SharedFolderResource {
         return routes.respond(routes.sharedFolderTarget(path, context), parsed, request, headers);
     }
 
-    @GET
-    @Path(Routes.RELAY_API_ALIAS + Routes.SHARED_FOLDER + "/{path: .*}")
-    public Response getAlias(
-            @Encoded @PathParam("path") String path,
-            @QueryParam(Routes.VIEW) String view,
-            @Context ContainerRequestContext context,
-            @Context Request request,
-            @Context HttpHeaders headers) {
-        return get(path, view, context, request, headers);
-    }
-
     @HEAD
     @Path(Routes.RELAY_API + Routes.SHARED_FOLDER + "/{path: .*}")
     public Response head(
@@ -66,15 +55,4 @@ public final class SharedFolderResource {
         return routes.headWithHash(routes.sharedFolderTarget(path, context), hash, hashType, request, headers);
     }
 
-    @HEAD
-    @Path(Routes.RELAY_API_ALIAS + Routes.SHARED_FOLDER + "/{path: .*}")
-    public Response headAlias(
-            @Encoded @PathParam("path") String path,
-            @QueryParam(Routes.HASH) String hash,
-            @QueryParam(Routes.HASH_TYPE) String hashType,
-            @Context ContainerRequestContext context,
-            @Context Request request,
-            @Context HttpHeaders headers) {
-        return head(path, hash, hashType, context, request, headers);
-    }
 }

@@ -76,19 +76,6 @@ public final class WaitResource {
         serve(() -> routes.sharedFolderTarget(path, context), view, wait, context, request, headers, async);
     }
 
-    @GET
-    @Path(WaitRouting.PREFIX + Routes.RELAY_API_ALIAS + Routes.SHARED_FOLDER + "/{path: .*}")
-    public void sharedFolderAlias(
-            @Encoded @PathParam("path") String path,
-            @QueryParam(Routes.VIEW) String view,
-            @QueryParam(Routes.WAIT) String wait,
-            @Context ContainerRequestContext context,
-            @Context Request request,
-            @Context HttpHeaders headers,
-            @Suspended AsyncResponse async) {
-        serve(() -> routes.sharedFolderTarget(path, context), view, wait, context, request, headers, async);
-    }
-
     private void serve(String node, String path, String view, String wait, ContainerRequestContext context,
             Request request, HttpHeaders headers, AsyncResponse async) {
         serve(() -> routes.target(node, path, context), view, wait, context, request, headers, async);

@@ -15,7 +15,7 @@ import java.net.URI;
  * the synchronous {@link PolicyResource}, which costs less per request than an asynchronous one.
  */
 @PreMatching
-@Priority(Priorities.AUTHENTICATION + 10)
+@Priority(Priorities.AUTHENTICATION + 10) // after RelayApiAlias
 final class WaitRouting implements ContainerRequestFilter {
     /** The internal prefix; never a public route. */
     static final String PREFIX = "/.pintle-wait";
@@ -30,8 +30,7 @@ final class WaitRouting implements ContainerRequestFilter {
         URI uri = context.getUriInfo().getRequestUri();
         String path = uri.getRawPath();
         if (path == null || !(path.startsWith(Routes.POLICIES + "/") || path.startsWith(Routes.COMMON + "/")
-                || path.startsWith(Routes.RELAY_API + Routes.SHARED_FOLDER + "/")
-                || path.startsWith(Routes.RELAY_API_ALIAS + Routes.SHARED_FOLDER + "/"))) {
+                || path.startsWith(Routes.RELAY_API + Routes.SHARED_FOLDER + "/"))) {
             return;
         }
         context.setProperty(REWRITTEN, Boolean.TRUE);

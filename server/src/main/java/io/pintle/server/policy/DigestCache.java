@@ -3,10 +3,8 @@ package io.pintle.server.policy;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
@@ -137,8 +135,7 @@ public final class DigestCache implements AutoCloseable {
             throw new IllegalArgumentException(algorithm + " is not available in this JVM", e);
         }
         long total = 0;
-        try (FileChannel channel = FileChannel.open(version.path(), StandardOpenOption.READ,
-                LinkOption.NOFOLLOW_LINKS)) {
+        try (FileChannel channel = FileVersion.openNoFollow(version.path())) {
             ByteBuffer buffer = ByteBuffer.allocate(BUFFER_BYTES);
             int read;
             while ((read = channel.read(buffer)) >= 0) {
@@ -147,13 +144,6 @@ public final class DigestCache implements AutoCloseable {
                 buffer.clear();
                 total += read;
             }
-        } catch (NoSuchFileException gone) {
-            throw gone;
-        } catch (IOException e) {
-            if (String.valueOf(e.getMessage()).contains("NOFOLLOW_LINKS")) {
-                throw new FileVersion.FileChangedException(version.path() + " was replaced by a symbolic link");
-            }
-            throw e;
         }
         // The digest belongs to the version only if the file is still that version after the read.
         FileStat after;

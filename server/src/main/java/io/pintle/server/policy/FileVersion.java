@@ -69,21 +69,7 @@ public record FileVersion(
      * @throws IOException if it cannot be opened
      */
     public FileChannel open() throws IOException {
-        FileChannel channel;
-        try {
-            // O_NOFOLLOW: a link swapped in for the file between its stat and this open is not followed.
-            channel = FileChannel.open(path, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS);
-        } catch (NoSuchFileException | AccessDeniedException e) {
-            throw e;
-        } catch (IOException e) {
-            // The JDK reports O_NOFOLLOW's ELOOP as a plain IOException "... (NOFOLLOW_LINKS specified)"; by now
-            // the link may be gone again, so the message is what tells.
-            String message = String.valueOf(e.getMessage());
-            if (message.contains("NOFOLLOW_LINKS") || Files.isSymbolicLink(path)) {
-                throw new FileChangedException(path + " was replaced by a symbolic link while it was being served");
-            }
-            throw e;
-        }
+        FileChannel channel = openNoFollow(path);
         boolean ok = false;
         try {
             // Checked after opening: if the path still names this version, the open channel reads it, and keeps
@@ -103,6 +89,30 @@ public record FileVersion(
             if (!ok) {
                 channel.close();
             }
+        }
+    }
+
+    /**
+     * Opens a file for reading without following a symbolic link in its last component (O_NOFOLLOW): a link
+     * swapped in for the file since it was stat'ed is not followed.
+     *
+     * @param path the file
+     * @return an open channel
+     * @throws FileChangedException if the path names a symbolic link now
+     * @throws IOException if it cannot be opened (NoSuchFileException when absent)
+     */
+    static FileChannel openNoFollow(Path path) throws IOException {
+        try {
+            return FileChannel.open(path, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS);
+        } catch (NoSuchFileException | AccessDeniedException e) {
+            throw e;
+        } catch (IOException e) {
+            // The JDK reports O_NOFOLLOW's ELOOP as a plain IOException "... (NOFOLLOW_LINKS specified)"; by now
+            // the link may be gone again, so the message is what tells.
+            if (String.valueOf(e.getMessage()).contains("NOFOLLOW_LINKS") || Files.isSymbolicLink(path)) {
+                throw new FileChangedException(path + " was replaced by a symbolic link while it was being read");
+            }
+            throw e;
         }
     }
 

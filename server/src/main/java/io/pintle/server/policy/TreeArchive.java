@@ -6,10 +6,7 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.file.AccessDeniedException;
-import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
-import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.FileTime;
 import java.security.MessageDigest;
 import java.util.HexFormat;
@@ -113,16 +110,9 @@ public final class TreeArchive {
     private static FileChannel open(FileStat expected) throws IOException {
         FileChannel channel;
         try {
-            channel = FileChannel.open(expected.path(), StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS);
+            channel = FileVersion.openNoFollow(expected.path());
         } catch (NoSuchFileException gone) {
             throw new FileVersion.FileChangedException(expected.path() + " was removed while the tree was archived");
-        } catch (AccessDeniedException denied) {
-            throw denied;
-        } catch (IOException e) {
-            if (String.valueOf(e.getMessage()).contains("NOFOLLOW_LINKS")) {
-                throw new FileVersion.FileChangedException(expected.path() + " was replaced by a symbolic link");
-            }
-            throw e;
         }
         boolean ok = false;
         try {

@@ -98,10 +98,50 @@ class OpenApiContractTest {
                 }
             }
             if (!names.isEmpty()) {
-                queries.put(operation.getKey().toUpperCase(Locale.ROOT) + " " + normalize(path.getKey()), names);
+                String key = operation.getKey().toUpperCase(Locale.ROOT) + " " + normalize(canonical(path.getKey()));
+                Set<String> previous = queries.put(key, names);
+                // An alias documents the same parameters as its versioned route.
+                assertThat(previous == null || previous.equals(names)).as("query parameters of %s", key).isTrue();
             }
         }));
         return queries;
+    }
+
+    /**
+     * Every alias the spec documents ({@code /rudder/relay-api/...}, which {@link RelayApiAlias} maps to
+     * {@code /rudder/relay-api/1/...}) has exactly the methods of its versioned route.
+     */
+    @Test
+    void aliasesInTheSpecMatchTheirVersionedRoutes() throws Exception {
+        Path spec = locate("openapi.yaml");
+        JsonNode paths = new ObjectMapper(new YAMLFactory()).readTree(Files.readString(spec)).path("paths");
+        int aliases = 0;
+        for (var path : (Iterable<Map.Entry<String, JsonNode>>) paths.properties()::iterator) {
+            String canonical = canonical(path.getKey());
+            if (!canonical.equals(path.getKey())) {
+                aliases++;
+                assertThat(paths.has(canonical)).as("%s documents an alias of %s", path.getKey(), canonical).isTrue();
+                assertThat(methods(path.getValue())).as(path.getKey()).isEqualTo(methods(paths.get(canonical)));
+            }
+        }
+        assertThat(aliases).isPositive();
+    }
+
+    private static Set<String> methods(JsonNode path) {
+        Set<String> methods = new TreeSet<>();
+        path.fieldNames().forEachRemaining(name -> {
+            if (HTTP_METHODS.contains(name)) {
+                methods.add(name);
+            }
+        });
+        return methods;
+    }
+
+    /** {@code /rudder/relay-api/x} (Apache's path) is {@code /rudder/relay-api/1/x}; other paths are themselves. */
+    static String canonical(String path) {
+        return path.startsWith("/rudder/relay-api/") && !path.startsWith("/rudder/relay-api/1/")
+                ? "/rudder/relay-api/1/" + path.substring("/rudder/relay-api/".length())
+                : path;
     }
 
     static Set<String> specOperations() throws Exception {
@@ -110,7 +150,7 @@ class OpenApiContractTest {
         Set<String> operations = new TreeSet<>();
         root.path("paths").properties().forEach(path -> path.getValue().properties().forEach(operation -> {
             if (HTTP_METHODS.contains(operation.getKey())) {
-                operations.add(operation.getKey().toUpperCase(Locale.ROOT) + " " + normalize(path.getKey()));
+                operations.add(operation.getKey().toUpperCase(Locale.ROOT) + " " + normalize(canonical(path.getKey())));
             }
         }));
         return operations;

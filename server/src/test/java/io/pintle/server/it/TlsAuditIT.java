@@ -8,14 +8,22 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.pintle.server.testing.Sandbox;
 import io.pintle.server.testing.TestServer;
 import java.io.IOException;
+import java.io.OutputStream;
+import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.cert.X509Certificate;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLEngine;
+import javax.net.ssl.SSLSocket;
+import javax.net.ssl.TrustManager;
+import javax.net.ssl.X509ExtendedTrustManager;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -41,6 +49,13 @@ class TlsAuditIT {
                     + "|ECDHE-(ECDSA|RSA)-(AES(128|256)-GCM-SHA(256|384)|CHACHA20-POLY1305)";
 
     static String program;
+
+    /**
+     * testssl.sh's client-initiated renegotiation check races on a loaded machine (see
+     * {@link #assertRenegotiationRefused}), so its verdict is replaced by our own probe, which runs on every TLS 1.2
+     * scan; every other finding must be below MEDIUM.
+     */
+    private static final String RACY_FINDING = "secure_client_renego";
 
     @BeforeAll
     static void findTestssl() {
@@ -104,8 +119,67 @@ class TlsAuditIT {
             assertThat(tls12).as(forwardSecret).isNotEmpty().allMatch(suite -> suite.matches(STRONG_TLS12));
             // Secure renegotiation (RFC 5746) is the JDK's; Pintle refuses renegotiation itself.
             assertThat(findings.get("secure_renego")).isIn("supported", "not vulnerable");
-            assertThat(findings.get("secure_client_renego")).startsWith("not vulnerable");
+            // Client-initiated renegotiation is checked by our own probe below, not by testssl.sh's finding: its
+            // check decides by whether "echo R | openssl s_client" exits before the server's close arrives, which
+            // on a loaded machine it sometimes does, so a server that closes the connection is then reported
+            // "VULNERABLE" (seen twice with 4 other JVMs busy on 2 cores).
+            assertRenegotiationRefused(server);
             assertThat(findings.get("CRIME_TLS")).startsWith("not vulnerable");
+        }
+    }
+
+    /**
+     * A TLS 1.2 client renegotiates on an established connection: the server must end the connection (Jetty's
+     * {@code renegotiationAllowed = false}) rather than run a second handshake.
+     */
+    private static void assertRenegotiationRefused(TestServer server) throws Exception {
+        SSLContext context = SSLContext.getInstance("TLS");
+        context.init(null, new TrustManager[] {new TrustEverything()}, null);
+        try (SSLSocket socket = (SSLSocket) context.getSocketFactory().createSocket("127.0.0.1", server.port())) {
+            socket.setEnabledProtocols(new String[] {"TLSv1.2"});
+            socket.setSoTimeout(10_000);
+            socket.startHandshake();
+            assertThat(socket.getSession().getProtocol()).isEqualTo("TLSv1.2");
+            Throwable refused = null;
+            try {
+                socket.startHandshake();
+                OutputStream out = socket.getOutputStream();
+                out.write("GET /uuid HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+                out.flush();
+                int read = socket.getInputStream().read();
+                assertThat(read).as("the server answered after a renegotiation").isEqualTo(-1);
+            } catch (IOException e) {
+                refused = e;
+            }
+            if (refused != null) {
+                assertThat(refused).isNotInstanceOf(java.net.SocketTimeoutException.class);
+            }
+        }
+    }
+
+    /** The probe above tests the server's TLS behaviour, not its identity. */
+    private static final class TrustEverything extends X509ExtendedTrustManager {
+        @Override
+        public void checkClientTrusted(X509Certificate[] chain, String authType) {}
+
+        @Override
+        public void checkServerTrusted(X509Certificate[] chain, String authType) {}
+
+        @Override
+        public void checkClientTrusted(X509Certificate[] chain, String authType, Socket socket) {}
+
+        @Override
+        public void checkServerTrusted(X509Certificate[] chain, String authType, Socket socket) {}
+
+        @Override
+        public void checkClientTrusted(X509Certificate[] chain, String authType, SSLEngine engine) {}
+
+        @Override
+        public void checkServerTrusted(X509Certificate[] chain, String authType, SSLEngine engine) {}
+
+        @Override
+        public X509Certificate[] getAcceptedIssuers() {
+            return new X509Certificate[0];
         }
     }
 
@@ -149,8 +223,10 @@ class TlsAuditIT {
             String severity = finding.path("severity").asText();
             assertThat(severity).as("testssl.sh scan problem %s: %s\n%s", id, finding.path("finding").asText(), text)
                     .isNotIn("WARN", "FATAL");
-            assertThat(severity).as("testssl.sh finding %s: %s", id, finding.path("finding").asText())
-                    .isNotIn("MEDIUM", "HIGH", "CRITICAL");
+            if (!id.equals(RACY_FINDING)) {
+                assertThat(severity).as("testssl.sh finding %s: %s", id, finding.path("finding").asText())
+                        .isNotIn("MEDIUM", "HIGH", "CRITICAL");
+            }
             findings.put(id, finding.path("finding").asText());
         }
         return findings;
