@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.pintle.api.Routes;
 import io.pintle.api.dto.Manifest;
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
@@ -30,7 +29,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
@@ -74,15 +72,6 @@ import org.apache.commons.compress.compressors.gzip.GzipCompressorInputStream;
 public final class DirectorySync {
     /** Downloads running at once when syncing file by file. */
     public static final int DEFAULT_PARALLELISM = 8;
-
-    /** Threads writing the files of an archive while it streams (the reading is one). */
-    private static final int ARCHIVE_WRITERS = 3;
-
-    /** Files up to this size are read whole from an archive and written by the writer threads. */
-    private static final long ARCHIVE_BUFFERED_FILE = 1024 * 1024;
-
-    /** Bytes of archive files read but not yet written, at most. */
-    private static final int ARCHIVE_BYTES_IN_FLIGHT = 16 * 1024 * 1024;
 
     /** Attempts, each from a fresh manifest, before a sync gives up. */
     public static final int MAX_ATTEMPTS = 3;
@@ -353,17 +342,6 @@ public final class DirectorySync {
             Set<TreePath> seen = new HashSet<>();
             int files = 0;
             long bytes = 0;
-            // Reading the stream is sequential; hashing and writing each file is not: small files are handed to
-            // a few writer threads (bounded bytes in flight), so that the file system work of thousands of files
-            // overlaps with the transfer. Large files are written as they stream.
-            AtomicInteger threads = new AtomicInteger();
-            ExecutorService writers = Executors.newFixedThreadPool(Math.min(parallelism, ARCHIVE_WRITERS), task -> {
-                Thread thread = new Thread(task, "pintle-sync-write-" + threads.incrementAndGet());
-                thread.setDaemon(true);
-                return thread;
-            });
-            Semaphore inFlight = new Semaphore(ARCHIVE_BYTES_IN_FLIGHT);
-            List<Future<Long>> writes = new ArrayList<>();
             try (TarArchiveInputStream tar = new TarArchiveInputStream(gunzip(body, what))) {
                 for (TarArchiveEntry entry = next(tar, what); entry != null; entry = next(tar, what)) {
                     if (entry.isDirectory() || entry.isSymbolicLink()) {
@@ -376,34 +354,13 @@ public final class DirectorySync {
                     }
                     bytes += entry.getSize();
                     if (needed.remove(path)) {
-                        Manifest.Entry expected = tree.entries().get(path);
-                        Path destination = staging.resolve(path);
-                        if (entry.getSize() <= ARCHIVE_BUFFERED_FILE) {
-                            int size = (int) entry.getSize();
-                            byte[] content = readEntry(tar, size, path, what);
-                            inFlight.acquire(size);
-                            writes.add(writers.submit(() -> {
-                                try {
-                                    return VerifiedWrite.write(new ByteArrayInputStream(content), destination, path,
-                                            expected, what);
-                                } finally {
-                                    inFlight.release(size);
-                                }
-                            }));
-                        } else {
-                            VerifiedWrite.write(tar, destination, path, expected, what);
-                        }
+                        VerifiedWrite.write(tar, staging.resolve(path), path, tree.entries().get(path), what);
                         files++;
                     }
                     if (Thread.interrupted()) {
                         throw new InterruptedException("interrupted while extracting " + what);
                     }
                 }
-                for (Future<Long> write : writes) {
-                    outcome(write);
-                }
-            } finally {
-                stop(writers);
             }
             long expectedFiles = tree.entries().values().stream().filter(Manifest.Entry::isFile).count();
             if (!needed.isEmpty() || seen.size() != expectedFiles) {
@@ -411,20 +368,6 @@ public final class DirectorySync {
                         + " files (cut off, or another version)", null);
             }
             return new Transfer(files, bytes);
-        }
-    }
-
-    /** Reads one archive entry whole (its size is the manifest's, checked by {@link #fileOf}). */
-    private static byte[] readEntry(TarArchiveInputStream tar, int size, TreePath path, String what)
-            throws AttemptFailure {
-        try {
-            byte[] content = tar.readNBytes(size);
-            if (content.length != size) {
-                throw new AttemptFailure("'" + path + "' in " + what + " is cut off", null);
-            }
-            return content;
-        } catch (IOException e) {
-            throw new AttemptFailure("reading '" + path + "' from " + what + " failed: " + e, e);
         }
     }
 
@@ -487,25 +430,21 @@ public final class DirectorySync {
             }
             return new Transfer(downloads.size(), bytes);
         } finally {
-            stop(pool);
-        }
-    }
-
-    /** On failure the others are abandoned; all must have stopped before the staging tree is deleted. */
-    private static void stop(ExecutorService pool) {
-        pool.shutdownNow();
-        boolean interrupted = false;
-        while (true) {
-            try {
-                if (pool.awaitTermination(1, TimeUnit.MINUTES)) {
-                    break;
+            // On failure the others are abandoned; all must have stopped before the staging tree is deleted.
+            pool.shutdownNow();
+            boolean interrupted = false;
+            while (true) {
+                try {
+                    if (pool.awaitTermination(1, TimeUnit.MINUTES)) {
+                        break;
+                    }
+                } catch (InterruptedException e) {
+                    interrupted = true;
                 }
-            } catch (InterruptedException e) {
-                interrupted = true;
             }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 
