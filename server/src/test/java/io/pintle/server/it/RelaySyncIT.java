@@ -55,6 +55,8 @@ class RelaySyncIT {
             PintleClient agent = relayServer.client(nodeX);
             String policy = "/policies/node-x/rules/rudder.tar.bz2";
             eventually(() -> body(agent, policy).equals("generation 1"));
+            // Node directories are synced one after the other: node-y may come a moment after node-x.
+            eventually(() -> Files.exists(dir.resolve("relay/share/node-y/rules/rudder.tar.bz2")));
             assertThat(dir.resolve("relay/share/node-y/rules/rudder.tar.bz2")).hasContent("node-y 1");
             eventually(() -> Files.exists(dir.resolve("relay/share/common/policies-library-linux.tar.bz2")));
             eventually(() -> Files.exists(dir.resolve("relay/shared-folder/tools/check.sh")));
