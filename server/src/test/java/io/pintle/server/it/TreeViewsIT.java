@@ -276,7 +276,9 @@ class TreeViewsIT {
             assertThat(third.statusCode()).isEqualTo(503);
             assertThat(third.headers().firstValue("retry-after")).isPresent();
             assertThat(JSON.readTree(third.body()).path("reason").asText()).isEqualTo("too-many-waiters");
-            // Two parked requests, one download worker: downloads still go through.
+            // Two parked requests, one download worker: downloads still go through. (A worker goes back to the gate
+            // just after its response is sent, so the refused third request's may still be held for a moment.)
+            awaitMetric(server, "pintle_inflight_requests{class=\"files\"}", 0);
             HttpResponse<String> download = get(client, path, null);
             assertThat(download.statusCode()).as(download.body()).isEqualTo(200);
             assertThat(parked).allSatisfy(waiting -> assertThat(waiting).isNotDone());
@@ -361,6 +363,17 @@ class TreeViewsIT {
         Double parked;
         while ((parked = server.metric("pintle_change_waiters")) == null || parked < count) {
             assertThat(System.nanoTime()).as("%d parked requests", count).isLessThan(deadline);
+            Thread.sleep(20);
+        }
+        // Parked, and their download workers given back.
+        awaitMetric(server, "pintle_inflight_requests{class=\"files\"}", 0);
+    }
+
+    private static void awaitMetric(TestServer server, String series, double value) throws Exception {
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        Double current;
+        while ((current = server.metric(series)) == null || current != value) {
+            assertThat(System.nanoTime()).as("%s = %s (is %s)", series, value, current).isLessThan(deadline);
             Thread.sleep(20);
         }
     }
