@@ -201,19 +201,19 @@ class TreeViewsIT {
         Path archive = sandbox.shareFile("node-1/rules/rudder.tar.bz2", "generation 1".getBytes(StandardCharsets.UTF_8));
         // The idle timeout is shorter than the waits: a parked request must survive it.
         try (TestServer server = TestServer.start(sandbox, "[limits]\nidle_timeout_seconds = 1\n")) {
-            PintleClient client = server.client(node);
+            // A fresh connection for each request: with a 1 s idle timeout, a kept-alive connection can be closed
+            // (GOAWAY) just as the next request goes out on a loaded machine, which the JDK client does not retry.
+            TestClients clients = new TestClients(server, node);
             String path = "/policies/node-1/rules/rudder.tar.bz2";
-            String etag = get(client, path, null).headers().firstValue("etag").orElseThrow();
+            String etag = get(clients.fresh(), path, null).headers().firstValue("etag").orElseThrow();
 
             long start = System.nanoTime();
-            HttpResponse<String> unchanged = get(client, path + "?wait=2", etag);
+            HttpResponse<String> unchanged = get(clients.fresh(), path + "?wait=2", etag);
             assertThat(unchanged.statusCode()).isEqualTo(304);
             assertThat(unchanged.headers().firstValue("etag")).hasValue(etag);
             assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofMillis(1900));
 
-            CompletableFuture<HttpResponse<String>> waiting = client.httpClient().sendAsync(
-                    PolicyServingIT.request(client, path + "?wait=60").header("If-None-Match", etag).build(),
-                    HttpResponse.BodyHandlers.ofString());
+            CompletableFuture<HttpResponse<String>> waiting = clients.sendAsync(path + "?wait=60", etag);
             Thread.sleep(500);
             assertThat(waiting).isNotDone();
             long changedAt = System.nanoTime();
@@ -224,24 +224,20 @@ class TreeViewsIT {
             assertThat(Duration.ofNanos(System.nanoTime() - changedAt)).isLessThan(Duration.ofSeconds(2));
 
             // A stale If-None-Match answers at once, as without wait.
-            assertThat(get(client, path + "?wait=60", etag).body()).isEqualTo("generation 2");
+            assertThat(get(clients.fresh(), path + "?wait=60", etag).body()).isEqualTo("generation 2");
 
             // A manifest wait wakes on a change deep in the tree, and on the rules.new -> rules swap.
             String manifestPath = "/policies/node-1/rules/?view=manifest&wait=60";
-            String manifestEtag = get(client, "/policies/node-1/rules/?view=manifest", null)
+            String manifestEtag = get(clients.fresh(), "/policies/node-1/rules/?view=manifest", null)
                     .headers().firstValue("etag").orElseThrow();
-            CompletableFuture<HttpResponse<String>> tree = client.httpClient().sendAsync(
-                    PolicyServingIT.request(client, manifestPath).header("If-None-Match", manifestEtag).build(),
-                    HttpResponse.BodyHandlers.ofString());
+            CompletableFuture<HttpResponse<String>> tree = clients.sendAsync(manifestPath, manifestEtag);
             Thread.sleep(300);
             assertThat(tree).isNotDone();
             replace(sandbox.share().resolve("node-1/rules/cfengine-community/certs/root.pem"), "new root\n");
             HttpResponse<String> treeChanged = tree.get(10, TimeUnit.SECONDS);
             assertThat(treeChanged.statusCode()).isEqualTo(200);
             String swappedFrom = treeChanged.headers().firstValue("etag").orElseThrow();
-            CompletableFuture<HttpResponse<String>> swap = client.httpClient().sendAsync(
-                    PolicyServingIT.request(client, manifestPath).header("If-None-Match", swappedFrom).build(),
-                    HttpResponse.BodyHandlers.ofString());
+            CompletableFuture<HttpResponse<String>> swap = clients.sendAsync(manifestPath, swappedFrom);
             Thread.sleep(300);
             Path rules = sandbox.share().resolve("node-1/rules");
             Path next = Files.createDirectories(rules.resolveSibling("rules.new"));
@@ -355,6 +351,22 @@ class TreeViewsIT {
             }
             assertThat(reader.get()).isGreaterThan(10);
             assertThat(swaps).isGreaterThan(10);
+        }
+    }
+
+    /** One new client (so one new connection) per request. */
+    private record TestClients(TestServer server, NodeKeys node) {
+        PintleClient fresh() throws Exception {
+            return server.client(node);
+        }
+
+        CompletableFuture<HttpResponse<String>> sendAsync(String path, String ifNoneMatch) throws Exception {
+            PintleClient client = fresh();
+            HttpRequest.Builder request = PolicyServingIT.request(client, path).timeout(Duration.ofSeconds(90));
+            if (ifNoneMatch != null) {
+                request.header("If-None-Match", ifNoneMatch);
+            }
+            return client.httpClient().sendAsync(request.build(), HttpResponse.BodyHandlers.ofString());
         }
     }
 
