@@ -98,9 +98,8 @@ final class FileRoutes {
      * @param path the real path
      * @param share the share root (what a change watch is anchored to)
      * @param decide the access decision of this route, for a caller on a snapshot
-     * @param routeRoot the root of the route ({@code {share}/{id}} or {@code {share}/common})
      */
-    record Target(Path path, Path share, BiFunction<ServerSnapshot, Caller, Decision> decide, Path routeRoot) {}
+    record Target(Path path, Path share, BiFunction<ServerSnapshot, Caller, Decision> decide) {}
 
     /**
      * Decides, then resolves: a denial never depends on what exists.
@@ -139,7 +138,7 @@ final class FileRoutes {
             ContainerRequestContext context) {
         RequestState state = RequestState.of(context);
         authorize(decide.apply(state.snapshot(), state.caller()), state, context);
-        return new Target(resolve(root, path, state, context), share, decide, root);
+        return new Target(resolve(root, path, state, context), share, decide);
     }
 
     /**
@@ -202,7 +201,12 @@ final class FileRoutes {
         if (view == View.FILE) {
             return FileResponses.serve(file(target.path()), request, headers);
         }
-        TreeVersion tree = tree(target.path());
+        return respond(target, view, tree(target.path()), request, headers);
+    }
+
+    /** A directory view of a tree already scanned. */
+    private static Response respond(Target target, View view, TreeVersion tree, Request request,
+            HttpHeaders headers) {
         EntityTag tag = tag(tree.etag());
         Response.ResponseBuilder notModified = request.evaluatePreconditions(tag);
         if (notModified != null) {
@@ -241,10 +245,21 @@ final class FileRoutes {
             async.resume(respond(target, view, request, headers));
             return;
         }
-        ChangeWaits.Observation now = observe(target, view);
-        if (now.etag() == null || !matches(ifNoneMatch, now.etag())) {
-            async.resume(respond(target, view, request, headers));
-            return;
+        ChangeWaits.Observation now;
+        if (view == View.FILE) {
+            now = observe(target, view);
+            if (now.etag() == null || !matches(ifNoneMatch, now.etag())) {
+                async.resume(respond(target, view, request, headers));
+                return;
+            }
+        } else {
+            // One scan serves the comparison, and the answer when the tree already differs.
+            TreeVersion tree = tree(target.path());
+            if (!matches(ifNoneMatch, tree.etag())) {
+                async.resume(respond(target, view, tree, request, headers));
+                return;
+            }
+            now = observation(target, tree);
         }
         RequestState state = RequestState.of(context);
         String etag = now.etag();
@@ -294,13 +309,18 @@ final class FileRoutes {
                 FileVersion version = FileVersion.of(target.path());
                 return new ChangeWaits.Observation(version.directory() ? null : version.etag(), directories);
             }
-            TreeVersion tree = scanner.scan(target.path());
-            directories.addAll(tree.directories());
-            return new ChangeWaits.Observation(tree.etag(), directories);
+            return observation(target, scanner.scan(target.path()));
         } catch (IOException gone) {
             // Removed, replaced by a file, or unreadable: the ETag the request has is no longer current.
             return new ChangeWaits.Observation(null, directories);
         }
+    }
+
+    /** A tree's ETag, and what it depends on: every directory in it and the ones above it up to the share. */
+    private static ChangeWaits.Observation observation(Target target, TreeVersion tree) {
+        List<Path> directories = new ArrayList<>(ChangeWaits.ancestors(target.path(), target.share(), false));
+        directories.addAll(tree.directories());
+        return new ChangeWaits.Observation(tree.etag(), directories);
     }
 
     /** Authorises a woken request again when the snapshot changed while it waited (the node may be gone). */
@@ -338,9 +358,7 @@ final class FileRoutes {
         } catch (NoSuchFileException e) {
             throw notFound();
         } catch (IOException e) {
-            if (e instanceof FileVersion.FileChangedException) {
-                throw new IllegalStateException(e.getMessage(), e);
-            }
+            // A tree that kept changing (FileChangedException) is found in the cause by the exception mapper: 503.
             throw new IllegalStateException("cannot scan " + directory, e);
         }
     }
