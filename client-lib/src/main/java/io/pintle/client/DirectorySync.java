@@ -107,6 +107,27 @@ public final class DirectorySync {
     }
 
     /**
+     * @param localDir a local directory
+     * @return whether a sync made it (its state is kept beside it)
+     */
+    public static boolean isSynced(Path localDir) {
+        return Files.exists(SyncState.file(localDir), LinkOption.NOFOLLOW_LINKS);
+    }
+
+    /**
+     * Removes a directory a sync made, with what the sync keeps beside it (its state and lock), for example when
+     * the remote directory is gone. Not to be called while a sync of the same directory runs.
+     *
+     * @param localDir the synced directory
+     * @throws IOException when something cannot be deleted
+     */
+    public static void remove(Path localDir) throws IOException {
+        StagingTree.delete(localDir);
+        Files.deleteIfExists(SyncState.file(localDir));
+        Files.deleteIfExists(SyncNames.sibling(localDir, SyncNames.LOCK));
+    }
+
+    /**
      * Syncs now.
      *
      * @param remoteDirPath the directory on the server, as a URL path (already percent-encoded where needed), for
@@ -157,7 +178,7 @@ public final class DirectorySync {
         }
         SyncNames.prefix(local); // refuses the root directory before anything is created
         Files.createDirectories(local.getParent());
-        Path lockFile = SyncNames.sibling(local, "pintle-sync.lock");
+        Path lockFile = SyncNames.sibling(local, SyncNames.LOCK);
         try (FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
             FileLock lock = tryLock(channel, local);
             try {

@@ -11,6 +11,9 @@ import java.util.HexFormat;
  * {@code .<name>.pintle-old-<random>} (the previous tree, while it is swapped out without an atomic exchange).
  */
 final class SyncNames {
+    /** Suffix of the lock that keeps two syncs out of one directory. */
+    static final String LOCK = "pintle-sync.lock";
+
     /** Suffix of staging directories, before their random part. */
     static final String STAGING = "pintle-staging-";
     /** Suffix of swapped-out trees, before their random part. */

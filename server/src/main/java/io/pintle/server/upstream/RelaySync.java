@@ -4,9 +4,11 @@ import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.pintle.api.Routes;
 import io.pintle.api.dto.Manifest;
+import io.pintle.client.DirectorySync;
 import io.pintle.client.PintleClient;
 import io.pintle.client.SyncResult;
 import io.pintle.server.config.ServerConfig;
+import io.pintle.server.policy.ShareTree;
 import io.pintle.server.reload.ServerSnapshot;
 import java.io.IOException;
 import java.net.http.HttpRequest;
@@ -63,6 +65,9 @@ public final class RelaySync {
     private final Duration firstRetry;
     private final Duration lastRetry;
     private final List<Thread> threads = new ArrayList<>();
+    /** The share's manifest ETag, and each node directory's fingerprint, as last synced (share thread only). */
+    private String shareEtag;
+    private final Map<String, String> nodeFingerprints = new HashMap<>();
     private volatile boolean running;
 
     /**
@@ -223,9 +228,6 @@ public final class RelaySync {
         }
     }
 
-    private String shareEtag;
-    private final Map<String, String> nodeFingerprints = new HashMap<>();
-
     /**
      * One long poll of {@code /policies/<self>/share/}: when its manifest changes, the node directories whose
      * entries changed are synced, each on its own, and those gone upstream are removed here.
@@ -267,9 +269,7 @@ public final class RelaySync {
             }
         }
         for (String gone : removed(share, fingerprints.keySet(), snapshot.self().value())) {
-            deleteTree(share.resolve(gone));
-            Files.deleteIfExists(share.resolve("." + gone + ".pintle-sync.json"));
-            Files.deleteIfExists(share.resolve("." + gone + ".pintle-sync.lock"));
+            DirectorySync.remove(share.resolve(gone));
             nodeFingerprints.remove(gone);
             LOG.info("relay sync: policies of {} removed (gone upstream)", gone);
         }
@@ -310,23 +310,12 @@ public final class RelaySync {
             for (Path entry : entries) {
                 String name = entry.getFileName().toString();
                 if (Files.isDirectory(entry) && NODE_DIRECTORY.matcher(name).matches() && !upstream.contains(name)
-                        && !name.equals("common") && !name.equals(self)
-                        && Files.exists(share.resolve("." + name + ".pintle-sync.json"))) {
+                        && !name.equals(ShareTree.COMMON) && !name.equals(self)
+                        && DirectorySync.isSynced(entry)) {
                     gone.add(name);
                 }
             }
         }
         return gone;
-    }
-
-    private static void deleteTree(Path root) throws IOException {
-        if (!Files.exists(root)) {
-            return;
-        }
-        try (var walk = Files.walk(root)) {
-            for (Path path : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(path);
-            }
-        }
     }
 }
