@@ -26,8 +26,18 @@ final class RelayApiAlias implements ContainerRequestFilter {
         if (path == null || !path.startsWith(ALIAS) || path.startsWith(VERSIONED)) {
             return;
         }
+        replacePath(context, VERSIONED + path.substring(ALIAS.length()));
+    }
+
+    /**
+     * Points a request at another path before matching, keeping its query (both raw, as received).
+     *
+     * @param context the request, in a pre-matching filter
+     * @param rawPath the new path, percent-encoded as the old one was
+     */
+    static void replacePath(ContainerRequestContext context, String rawPath) {
+        URI uri = context.getUriInfo().getRequestUri();
         context.setRequestUri(context.getUriInfo().getBaseUri(), URI.create(uri.getScheme() + "://"
-                + uri.getRawAuthority() + VERSIONED + path.substring(ALIAS.length())
-                + (uri.getRawQuery() == null ? "" : "?" + uri.getRawQuery())));
+                + uri.getRawAuthority() + rawPath + (uri.getRawQuery() == null ? "" : "?" + uri.getRawQuery())));
     }
 }

@@ -7,7 +7,6 @@ import jakarta.ws.rs.Priorities;
 import jakarta.ws.rs.container.ContainerRequestContext;
 import jakarta.ws.rs.container.ContainerRequestFilter;
 import jakarta.ws.rs.container.PreMatching;
-import java.net.URI;
 
 /**
  * Sends file requests that carry {@code ?wait} to {@link WaitResource}, by prefixing their path with an internal
@@ -27,15 +26,13 @@ final class WaitRouting implements ContainerRequestFilter {
         if (!context.getUriInfo().getQueryParameters(false).containsKey(Routes.WAIT)) {
             return;
         }
-        URI uri = context.getUriInfo().getRequestUri();
-        String path = uri.getRawPath();
+        String path = context.getUriInfo().getRequestUri().getRawPath();
         if (path == null || !(path.startsWith(Routes.POLICIES + "/") || path.startsWith(Routes.COMMON + "/")
                 || path.startsWith(Routes.RELAY_API + Routes.SHARED_FOLDER + "/"))) {
             return;
         }
         context.setProperty(REWRITTEN, Boolean.TRUE);
-        context.setRequestUri(context.getUriInfo().getBaseUri(), URI.create(uri.getScheme() + "://"
-                + uri.getRawAuthority() + PREFIX + path + (uri.getRawQuery() == null ? "" : "?" + uri.getRawQuery())));
+        RelayApiAlias.replacePath(context, PREFIX + path);
     }
 
     /**
