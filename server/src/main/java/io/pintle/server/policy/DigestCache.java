@@ -184,11 +184,6 @@ public final class DigestCache implements AutoCloseable {
         return bytesHashed.sum();
     }
 
-    /** @return digests currently cached */
-    public int size() {
-        return digests.size();
-    }
-
     /** Stops the hashing threads; digests still being computed fail. */
     @Override
     public void close() {

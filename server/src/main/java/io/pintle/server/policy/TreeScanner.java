@@ -108,7 +108,7 @@ public final class TreeScanner {
                 complete.add(item);
             }
         }
-        // Depth-first order put "a/x" before "a-b"; the manifest is sorted by the whole path.
+        // The walk's order is the file system's; the manifest is sorted by the whole path ("a-b" before "a/x").
         complete.sort(BY_PATH);
         FileStat end = FileStat.of(root);
         if (!Objects.equals(end.identity(), top.identity())) {
@@ -153,7 +153,6 @@ public final class TreeScanner {
                 }
             }
         }
-        here.sort(BY_PATH);
         for (TreeVersion.Item item : here) {
             items.add(item);
             if (item.entry().isFile()) {
