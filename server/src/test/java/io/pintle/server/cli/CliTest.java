@@ -4,13 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.pintle.api.KeyPins;
 import io.pintle.client.Pem;
-import io.pintle.server.Main;
 import io.pintle.server.demo.DemoLayout;
 import io.pintle.server.nodes.CertificateSubjects;
-import java.io.ByteArrayOutputStream;
+import io.pintle.server.testing.Cli;
 import java.io.IOException;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -35,28 +32,6 @@ class CliTest {
         demo = DemoLayout.create(shared.resolve("demo"), 0);
     }
 
-    /** The outcome of one {@code pintle} invocation. */
-    private record Run(int exitCode, String out, String err) {}
-
-    private static Run pintle(String... args) {
-        PrintStream originalOut = System.out;
-        PrintStream originalErr = System.err;
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int exitCode;
-        try {
-            System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
-            System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-            exitCode = Main.run(args);
-        } finally {
-            System.out.flush();
-            System.err.flush();
-            System.setOut(originalOut);
-            System.setErr(originalErr);
-        }
-        return new Run(exitCode, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
-    }
-
     private static String permissions(Path file) throws IOException {
         return PosixFilePermissions.toString(Files.getPosixFilePermissions(file));
     }
@@ -66,7 +41,7 @@ class CliTest {
         Path cert = dir.resolve("agent.cert");
         Path key = dir.resolve("localhost.priv");
 
-        Run run = pintle("keygen", "--id", "node-1", "--cert", cert.toString(), "--key", key.toString(),
+        Cli.Run run = Cli.pintle("keygen", "--id", "node-1", "--cert", cert.toString(), "--key", key.toString(),
                 "--type", "rsa2048");
 
         assertThat(run.exitCode()).as(run.err()).isZero();
@@ -89,7 +64,7 @@ class CliTest {
     void keygenWritesPkcs8WhenAsked() throws Exception {
         Path key = dir.resolve("localhost.priv");
 
-        Run run = pintle("keygen", "--id", "node-1", "--cert", dir.resolve("agent.cert").toString(),
+        Cli.Run run = Cli.pintle("keygen", "--id", "node-1", "--cert", dir.resolve("agent.cert").toString(),
                 "--key", key.toString(), "--type", "rsa2048", "--pkcs8");
 
         assertThat(run.exitCode()).as(run.err()).isZero();
@@ -102,7 +77,7 @@ class CliTest {
         Path cert = dir.resolve("agent.cert");
         Path key = dir.resolve("localhost.priv");
 
-        Run run = pintle("keygen", "--id", "node-2", "--cert", cert.toString(), "--key", key.toString(),
+        Cli.Run run = Cli.pintle("keygen", "--id", "node-2", "--cert", cert.toString(), "--key", key.toString(),
                 "--type", "ec");
 
         assertThat(run.exitCode()).as(run.err()).isZero();
@@ -116,7 +91,7 @@ class CliTest {
         Path cert = Files.writeString(dir.resolve("agent.cert"), "keep me");
         Path key = dir.resolve("localhost.priv");
 
-        Run run = pintle("keygen", "--id", "node-1", "--cert", cert.toString(), "--key", key.toString(),
+        Cli.Run run = Cli.pintle("keygen", "--id", "node-1", "--cert", cert.toString(), "--key", key.toString(),
                 "--type", "ec");
 
         assertThat(run.exitCode()).isEqualTo(ExitCodes.CONFIG_ERROR);
@@ -130,7 +105,7 @@ class CliTest {
         Path cert = Files.writeString(dir.resolve("agent.cert"), "old");
         Path key = Files.writeString(dir.resolve("localhost.priv"), "old");
 
-        Run run = pintle("keygen", "--id", "node-1", "--cert", cert.toString(), "--key", key.toString(),
+        Cli.Run run = Cli.pintle("keygen", "--id", "node-1", "--cert", cert.toString(), "--key", key.toString(),
                 "--type", "ec", "--force");
 
         assertThat(run.exitCode()).as(run.err()).isZero();
@@ -143,7 +118,7 @@ class CliTest {
         Path cert = dir.resolve("agent.cert");
         Path key = dir.resolve("localhost.priv");
 
-        Run run = pintle("keygen", "--id", "node 1/..", "--cert", cert.toString(), "--key", key.toString(),
+        Cli.Run run = Cli.pintle("keygen", "--id", "node 1/..", "--cert", cert.toString(), "--key", key.toString(),
                 "--type", "ec");
 
         assertThat(run.exitCode()).isEqualTo(ExitCodes.CONFIG_ERROR);
@@ -154,7 +129,7 @@ class CliTest {
 
     @Test
     void keygenRefusesAnUnknownKeyType() {
-        Run run = pintle("keygen", "--id", "node-1", "--cert", dir.resolve("c").toString(),
+        Cli.Run run = Cli.pintle("keygen", "--id", "node-1", "--cert", dir.resolve("c").toString(),
                 "--key", dir.resolve("k").toString(), "--type", "dsa");
 
         assertThat(run.exitCode()).isEqualTo(ExitCodes.CONFIG_ERROR);
@@ -163,7 +138,7 @@ class CliTest {
 
     @Test
     void checkConfigAcceptsTheDemoLayout() {
-        Run run = pintle("check-config", "--config", demo.config().toString());
+        Cli.Run run = Cli.pintle("check-config", "--config", demo.config().toString());
 
         assertThat(run.exitCode()).as(run.err()).isZero();
         assertThat(run.out())
@@ -178,7 +153,7 @@ class CliTest {
         Path config = shared.resolve("demo/unknown-key.toml");
         Files.writeString(config, Files.readString(demo.config()).replace("[general]\n", "[general]\ncolour = 1\n"));
 
-        Run run = pintle("check-config", "--config", config.toString());
+        Cli.Run run = Cli.pintle("check-config", "--config", config.toString());
 
         assertThat(run.exitCode()).isEqualTo(ExitCodes.CONFIG_ERROR);
         assertThat(run.err()).contains(config.toString()).contains("general.colour");
@@ -192,7 +167,7 @@ class CliTest {
         try {
             Files.writeString(nodesList, "{\"node-1\": ");
 
-            Run run = pintle("check-config", "--config", demo.config().toString());
+            Cli.Run run = Cli.pintle("check-config", "--config", demo.config().toString());
 
             assertThat(run.exitCode()).isEqualTo(ExitCodes.CONFIG_ERROR);
             assertThat(run.err()).contains(nodesList.toString()).contains("invalid JSON");
@@ -205,7 +180,7 @@ class CliTest {
     void checkConfigOfAMissingFileIsAConfigurationError() {
         Path missing = dir.resolve("absent.toml");
 
-        Run run = pintle("check-config", "--config", missing.toString());
+        Cli.Run run = Cli.pintle("check-config", "--config", missing.toString());
 
         assertThat(run.exitCode()).isEqualTo(ExitCodes.CONFIG_ERROR);
         assertThat(run.err()).contains(missing.toString()).contains("no such file");
@@ -213,7 +188,7 @@ class CliTest {
 
     @Test
     void unknownOptionIsAUsageError() {
-        Run run = pintle("check-config", "--no-such-option");
+        Cli.Run run = Cli.pintle("check-config", "--no-such-option");
 
         assertThat(run.exitCode()).isEqualTo(ExitCodes.CONFIG_ERROR);
         assertThat(run.err()).contains("--no-such-option");
@@ -221,7 +196,7 @@ class CliTest {
 
     @Test
     void syncRefusesAMalformedPinBeforeConnecting() {
-        Run run = pintle("sync", "--server", "https://127.0.0.1:1", "--cert", "agent.cert", "--key", "agent.key",
+        Cli.Run run = Cli.pintle("sync", "--server", "https://127.0.0.1:1", "--cert", "agent.cert", "--key", "agent.key",
                 "--pin", "sha256//not-a-hash", "/common/", dir.resolve("local").toString());
 
         assertThat(run.exitCode()).isEqualTo(ExitCodes.CONFIG_ERROR);
@@ -231,7 +206,7 @@ class CliTest {
 
     @Test
     void syncWithUnreadableKeyMaterialIsAConfigurationError() {
-        Run run = pintle("sync", "--server", "https://127.0.0.1:1", "--cert", dir.resolve("none.cert").toString(),
+        Cli.Run run = Cli.pintle("sync", "--server", "https://127.0.0.1:1", "--cert", dir.resolve("none.cert").toString(),
                 "--key", dir.resolve("none.priv").toString(), "--pin", demo.serverPin(), "/common/",
                 dir.resolve("local").toString());
 
@@ -243,10 +218,10 @@ class CliTest {
     void syncToAnUnreachableServerExits3AndCreatesNothing() {
         Path cert = dir.resolve("agent.cert");
         Path key = dir.resolve("localhost.priv");
-        assertThat(pintle("keygen", "--id", "node-1", "--cert", cert.toString(), "--key", key.toString(),
+        assertThat(Cli.pintle("keygen", "--id", "node-1", "--cert", cert.toString(), "--key", key.toString(),
                 "--type", "ec").exitCode()).isZero();
 
-        Run run = pintle("sync", "--server", "https://127.0.0.1:1", "--cert", cert.toString(), "--key",
+        Cli.Run run = Cli.pintle("sync", "--server", "https://127.0.0.1:1", "--cert", cert.toString(), "--key",
                 key.toString(), "--pin", demo.serverPin(), "/common/", dir.resolve("local").toString());
 
         assertThat(run.exitCode()).as(run.err()).isEqualTo(ExitCodes.STARTUP_FAILURE);

@@ -7,17 +7,15 @@ import io.pintle.client.PintleClient;
 import io.pintle.client.ProblemException;
 import io.pintle.client.SyncException;
 import io.pintle.client.SyncResult;
-import io.pintle.server.Main;
 import io.pintle.server.cli.ExitCodes;
+import io.pintle.server.testing.Cli;
 import io.pintle.server.testing.NodeKeys;
 import io.pintle.server.testing.Sandbox;
 import io.pintle.server.testing.TestServer;
 import io.pintle.server.tls.SelfSigned;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.io.PrintStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
@@ -345,8 +343,8 @@ class SyncIT {
                 "--key", node.keyPath().toString(), "--pin", sandbox.serverPin(), "--parallel", "4",
                 remote(name(test)), local.toString()};
 
-        Run first = pintle(args);
-        Run second = pintle(args);
+        Cli.Run first = Cli.pintle(args);
+        Cli.Run second = Cli.pintle(args);
 
         assertThat(first.exitCode()).as(first.err()).isEqualTo(ExitCodes.OK);
         // The server runs in this JVM and its access log goes to the same standard output: keep our lines.
@@ -361,33 +359,13 @@ class SyncIT {
     @Test
     void theSyncCommandShowsTheServersProblemOnStderr(TestInfo test) throws Exception {
         tree(name(test), 1);
-        Run run = pintle("sync", "--server", server.uri().toString(), "--cert", node.certificatePath().toString(),
+        Cli.Run run = Cli.pintle("sync", "--server", server.uri().toString(), "--cert", node.certificatePath().toString(),
                 "--key", node.keyPath().toString(), "--pin", sandbox.serverPin(),
                 remote(name(test)) + "/promises.cf", work.resolve("inputs").toString());
 
         assertThat(run.exitCode()).isEqualTo(ExitCodes.SYNC_FAILED);
         assertThat(run.err()).startsWith("pintle sync: the server refused: 404").contains("unchanged");
         assertThat(run.out()).doesNotContain("synced ");
-    }
-
-    /** The outcome of one in-process {@code pintle} invocation. */
-    private record Run(int exitCode, String out, String err) {}
-
-    private static synchronized Run pintle(String... args) {
-        PrintStream originalOut = System.out;
-        PrintStream originalErr = System.err;
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int exitCode;
-        try {
-            System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
-            System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-            exitCode = Main.run(args);
-        } finally {
-            System.setOut(originalOut);
-            System.setErr(originalErr);
-        }
-        return new Run(exitCode, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
     }
 
     /**
