@@ -8,5 +8,11 @@ public final class MediaTypes {
     /** A {@code ?view=archive} response. */
     public static final String TAR_GZIP = "application/gzip";
 
+    /**
+     * Newline-delimited JSON: one {@link io.pintle.api.dto.RemoteRunEvent} per line, sent as it happens (remote
+     * run's JSON answer).
+     */
+    public static final String NDJSON = "application/x-ndjson";
+
     private MediaTypes() {}
 }

@@ -59,6 +59,45 @@ public final class Routes {
     /** Longest accepted {@link #WAIT}, in seconds. */
     public static final int MAX_WAIT_SECONDS = 300;
 
+    /**
+     * {@code <relay api>/remote-run/...}: relayd's remote run ({@code nodes/{id}}, {@code nodes}, {@code all}),
+     * POST with relayd's form or Pintle's JSON {@link io.pintle.api.dto.RemoteRunRequest}.
+     */
+    public static final String REMOTE_RUN = "/remote-run";
+
+    /** {@code <relay api>/remote-run/nodes/{id}}: one node. */
+    public static final String REMOTE_RUN_NODE = REMOTE_RUN + "/nodes/{id}";
+
+    /** {@code <relay api>/remote-run/nodes}: the nodes of the form's {@code nodes} field (or the JSON's). */
+    public static final String REMOTE_RUN_NODES = REMOTE_RUN + "/nodes";
+
+    /** {@code <relay api>/remote-run/all}: every node below this server, and itself. */
+    public static final String REMOTE_RUN_ALL = REMOTE_RUN + "/all";
+
+    /** relayd's form fields: whether to answer before the runs end, and whether to send their output. */
+    public static final String FORM_ASYNCHRONOUS = "asynchronous";
+
+    /** See {@link #FORM_ASYNCHRONOUS}. */
+    public static final String FORM_KEEP_OUTPUT = "keep_output";
+
+    /** relayd's form field: comma-separated conditions (CFEngine classes) defined for the run. */
+    public static final String FORM_CONDITIONS = "conditions";
+
+    /** The deprecated name of {@link #FORM_CONDITIONS}, still accepted. */
+    public static final String FORM_CLASSES = "classes";
+
+    /** relayd's form field of {@link #REMOTE_RUN_NODES}: comma-separated node ids. */
+    public static final String FORM_NODES = "nodes";
+
+    /**
+     * Request header between Pintle servers: how many servers the run has already crossed. A server refuses a run
+     * that has crossed {@link #MAX_REMOTE_RUN_HOPS}, so that disagreeing node lists cannot make runs loop.
+     */
+    public static final String REMOTE_RUN_HOPS_HEADER = "Pintle-Remote-Run-Hops";
+
+    /** relayd's limit on the depth of the relay tree (policy-server links followed). */
+    public static final int MAX_REMOTE_RUN_HOPS = 20;
+
     /** Node ids as Rudder's Apache configuration accepts them in URLs. */
     public static final String NODE_ID_PATTERN = "[a-zA-Z0-9_-]+";
 

@@ -51,6 +51,22 @@ public final class ClientTls {
     }
 
     /**
+     * Builds an {@link SSLContext} for mutual TLS with a pinned server key, from key managers already built (a
+     * server calling many peers with one identity builds them once).
+     *
+     * @param keyManagers what to present (see {@link #keyManagers})
+     * @param serverPins accepted server key pins ({@code sha256//<base64>}); must not be empty
+     * @return a TLS context
+     * @throws GeneralSecurityException if the material is unusable
+     */
+    public static SSLContext context(KeyManager[] keyManagers, Set<String> serverPins)
+            throws GeneralSecurityException {
+        SSLContext context = SSLContext.getInstance("TLS");
+        context.init(keyManagers, new TrustManager[] {new PinningTrustManager(serverPins)}, null);
+        return context;
+    }
+
+    /**
      * Key managers presenting one certificate chain.
      *
      * @param chain the chain, leaf first
