@@ -16,6 +16,7 @@ import io.pintle.server.reload.ServerSnapshot;
 import io.pintle.server.reload.SnapshotException;
 import io.pintle.server.reload.SnapshotHolder;
 import io.pintle.server.reload.SnapshotLoader;
+import io.pintle.server.remoterun.RemoteRunner;
 import io.pintle.server.sharedfiles.SharedFileStore;
 import io.pintle.server.sharedfiles.SharedFilesCleanup;
 import io.pintle.server.systemd.SystemdHandoff;
@@ -118,10 +119,11 @@ public final class Bootstrap {
         SharedFileStore sharedFiles = new SharedFileStore(clock, config.limits().maxSharedFileBytes());
         SharedFilesCleanup cleanup = new SharedFilesCleanup(sharedFiles,
                 () -> snapshots.current().config().paths().sharedFiles(), SHARED_FILES_CLEANUP);
+        RemoteRunner remoteRuns = new RemoteRunner(config.remoteRun().maxParallel(), metrics::remoteRunEnded);
         Server server = HttpServerFactory.create(
                 config.general().listen(), tls.factory(), JerseyConfig.create(snapshots, clock, scanner, digests, waits, sharedFiles,
-                        upstream),
-                config.admin().listen(), JerseyConfig.admin(snapshots, reloader, metrics, readiness));
+                        upstream, remoteRuns),
+                config.admin().listen(), JerseyConfig.admin(snapshots, reloader, metrics, readiness, remoteRuns));
         HttpServerFactory.observe(server, metrics, snapshots, readiness);
         HttpServerFactory.limit(server, config.limits(), metrics);
         systemd.listener().ifPresent(inherited -> HttpServerFactory.inheritTlsListener(server, inherited));
@@ -129,6 +131,7 @@ public final class Bootstrap {
         server.addBean(new Managed("digests", () -> { }, digests::close));
         server.addBean(new Managed("change waits", waits::start, waits::close));
         server.addBean(new Managed("shared files cleanup", cleanup::start, cleanup::stop));
+        server.addBean(new Managed("remote runs", () -> { }, remoteRuns::stop));
         if (RelaySync.wanted(config)) {
             RelaySync relaySync = new RelaySync(snapshots::current, upstream, RELAY_SYNC_WAIT, Duration.ofSeconds(1),
                     Duration.ofMinutes(1));

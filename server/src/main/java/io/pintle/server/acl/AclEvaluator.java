@@ -1,7 +1,9 @@
 package io.pintle.server.acl;
 
 import io.pintle.server.nodes.Identification;
+import io.pintle.server.nodes.KeyHash;
 import io.pintle.server.nodes.NodeId;
+import java.security.cert.X509Certificate;
 
 /**
  * The access rules of Rudder's node-facing Apache vhost, as pure functions of the caller and the snapshot's
@@ -13,6 +15,8 @@ import io.pintle.server.nodes.NodeId;
  *   <li>{@code /common/...}: the source address is in the allowed networks.
  *   <li>relayd's {@code shared-folder/...}: the source address is in the allowed networks and the client
  *       certificate authenticates a known node (any node).
+ *   <li>relayd's {@code remote-run/...} on the TLS listener: the client's key is this server's policy server's
+ *       (see {@link #remoteRun}).
  * </ul>
  */
 public final class AclEvaluator {
@@ -115,6 +119,36 @@ public final class AclEvaluator {
      */
     public boolean inAllowedNetworks(Caller caller) {
         return networks.contains(caller.address());
+    }
+
+    /**
+     * Remote run on the TLS listener: only this server's own policy server may ask, authenticated by its key (the
+     * {@code [upstream]} pin), never by its address alone.
+     *
+     * @param enabled {@code [remote_run] enabled}
+     * @param peer the client's leaf certificate, or null when it sent none
+     * @param upstreamPin the policy server's key pin ({@code sha256//...}), or null when this server has none
+     *     (root: remote runs come from the local webapp, on the admin listener)
+     * @return the decision
+     */
+    public static Decision remoteRun(boolean enabled, X509Certificate peer, String upstreamPin) {
+        if (!enabled) {
+            return new Decision.Deny("remote-run-disabled", "remote run is disabled on this server ([remote_run] "
+                    + "enabled = false)");
+        }
+        if (upstreamPin == null) {
+            return new Decision.Deny("no-policy-server", "this server has no policy server ([upstream]): remote "
+                    + "runs are accepted on its admin listener only");
+        }
+        if (peer == null) {
+            return new Decision.Deny("no-certificate", "remote run needs the policy server's client certificate");
+        }
+        String key = KeyHash.sha256(peer.getPublicKey()).toString();
+        if (!key.equals(upstreamPin)) {
+            return new Decision.Deny("not-policy-server", "key " + key + " is not this server's policy server's ("
+                    + upstreamPin + ")");
+        }
+        return new Decision.Allow("remote-run: the policy server's pinned key");
     }
 
     private static Decision networkDenied(Caller caller) {

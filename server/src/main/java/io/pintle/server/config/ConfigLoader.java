@@ -81,6 +81,26 @@ public final class ConfigLoader {
     /** Concurrent small answers ({@code /uuid}, {@code /v1/whoami}, unknown routes). */
     public static final ServerConfig.Pool DEFAULT_API_POOL = new ServerConfig.Pool(50, 500);
 
+    /** Rudder's agent command line (rudder-agent); cf-serverd's {@code cfruncommand} is its {@code agent run -uR}. */
+    public static final String RUDDER_COMMAND = "/opt/rudder/bin/rudder";
+    /** Default {@code [remote_run] run}: what cf-serverd ran for a remote run (policy update, then run, raw output). */
+    public static final List<String> DEFAULT_REMOTE_RUN_RUN = List.of(RUDDER_COMMAND, "agent", "run", "-uR");
+    /** Default {@code [remote_run] update}: the policy update alone. */
+    public static final List<String> DEFAULT_REMOTE_RUN_UPDATE = List.of(RUDDER_COMMAND, "agent", "update");
+    /** Default {@code [remote_run] inventory}: make and send an inventory now. */
+    public static final List<String> DEFAULT_REMOTE_RUN_INVENTORY = List.of(RUDDER_COMMAND, "agent", "inventory");
+    /** Default {@code [remote_run] port}: the HTTPS port every Rudder server and node listens on. */
+    public static final int DEFAULT_REMOTE_RUN_PORT = 443;
+    /** Default {@code [remote_run] timeout} (seconds): cf-runagent's {@code -t 300} and Apache's ProxyTimeout 300. */
+    public static final int DEFAULT_REMOTE_RUN_TIMEOUT_SECONDS = 300;
+    /** Default {@code [remote_run] connect_timeout} (seconds): a node that does not accept in 10 s is unreachable. */
+    public static final int DEFAULT_REMOTE_RUN_CONNECT_TIMEOUT_SECONDS = 10;
+    /**
+     * Default {@code [remote_run] max_parallel}: Rudder's trigger hook starts at most 100 nodes at once; a third of
+     * it keeps a relay's threads and a fleet's sudden load bounded.
+     */
+    public static final int DEFAULT_REMOTE_RUN_MAX_PARALLEL = 32;
+
     private static final Set<String> PROTOCOLS = Set.of("TLSv1.3", "TLSv1.2");
 
     private static final TomlMapper TOML = TomlMapper.builder()
@@ -132,7 +152,7 @@ public final class ConfigLoader {
             throw new ConfigException(source + ": invalid TOML: " + e.getOriginalMessage());
         }
         if (raw == null) {
-            raw = new RawConfig(null, null, null, null, null, null, null, null, null, null);
+            raw = new RawConfig(null, null, null, null, null, null, null, null, null, null, null);
         }
         return new Validator(source).validate(raw);
     }
@@ -232,7 +252,53 @@ public final class ConfigLoader {
                     new ServerConfig.Log(log.access() == null || log.access(), accessFormat(log.accessFormat())),
                     limits(limits),
                     upstream(raw.upstream() != null ? raw.upstream() : new RawUpstream(null, null, null, null, null, null, null, null),
-                            certificate, key));
+                            certificate, key),
+                    remoteRun(raw.remoteRun() != null ? raw.remoteRun()
+                            : new RawRemoteRun(null, null, null, null, null, null, null, null)));
+        }
+
+        private ServerConfig.RemoteRun remoteRun(RawRemoteRun raw) throws ConfigException {
+            int port = raw.port() != null ? raw.port() : DEFAULT_REMOTE_RUN_PORT;
+            if (port < 1 || port > 65535) {
+                throw new ConfigException(source + ": 'remote_run.port': " + port + " is not a TCP port (1-65535)");
+            }
+            int maxParallel = raw.maxParallel() != null ? raw.maxParallel() : DEFAULT_REMOTE_RUN_MAX_PARALLEL;
+            if (maxParallel < 1 || maxParallel > 1024) {
+                throw new ConfigException(source + ": 'remote_run.max_parallel' must be between 1 and 1024, not "
+                        + maxParallel);
+            }
+            Duration timeout = seconds("remote_run.timeout", raw.timeoutSeconds(),
+                    DEFAULT_REMOTE_RUN_TIMEOUT_SECONDS, 1);
+            if (timeout.compareTo(Duration.ofHours(6)) > 0) {
+                throw new ConfigException(source + ": 'remote_run.timeout' must be at most 21600 (6 hours)");
+            }
+            Duration connect = seconds("remote_run.connect_timeout", raw.connectTimeoutSeconds(),
+                    DEFAULT_REMOTE_RUN_CONNECT_TIMEOUT_SECONDS, 1);
+            return new ServerConfig.RemoteRun(raw.enabled() == null || raw.enabled(), port,
+                    argv("remote_run.run", raw.run(), DEFAULT_REMOTE_RUN_RUN),
+                    argv("remote_run.update", raw.update(), DEFAULT_REMOTE_RUN_UPDATE),
+                    argv("remote_run.inventory", raw.inventory(), DEFAULT_REMOTE_RUN_INVENTORY),
+                    timeout, connect, maxParallel);
+        }
+
+        /** An argv list: an absolute program, then fixed arguments; never a shell line. */
+        private List<String> argv(String key, List<String> value, List<String> fallback) throws ConfigException {
+            List<String> argv = value != null ? value : fallback;
+            if (argv.isEmpty()) {
+                throw new ConfigException(source + ": '" + key + "' must name a program (an argv list such as "
+                        + "[\"/opt/rudder/bin/rudder\", \"agent\", \"run\", \"-uR\"])");
+            }
+            for (String argument : argv) {
+                if (argument == null || argument.indexOf('\0') >= 0) {
+                    throw new ConfigException(source + ": '" + key + "' contains a null or NUL argument");
+                }
+            }
+            String program = argv.get(0);
+            if (!Path.of(program).isAbsolute() && !program.matches("^[A-Za-z]:\\\\.*")) {
+                throw new ConfigException(source + ": '" + key + "': the program must be an absolute path (no search "
+                        + "in PATH), not '" + program + "'");
+            }
+            return List.copyOf(argv);
         }
 
         private ServerConfig.Upstream upstream(RawUpstream raw, Path tlsCertificate, Path tlsKey)
@@ -447,7 +513,18 @@ public final class ConfigLoader {
             RawReload reload,
             RawLog log,
             RawLimits limits,
-            RawUpstream upstream) {}
+            RawUpstream upstream,
+            @JsonProperty("remote_run") RawRemoteRun remoteRun) {}
+
+    record RawRemoteRun(
+            @JsonProperty("enabled") Boolean enabled,
+            @JsonProperty("port") Integer port,
+            @JsonProperty("run") List<String> run,
+            @JsonProperty("update") List<String> update,
+            @JsonProperty("inventory") List<String> inventory,
+            @JsonProperty("timeout") Integer timeoutSeconds,
+            @JsonProperty("connect_timeout") Integer connectTimeoutSeconds,
+            @JsonProperty("max_parallel") Integer maxParallel) {}
 
     record RawUpstream(
             @JsonProperty("url") String url,

@@ -22,10 +22,11 @@ import java.util.Objects;
  * @param log the access log
  * @param limits overload control: connections, timeouts, worker concurrency
  * @param upstream this server's policy server (relays and nodes), for forwarding and syncing
+ * @param remoteRun remote run: what the agent commands are and how runs are passed down the tree
  */
 public record ServerConfig(
         Path source, General general, Tls tls, Nodes nodes, Networks networks, Paths paths, Admin admin,
-        Reload reload, Log log, Limits limits, Upstream upstream) {
+        Reload reload, Log log, Limits limits, Upstream upstream, RemoteRun remoteRun) {
     public ServerConfig {
         Objects.requireNonNull(general);
         Objects.requireNonNull(tls);
@@ -37,6 +38,32 @@ public record ServerConfig(
         Objects.requireNonNull(log);
         Objects.requireNonNull(limits);
         Objects.requireNonNull(upstream);
+        Objects.requireNonNull(remoteRun);
+    }
+
+    /**
+     * Remote run ({@code [remote_run]}): the fixed commands, as argv lists (conditions are appended as {@code -D
+     * a,b}; nothing else ever is), and how runs travel down the tree.
+     *
+     * @param enabled whether this server accepts remote runs at all
+     * @param port where every other server's Pintle listens (the same on every machine, like Rudder's 443)
+     * @param run argv of {@code run}
+     * @param update argv of {@code update}
+     * @param inventory argv of {@code inventory}
+     * @param timeout how long the agent may run before it is stopped (cf-runagent's {@code -t 300})
+     * @param connectTimeout how long a connection to the next server may take
+     * @param maxParallel calls to other servers and local agent runs in progress at once, over all requests; takes
+     *     effect at start
+     */
+    public record RemoteRun(boolean enabled, int port, List<String> run, List<String> update, List<String> inventory,
+            Duration timeout, Duration connectTimeout, int maxParallel) {
+        public RemoteRun {
+            run = List.copyOf(run);
+            update = List.copyOf(update);
+            inventory = List.copyOf(inventory);
+            Objects.requireNonNull(timeout);
+            Objects.requireNonNull(connectTimeout);
+        }
     }
 
     /**

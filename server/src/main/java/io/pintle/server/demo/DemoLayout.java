@@ -108,6 +108,12 @@ public record DemoLayout(Path directory, String serverPin, String linux1, String
         windowsPolicies(share.resolve(windows).resolve("rules"), windows, serverPin);
         commonLibrary(share.resolve("common"));
         Files.createDirectories(dir.resolve("downloads"));
+        // Remote run's agent, for the demo: a stand-in for /opt/rudder/bin/rudder that says what it was asked.
+        Path agent = dir.resolve("server/demo-agent.sh");
+        Files.writeString(agent, "#!/bin/sh\necho \"rudder (demo stand-in) $*\"\necho \"agent run on "
+                + SERVER_ID + ": nothing to do in a demo\"\n");
+        agent.toFile().setExecutable(true);
+        String program = "\"" + agent + "\"";
 
         Files.writeString(dir.resolve("pintle.toml"), String.join("\n",
                 "# pintle demo configuration; paths are relative to this file",
@@ -127,6 +133,11 @@ public record DemoLayout(Path directory, String serverPin, String linux1, String
                 "share = \"share\"",
                 "[admin]",
                 "listen = \"127.0.0.1:0\"",
+                "[remote_run]",
+                "run = [" + program + ", \"agent\", \"run\", \"-uR\"]",
+                "update = [" + program + ", \"agent\", \"update\"]",
+                "inventory = [" + program + ", \"agent\", \"inventory\"]",
+                "timeout = 30",
                 ""));
         return new DemoLayout(dir, serverPin, linux1, linux2, windows);
     }
@@ -185,6 +196,12 @@ public record DemoLayout(Path directory, String serverPin, String linux1, String
                 new Step("Reload by hand, relayd-compatible (editing lib/nodeslist.json reloads by itself)",
                         "curl -sS -X POST -w '\\n%{http_code}\\n' http://127.0.0.1:" + adminPort
                                 + "/rudder/relay-api/1/system/reload",
+                        200),
+                new Step("Remote run, as Rudder's webapp asks relayd: the server runs its (stand-in) agent with "
+                        + "validated conditions; Pintle's JSON form answers NDJSON with a status per node",
+                        "curl -sS -w '%{http_code}\\n' -H 'Content-Type: application/json' -d "
+                                + "'{\"command\": \"run\", \"conditions\": [\"demo_class\"]}' http://127.0.0.1:"
+                                + adminPort + "/rudder/relay-api/1/remote-run/nodes/" + SERVER_ID,
                         200),
                 new Step("What is live: snapshot generation, input files and digests, reload history",
                         "curl -sS -w '\\n%{http_code}\\n' http://127.0.0.1:" + adminPort + "/v1/status",

@@ -6,6 +6,7 @@ import io.pintle.server.policy.DigestCache;
 import io.pintle.server.policy.TreeScanner;
 import io.pintle.server.reload.Reloader;
 import io.pintle.server.reload.SnapshotHolder;
+import io.pintle.server.remoterun.RemoteRunner;
 import io.pintle.server.sharedfiles.SharedFileStore;
 import io.pintle.server.upstream.UpstreamClient;
 import java.time.Clock;
@@ -31,17 +32,19 @@ public final class JerseyConfig {
      * @param waits parks {@code ?wait} requests
      * @param sharedFiles node-to-node shared files
      * @param upstream the policy server (forwarding)
+     * @param remoteRuns runs remote runs
      * @return the application
      */
     public static ResourceConfig create(SnapshotHolder snapshots, Clock clock, TreeScanner scanner,
-            DigestCache digests, ChangeWaits waits, SharedFileStore sharedFiles, UpstreamClient upstream) {
+            DigestCache digests, ChangeWaits waits, SharedFileStore sharedFiles, UpstreamClient upstream,
+            RemoteRunner remoteRuns) {
         ResourceConfig config = base("pintle");
         config.register(new PeerIdentityFilter(snapshots, clock));
         config.register(new RelayApiAlias());
         config.register(new WaitRouting());
         config.register(new ProblemExceptionMapper());
         FileRoutes routes = new FileRoutes(snapshots, clock, scanner, digests, waits);
-        config.registerInstances(resources(routes, sharedFiles, upstream).toArray());
+        config.registerInstances(resources(routes, sharedFiles, upstream, snapshots, remoteRuns).toArray());
         // Internal: the same public URLs, reached only through WaitRouting's rewrite.
         config.register(new WaitResource(routes));
         return config;
@@ -54,13 +57,16 @@ public final class JerseyConfig {
      * @param reloader the reload writer
      * @param metrics what {@code /metrics} exposes
      * @param readiness what {@code /ready} reports
+     * @param remoteRuns runs remote runs
      * @return the application
      */
     public static ResourceConfig admin(SnapshotHolder snapshots, Reloader reloader, ServerMetrics metrics,
-            Readiness readiness) {
+            Readiness readiness, RemoteRunner remoteRuns) {
         ResourceConfig config = base("pintle-admin");
+        // relayd's local clients use both prefixes too (Rudder's trigger hook posts to /rudder/relay-api/remote-run/).
+        config.register(new RelayApiAlias());
         config.register(new ProblemExceptionMapper());
-        config.registerInstances(adminResources(snapshots, reloader, metrics, readiness).toArray());
+        config.registerInstances(adminResources(snapshots, reloader, metrics, readiness, remoteRuns).toArray());
         return config;
     }
 
@@ -68,11 +74,15 @@ public final class JerseyConfig {
      * @param routes what the file routes answer (null for the contract test, which only reads routes)
      * @param sharedFiles node-to-node shared files (null for the contract test)
      * @param upstream the policy server (null for the contract test)
+     * @param snapshots the live snapshot (null for the contract test)
+     * @param remoteRuns runs remote runs (null for the contract test)
      * @return the node-facing resource instances (the OpenAPI contract test reads these)
      */
-    static List<Object> resources(FileRoutes routes, SharedFileStore sharedFiles, UpstreamClient upstream) {
+    static List<Object> resources(FileRoutes routes, SharedFileStore sharedFiles, UpstreamClient upstream,
+            SnapshotHolder snapshots, RemoteRunner remoteRuns) {
         return List.of(new PolicyResource(routes), new SharedFolderResource(routes),
-                new SharedFilesResource(sharedFiles, upstream), new ServerInfoResource());
+                new SharedFilesResource(sharedFiles, upstream), new ServerInfoResource(),
+                new RemoteRunResource(snapshots, remoteRuns, false));
     }
 
     /**
@@ -80,13 +90,15 @@ public final class JerseyConfig {
      * @param reloader the reload writer
      * @param metrics what {@code /metrics} exposes (may be null for the contract test, which only reads routes)
      * @param readiness what {@code /ready} reports
+     * @param remoteRuns runs remote runs (null for the contract test)
      * @return the admin resource instances (the OpenAPI contract test reads these)
      */
     static List<Object> adminResources(SnapshotHolder snapshots, Reloader reloader, ServerMetrics metrics,
-            Readiness readiness) {
+            Readiness readiness, RemoteRunner remoteRuns) {
         return List.of(new SystemResource(reloader), new StatusResource(snapshots, reloader),
                 new HealthResource(snapshots, readiness),
-                new MetricsResource(metrics != null ? metrics.registry() : null));
+                new MetricsResource(metrics != null ? metrics.registry() : null),
+                new RemoteRunResource(snapshots, remoteRuns, true));
     }
 
     private static ResourceConfig base(String name) {

@@ -16,6 +16,8 @@ public enum RouteClass {
     SHARED_FOLDER,
     /** relayd's {@code shared-files/...} on the TLS listener (both prefixes). */
     SHARED_FILES,
+    /** relayd's {@code remote-run/...} on the TLS listener (both prefixes). */
+    REMOTE_RUN,
     /** {@code /uuid} on the TLS listener. */
     UUID,
     /** {@code /v1/whoami} on the TLS listener. */
@@ -71,6 +73,10 @@ public enum RouteClass {
         if (path.startsWith(Routes.RELAY_API + Routes.SHARED_FILES + "/")
                 || path.startsWith(Routes.RELAY_API_ALIAS + Routes.SHARED_FILES + "/")) {
             return SHARED_FILES;
+        }
+        if (path.startsWith(Routes.RELAY_API + Routes.REMOTE_RUN + "/")
+                || path.startsWith(Routes.RELAY_API_ALIAS + Routes.REMOTE_RUN + "/")) {
+            return REMOTE_RUN;
         }
         return switch (path) {
             case Routes.UUID -> UUID;

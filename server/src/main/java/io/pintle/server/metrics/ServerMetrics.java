@@ -57,6 +57,7 @@ public final class ServerMetrics {
     private final DistributionDataPoint reloadSeconds;
     private final Map<WorkClass, CounterDataPoint> overloadRejections;
     private final Counter connectionsClosed;
+    private final Counter remoteRunNodes;
 
     /**
      * @param snapshots the live snapshot, read at scrape time for the snapshot gauges
@@ -146,6 +147,14 @@ public final class ServerMetrics {
             byClass.put(work, rejections.labelValues(work.label()));
         }
         overloadRejections = Map.copyOf(byClass);
+        remoteRunNodes = Counter.builder()
+                .name("pintle_remote_run_nodes_total")
+                .help("Remote-run targets this server reported an outcome for (its own agent, or nodes it called "
+                        + "or passed the run to), by status: success, failed, timeout, unreachable, refused, "
+                        + "unknown, unroutable, error")
+                .labelNames("status")
+                .withoutExemplars()
+                .register(registry);
         connectionsClosed = Counter.builder()
                 .name("pintle_connections_closed_total")
                 .help("Connections the TLS listener closed to protect itself, by reason: header-timeout (no "
@@ -179,6 +188,15 @@ public final class ServerMetrics {
     /** @return the registry {@code /metrics} exposes */
     public PrometheusRegistry registry() {
         return registry;
+    }
+
+    /**
+     * Counts one remote-run target's outcome.
+     *
+     * @param status its status ({@code success}, {@code failed}...: a fixed set)
+     */
+    public void remoteRunEnded(String status) {
+        remoteRunNodes.labelValues(status).inc();
     }
 
     /**

@@ -101,6 +101,21 @@ public final class NodeRegistry {
     }
 
     /**
+     * @param node a node
+     * @return every key pinned for it (from {@code nodeslist.json} and the certificate bundles); a scan of all
+     *     pins, for rare callers (remote run) only
+     */
+    public Set<KeyHash> pinsOf(NodeId node) {
+        Set<KeyHash> keys = new TreeSet<>(java.util.Comparator.comparing(KeyHash::toString));
+        for (Map.Entry<KeyHash, Set<NodeId>> entry : pins.entrySet()) {
+            if (entry.getValue().contains(node)) {
+                keys.add(entry.getKey());
+            }
+        }
+        return keys;
+    }
+
+    /**
      * Decides which node, if any, a client certificate authenticates.
      *
      * @param certificate the client's leaf certificate, or null when the client presented none

@@ -32,9 +32,7 @@ public final class UpstreamClient {
         if (current != null && current.config().equals(config)) {
             return current.client();
         }
-        String pin = config.keyHash() != null
-                ? config.keyHash()
-                : KeyPins.sha256(Pem.readCertificates(config.certificate()).get(0).getPublicKey());
+        String pin = pin(config);
         PintleClient client = PintleClient.builder(config.url())
                 .identity(config.clientCertificate(), config.clientKey())
                 .pin(pin)
@@ -45,6 +43,17 @@ public final class UpstreamClient {
         // Two threads may build at once after a reload; either result is right, and the loser's client is dropped.
         built.set(new Built(config, client));
         return client;
+    }
+
+    /**
+     * @param config the {@code [upstream]} section
+     * @return the policy server's key pin: {@code key_hash}, or the key of {@code certificate}
+     * @throws IOException when the certificate cannot be read
+     */
+    public static String pin(ServerConfig.Upstream config) throws IOException {
+        return config.keyHash() != null
+                ? config.keyHash()
+                : KeyPins.sha256(Pem.readCertificates(config.certificate()).get(0).getPublicKey());
     }
 
     private record Built(ServerConfig.Upstream config, PintleClient client) {}

@@ -379,4 +379,47 @@ class ConfigLoaderTest {
         assertRefused(ROOT_ID + "[limits]\nidle_timeout_seconds = 0\n", "'limits.idle_timeout_seconds'");
         assertRefused(ROOT_ID + "[limits.downloads]\nqueue = 1\n", "unknown key", "limits.downloads");
     }
+
+    @Test
+    void remoteRunDefaultsAreRuddersCommandsOnPort443() throws Exception {
+        ServerConfig.RemoteRun remoteRun = parse(ROOT_ID).remoteRun();
+        assertThat(remoteRun.enabled()).isTrue();
+        assertThat(remoteRun.port()).isEqualTo(443);
+        assertThat(remoteRun.run()).containsExactly("/opt/rudder/bin/rudder", "agent", "run", "-uR");
+        assertThat(remoteRun.update()).containsExactly("/opt/rudder/bin/rudder", "agent", "update");
+        assertThat(remoteRun.inventory()).containsExactly("/opt/rudder/bin/rudder", "agent", "inventory");
+        assertThat(remoteRun.timeout()).hasSeconds(300);
+        assertThat(remoteRun.maxParallel()).isEqualTo(32);
+    }
+
+    @Test
+    void remoteRunTakesArgvListsAndLimits() throws Exception {
+        ServerConfig.RemoteRun remoteRun = parse(ROOT_ID + """
+                [remote_run]
+                enabled = false
+                port = 8443
+                run = ['C:\\Program Files\\Rudder\\bin\\rudder.exe', "agent", "run"]
+                timeout = 20
+                connect_timeout = 3
+                max_parallel = 4
+                """).remoteRun();
+        assertThat(remoteRun.enabled()).isFalse();
+        assertThat(remoteRun.port()).isEqualTo(8443);
+        assertThat(remoteRun.run()).containsExactly("C:\\Program Files\\Rudder\\bin\\rudder.exe", "agent", "run");
+        assertThat(remoteRun.timeout()).hasSeconds(20);
+        assertThat(remoteRun.connectTimeout()).hasSeconds(3);
+        assertThat(remoteRun.maxParallel()).isEqualTo(4);
+    }
+
+    @Test
+    void remoteRunRefusesShellLinesRelativeProgramsAndBadLimits() {
+        assertRefused(ROOT_ID + "[remote_run]\nrun = []\n", "remote_run.run", "must name a program");
+        assertRefused(ROOT_ID + "[remote_run]\nrun = \"/opt/rudder/bin/rudder agent run\"\n", "remote_run");
+        assertRefused(ROOT_ID + "[remote_run]\nupdate = [\"rudder\", \"agent\", \"update\"]\n",
+                "remote_run.update", "absolute path");
+        assertRefused(ROOT_ID + "[remote_run]\nport = 0\n", "remote_run.port");
+        assertRefused(ROOT_ID + "[remote_run]\nmax_parallel = 0\n", "remote_run.max_parallel");
+        assertRefused(ROOT_ID + "[remote_run]\ntimeout = 0\n", "remote_run.timeout");
+        assertRefused(ROOT_ID + "[remote_run]\ncommand = \"/bin/sh\"\n", "command");
+    }
 }

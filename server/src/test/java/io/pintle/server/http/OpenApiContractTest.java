@@ -50,9 +50,9 @@ class OpenApiContractTest {
     @Test
     void specListsExactlyTheQueryParametersOfEachRoute() throws Exception {
         Map<String, Set<String>> server = new TreeMap<>();
-        List<Object> resources = new ArrayList<>(JerseyConfig.resources(null, null, null));
+        List<Object> resources = new ArrayList<>(JerseyConfig.resources(null, null, null, null, null));
         resources.add(new WaitResource(null));
-        resources.addAll(JerseyConfig.adminResources(null, null, null, null));
+        resources.addAll(JerseyConfig.adminResources(null, null, null, null, null));
         for (Object resource : resources) {
             collectQueries(Resource.from(resource.getClass()), "", server);
         }
@@ -158,8 +158,8 @@ class OpenApiContractTest {
 
     static Set<String> serverOperations() {
         Set<String> operations = new TreeSet<>();
-        List<Object> resources = new ArrayList<>(JerseyConfig.resources(null, null, null));
-        resources.addAll(JerseyConfig.adminResources(null, null, null, null));
+        List<Object> resources = new ArrayList<>(JerseyConfig.resources(null, null, null, null, null));
+        resources.addAll(JerseyConfig.adminResources(null, null, null, null, null));
         for (Object resource : resources) {
             collect(Resource.from(resource.getClass()), "", operations);
         }

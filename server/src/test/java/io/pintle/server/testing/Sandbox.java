@@ -34,6 +34,7 @@ public final class Sandbox {
     private final Map<String, String> nodesList = new LinkedHashMap<>();
     private final Map<String, X509Certificate> certificates = new LinkedHashMap<>();
     private String networks = "Require ip 127.0.0.0/8 ::1\n";
+    private String listen = "127.0.0.1:0";
 
     private Sandbox(Path dir, NodeKeys server, String role) {
         this.role = role;
@@ -181,6 +182,32 @@ public final class Sandbox {
     }
 
     /**
+     * Registers a node's key in {@code nodeslist.json} with its place in the tree (for remote-run routing).
+     *
+     * @param id node id
+     * @param certificate its certificate (its key is pinned as {@code key-hash})
+     * @param hostname where it is reached
+     * @param policyServer its policy server's id
+     * @throws IOException on write errors
+     */
+    public void register(String id, X509Certificate certificate, String hostname, String policyServer)
+            throws IOException {
+        nodesList.put(id, "{\"hostname\": \"" + hostname + "\", \"key-hash\": \""
+                + io.pintle.server.nodes.KeyHash.sha256(certificate.getPublicKey()) + "\", \"policy-server\": \""
+                + policyServer + "\"}");
+        writeInputs();
+    }
+
+    /**
+     * Where the TLS listener of the next {@link #config} listens.
+     *
+     * @param hostAndPort for example {@code 127.0.0.3:44321}
+     */
+    public void listen(String hostAndPort) {
+        this.listen = hostAndPort;
+    }
+
+    /**
      * Removes a node from {@code nodeslist.json} and the certificate bundle (atomic replace of both).
      *
      * @param id node id
@@ -264,7 +291,7 @@ public final class Sandbox {
                 "[general]",
                 "node_id_file = \"server/uuid.hive\"",
                 "role = \"" + role + "\"",
-                "listen = \"127.0.0.1:0\"",
+                "listen = \"" + listen + "\"",
                 "[nodes]",
                 "list = \"lib/nodeslist.json\"",
                 "certificates = [\"lib/nodescerts.pem\"]",

@@ -1,0 +1,290 @@
+package io.pintle.server.remoterun;
+
+import io.pintle.api.Routes;
+import io.pintle.api.dto.Problem;
+import io.pintle.api.dto.RemoteRunEvent;
+import io.pintle.client.ProblemException;
+import io.pintle.client.RemoteRunClient;
+import io.pintle.server.config.ServerConfig;
+import io.pintle.server.nodes.KeyHash;
+import io.pintle.server.nodes.Node;
+import io.pintle.server.nodes.NodeId;
+import io.pintle.server.reload.ServerSnapshot;
+import io.pintle.server.tls.ServerCredentials;
+import java.io.IOException;
+import java.net.URI;
+import java.security.GeneralSecurityException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Carries out a {@link RunPlan}: this server's agent (when targeted) and one call per neighbour, each holding one
+ * of {@code [remote_run] max_parallel} permits shared by every run in progress, so that a large run (or many) never
+ * starts more than that many agents or connections from this server. Every target ends with exactly one status,
+ * whatever fails: an unreachable or silent neighbour, a refusal, a cut answer, a stopping server.
+ */
+public final class RemoteRunner {
+    /**
+     * A server sends a keep-alive event after this much silence on a streamed answer, so that the caller can tell
+     * a long, quiet agent run from a dead peer.
+     */
+    public static final Duration KEEPALIVE = Duration.ofSeconds(30);
+    /** A neighbour silent for this long (three missed keep-alives) is counted unreachable: the per-hop timeout. */
+    public static final Duration HOP_SILENCE = KEEPALIVE.multipliedBy(3);
+
+    private static final Logger LOG = LoggerFactory.getLogger(RemoteRunner.class);
+
+    private final Semaphore permits;
+    private final ExecutorService workers;
+    private final ScheduledExecutorService timers;
+    private final AgentLauncher launcher;
+    private final AtomicReference<Identity> identity = new AtomicReference<>();
+    private final Consumer<String> ended;
+
+    /**
+     * @param maxParallel agent runs and neighbour calls in progress at once
+     * @param ended told each target's status as it is reported (metrics)
+     */
+    public RemoteRunner(int maxParallel, Consumer<String> ended) {
+        this.ended = ended;
+        this.permits = new Semaphore(maxParallel, true);
+        this.workers = Executors.newCachedThreadPool(daemon("pintle-remote-run-"));
+        this.timers = Executors.newSingleThreadScheduledExecutor(daemon("pintle-remote-run-timer-"));
+        this.launcher = new AgentLauncher(timers);
+    }
+
+    /** Stops: runs in progress end with an error status, and their agents are stopped. */
+    public void stop() {
+        workers.shutdownNow();
+        timers.shutdown();
+    }
+
+    /**
+     * Runs a plan in the background.
+     *
+     * @param snapshot the snapshot the request was accepted on
+     * @param order what to run
+     * @param plan where
+     * @param hops servers the run has crossed before this one
+     * @param sink receives the events
+     * @param done called with the summary once every target has its status
+     */
+    public void start(ServerSnapshot snapshot, RunOrder order, RunPlan plan, int hops, RunSink sink,
+            Consumer<Summary> done) {
+        workers.execute(() -> done.accept(run(snapshot, order, plan, hops, sink)));
+    }
+
+    /**
+     * Runs a plan and returns when every target has its status.
+     *
+     * @param snapshot the snapshot the request was accepted on
+     * @param order what to run
+     * @param plan where
+     * @param hops servers the run has crossed before this one
+     * @param sink receives the events
+     * @return how many targets there were and how many succeeded
+     */
+    public Summary run(ServerSnapshot snapshot, RunOrder order, RunPlan plan, int hops, RunSink sink) {
+        Counting counting = new Counting(sink, ended);
+        for (RunPlan.Unresolved unresolved : plan.unresolved()) {
+            counting.accept(RemoteRunEvent.status(unresolved.node().value(), unresolved.status(), null, 0, false,
+                    unresolved.detail()));
+        }
+        List<Runnable> tasks = new ArrayList<>();
+        ServerConfig.RemoteRun config = snapshot.config().remoteRun();
+        if (plan.local()) {
+            List<String> argv = order.argv(config);
+            tasks.add(() -> launcher.run(snapshot.self().value(), argv, config.timeout(), counting));
+        }
+        for (RunPlan.Hop hop : plan.hops()) {
+            tasks.add(() -> call(snapshot, order, hop, hops + 1, counting));
+        }
+        CountDownLatch finished = new CountDownLatch(tasks.size());
+        int started = 0;
+        String missing = "no status was reported for this node";
+        try {
+            for (Runnable task : tasks) {
+                permits.acquire();
+                started++;
+                try {
+                    workers.execute(() -> {
+                        try {
+                            task.run();
+                        } finally {
+                            permits.release();
+                            finished.countDown();
+                        }
+                    });
+                } catch (RuntimeException rejected) {
+                    permits.release();
+                    finished.countDown();
+                    throw rejected;
+                }
+            }
+            finished.await();
+        } catch (InterruptedException | RuntimeException e) {
+            // Stopping: targets not yet started (or whose task could not be handed over) end with an error.
+            Thread.currentThread().interrupt();
+            missing = "the run was interrupted (the server is stopping)";
+            LOG.warn("remote run interrupted after {} of {} tasks: {}", started, tasks.size(), e.toString());
+        }
+        counting.closeMissing(plan.targets(), missing);
+        return counting.summary(plan.targets().size());
+    }
+
+    /** One call to a neighbour: its events are passed on; targets it did not report get a status from the failure. */
+    private void call(ServerSnapshot snapshot, RunOrder order, RunPlan.Hop hop, int hops, Counting sink) {
+        long start = System.nanoTime();
+        Node via = hop.via();
+        Set<String> expected = ConcurrentHashMap.newKeySet();
+        hop.nodes().forEach(node -> expected.add(node.value()));
+        Set<String> reported = ConcurrentHashMap.newKeySet();
+        String failure;
+        String status;
+        try {
+            String pin = pin(snapshot, via.id());
+            ServerConfig.RemoteRun config = snapshot.config().remoteRun();
+            boolean single = hop.nodes().size() == 1 && hop.nodes().get(0).equals(via.id());
+            String path = Routes.RELAY_API + (single
+                    ? Routes.REMOTE_RUN_NODE.replace("{id}", via.id().value())
+                    : Routes.REMOTE_RUN_NODES);
+            URI url = URI.create("https://" + host(via.hostname()) + ":" + config.port() + path);
+            List<String> nodes = single ? null : hop.nodes().stream().map(NodeId::value).toList();
+            client(snapshot.credentials(), config).run(url, pin, order.request(nodes),
+                    Map.of(Routes.REMOTE_RUN_HOPS_HEADER, Integer.toString(hops)), event -> {
+                        // A neighbour reports on the nodes it was asked about, and only once each.
+                        if (event.node() != null && expected.contains(event.node())
+                                && (RemoteRunEvent.OUTPUT.equals(event.type())
+                                        || (RemoteRunEvent.STATUS.equals(event.type()) && reported.add(event.node())))) {
+                            sink.accept(event);
+                        }
+                    });
+            failure = "no status for this node came back from " + via.id();
+            status = RemoteRunEvent.ERROR;
+        } catch (ProblemException e) {
+            Problem problem = e.problem();
+            failure = via.id() + " (" + via.hostname() + ") refused the run: " + problem.status()
+                    + (problem.reason() != null ? " " + problem.reason() : "")
+                    + (problem.detail() != null ? ": " + problem.detail() : "");
+            status = problem.status() >= 500 ? RemoteRunEvent.UNREACHABLE : RemoteRunEvent.REFUSED;
+        } catch (IOException e) {
+            failure = via.id() + " (" + via.hostname() + ") could not be reached: " + e;
+            status = RemoteRunEvent.UNREACHABLE;
+        } catch (GeneralSecurityException | RuntimeException e) {
+            failure = "calling " + via.id() + " (" + via.hostname() + ") failed: " + e;
+            status = RemoteRunEvent.ERROR;
+        }
+        long duration = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        for (NodeId node : hop.nodes()) {
+            if (reported.add(node.value())) {
+                LOG.warn("remote run: {}: {}", node, failure);
+                sink.accept(RemoteRunEvent.status(node.value(), status, null, duration, false, failure));
+            }
+        }
+    }
+
+    /** The callee's key, as the node list (or a node certificate) pins it. */
+    private static String pin(ServerSnapshot snapshot, NodeId node) throws GeneralSecurityException {
+        Node entry = snapshot.nodes().node(node).orElseThrow();
+        if (entry.keyHash().isPresent() && entry.keyHash().get().algorithm().equals("sha256")) {
+            return entry.keyHash().get().toString();
+        }
+        for (KeyHash key : snapshot.nodes().pinsOf(node)) {
+            if (key.algorithm().equals("sha256")) {
+                return key.toString();
+            }
+        }
+        throw new GeneralSecurityException("no sha256 key pin for " + node + " (neither in nodeslist.json nor in a "
+                + "node certificate): its key cannot be checked");
+    }
+
+    private static String host(String hostname) {
+        return hostname.contains(":") && !hostname.startsWith("[") ? "[" + hostname + "]" : hostname;
+    }
+
+    /** One client per identity: rebuilt when the server's certificate or the timeouts change (a reload). */
+    private RemoteRunClient client(ServerCredentials credentials, ServerConfig.RemoteRun config)
+            throws GeneralSecurityException {
+        Identity current = identity.get();
+        if (current != null && current.credentials().equals(credentials)
+                && current.connectTimeout().equals(config.connectTimeout())) {
+            return current.client();
+        }
+        RemoteRunClient client = new RemoteRunClient(credentials.chain(), credentials.key(), config.connectTimeout(),
+                HOP_SILENCE);
+        identity.set(new Identity(credentials, config.connectTimeout(), client));
+        return client;
+    }
+
+    private record Identity(ServerCredentials credentials, Duration connectTimeout, RemoteRunClient client) {}
+
+    /**
+     * @param nodes targets
+     * @param succeeded targets whose agent exited with 0
+     */
+    public record Summary(int nodes, int succeeded) {}
+
+    /** Passes events on, counting statuses, and gives a status to targets that never got one. */
+    private static final class Counting implements RunSink {
+        private final RunSink sink;
+        private final Set<String> reported = ConcurrentHashMap.newKeySet();
+        private final AtomicInteger succeeded = new AtomicInteger();
+        private final Consumer<String> ended;
+
+        Counting(RunSink sink, Consumer<String> ended) {
+            this.sink = sink;
+            this.ended = ended;
+        }
+
+        @Override
+        public void accept(RemoteRunEvent event) {
+            if (RemoteRunEvent.STATUS.equals(event.type())) {
+                if (!reported.add(event.node())) {
+                    return;
+                }
+                if (RemoteRunEvent.SUCCESS.equals(event.status())) {
+                    succeeded.incrementAndGet();
+                }
+                ended.accept(event.status());
+            }
+            sink.accept(event);
+        }
+
+        void closeMissing(List<NodeId> targets, String detail) {
+            for (NodeId target : targets) {
+                if (!reported.contains(target.value())) {
+                    accept(RemoteRunEvent.status(target.value(), RemoteRunEvent.ERROR, null, 0, false, detail));
+                }
+            }
+        }
+
+        Summary summary(int nodes) {
+            return new Summary(nodes, succeeded.get());
+        }
+    }
+
+    private static ThreadFactory daemon(String prefix) {
+        AtomicInteger count = new AtomicInteger();
+        return runnable -> {
+            Thread thread = new Thread(runnable, prefix + count.incrementAndGet());
+            thread.setDaemon(true);
+            return thread;
+        };
+    }
+}
