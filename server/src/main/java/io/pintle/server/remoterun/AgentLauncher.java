@@ -8,6 +8,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -56,12 +57,20 @@ public final class AgentLauncher {
         }
         LOG.info("remote run: started {} (pid {})", argv, process.pid());
         AtomicBoolean timedOut = new AtomicBoolean();
-        ScheduledFuture<?> stop = timers.schedule(() -> {
-            timedOut.set(true);
-            LOG.warn("remote run: the agent (pid {}) is still running after {} s; stopping it", process.pid(),
-                    timeout.toSeconds());
+        ScheduledFuture<?> stop;
+        try {
+            stop = timers.schedule(() -> {
+                timedOut.set(true);
+                LOG.warn("remote run: the agent (pid {}) is still running after {} s; stopping it", process.pid(),
+                        timeout.toSeconds());
+                stop(process);
+            }, timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException stopping) {
             stop(process);
-        }, timeout.toMillis(), TimeUnit.MILLISECONDS);
+            sink.accept(RemoteRunEvent.status(node, RemoteRunEvent.ERROR, null, millisSince(start), false,
+                    "the server is stopping"));
+            return;
+        }
         try {
             process.getOutputStream().close();
             pump(node, process.getInputStream(), sink);
@@ -98,10 +107,16 @@ public final class AgentLauncher {
         List<ProcessHandle> tree = process.descendants().toList();
         tree.forEach(ProcessHandle::destroy);
         process.destroy();
-        timers.schedule(() -> {
+        Runnable kill = () -> {
             tree.forEach(ProcessHandle::destroyForcibly);
             process.destroyForcibly();
-        }, KILL_GRACE.toMillis(), TimeUnit.MILLISECONDS);
+        };
+        try {
+            timers.schedule(kill, KILL_GRACE.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException stopping) {
+            // The server is stopping: no grace period.
+            kill.run();
+        }
     }
 
     /** Hands on each line (without its end of line) until the end of the output; a last unterminated line too. */
