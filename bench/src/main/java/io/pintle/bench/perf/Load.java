@@ -47,6 +47,9 @@ final class Load {
     /** The large file at a few MB/s still fits. */
     static final Duration DOWNLOAD_TIMEOUT = Duration.ofSeconds(120);
     private static final int MAX_THREADS = 32;
+    /** What makes each failure's message unique: Jetty's object dumps ("Class@hash::…[…]") and hex ids. */
+    private static final java.util.regex.Pattern OBJECT_DETAIL = java.util.regex.Pattern.compile(
+            "[A-Za-z.$]*@[0-9a-f]+(::.*)?|\\[.*");
 
     private Load() {}
 
@@ -165,9 +168,10 @@ final class Load {
      * CPU times at one instant, in milliseconds: the server's processes, this JVM (the load generator), the whole
      * machine.
      */
-    record Cpu(double server, double client, double machine, long nanos) {
+    record Cpu(double server, double serverJit, double serverGc, double client, double machine, long nanos) {
         static Cpu read(Collection<ProcessHandle> server) {
-            return new Cpu(ProcessCpu.millis(server), ProcessCpu.selfAndChildrenMillis(),
+            double[] jvm = jvmThreadsMillis(server);
+            return new Cpu(ProcessCpu.millis(server), jvm[0], jvm[1], ProcessCpu.selfAndChildrenMillis(),
                     ProcessCpu.machineBusyMillis(), System.nanoTime());
         }
 
@@ -177,7 +181,8 @@ final class Load {
             double server = (later.server - this.server) / wallMillis;
             double client = (later.client - this.client) / wallMillis;
             double machine = (later.machine - this.machine) / wallMillis;
-            return new Usage(wallMillis / 1e3, server, client, Math.max(0, machine - server - client));
+            return new Usage(wallMillis / 1e3, server, (later.serverJit - serverJit) / wallMillis,
+                    (later.serverGc - serverGc) / wallMillis, client, Math.max(0, machine - server - client));
         }
     }
 
@@ -186,10 +191,51 @@ final class Load {
      *
      * @param seconds the window
      * @param server the server's processes
+     * @param serverJit of which a JVM server's JIT compiler threads (0 for nginx): high means not yet warm
+     * @param serverGc of which a JVM server's garbage collector threads
      * @param client the load generator (this JVM)
      * @param others every other process on the machine
      */
-    record Usage(double seconds, double server, double client, double others) {}
+    record Usage(double seconds, double server, double serverJit, double serverGc, double client, double others) {}
+
+    /**
+     * The JIT compiler threads' and the GC threads' CPU time, from {@code /proc/<pid>/task/<tid>/stat}, by thread
+     * name (HotSpot's "C1 CompilerThre", "C2 CompilerThre"; "GC Thread#", "G1 …").
+     *
+     * @return {jit, gc} in milliseconds
+     */
+    static double[] jvmThreadsMillis(Collection<ProcessHandle> processes) {
+        double jit = 0;
+        double gc = 0;
+        for (ProcessHandle process : processes) {
+            Path tasks = Path.of("/proc/" + process.pid() + "/task");
+            try (java.util.stream.Stream<Path> list = Files.list(tasks)) {
+                for (Path task : list.toList()) {
+                    try {
+                        String stat = Files.readString(task.resolve("stat"));
+                        String name = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+                        boolean isJit = name.startsWith("C1 Compiler") || name.startsWith("C2 Compiler");
+                        boolean isGc = name.startsWith("GC Thread") || name.startsWith("G1 ");
+                        if (!isJit && !isGc) {
+                            continue;
+                        }
+                        String[] rest = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                        double millis = (Long.parseLong(rest[11]) + Long.parseLong(rest[12])) * 10.0;
+                        if (isJit) {
+                            jit += millis;
+                        } else {
+                            gc += millis;
+                        }
+                    } catch (java.io.IOException | RuntimeException threadGone) {
+                        // A thread that ended since the listing: its time is lost either way.
+                    }
+                }
+            } catch (java.io.IOException processGone) {
+                // Nothing to add.
+            }
+        }
+        return new double[] {jit, gc};
+    }
 
     /**
      * A measured window.
@@ -224,8 +270,9 @@ final class Load {
 
         void add(String kind) {
             count.increment();
-            // Messages can carry ports and counts: keep the kinds few.
-            String key = kind.length() > 120 ? kind.substring(0, 120) : kind;
+            // Messages carry object ids, ports and counts: keep the kinds few.
+            String key = OBJECT_DETAIL.matcher(kind).replaceAll("");
+            key = key.length() > 120 ? key.substring(0, 120) : key;
             kinds.computeIfAbsent(key, k -> new LongAdder()).increment();
         }
 

@@ -116,7 +116,9 @@ public final class PerfBench {
                     handshakes();
                 }
                 if (options.rows().contains("herd")) {
-                    herd();
+                    for (int agents : options.herdAgents()) {
+                        herd(agents);
+                    }
                 }
                 if (options.rows().contains("idle")) {
                     idle();
@@ -214,12 +216,28 @@ public final class PerfBench {
                         http2 ? HttpVersion.HTTP_2 : HttpVersion.HTTP_1_1);
                 HttpClient http = Load.client(agentTls, http2, false, http2 ? 1 : 16);
                 try {
-                    Load.closedLoop(16, Duration.ofSeconds(1), Duration.ofSeconds(keepAliveRows ? 6 : 3),
+                    if (keepAliveRows && !http2) {
+                        Load.closedLoop(1, Duration.ofSeconds(1), Duration.ofSeconds(5),
+                                Load.keepAlive(http, uri, expect, Load.REQUEST_TIMEOUT), processes,
+                                http.getExecutor());
+                    }
+                    Load.closedLoop(16, Duration.ofSeconds(1), Duration.ofSeconds(keepAliveRows ? 15 : 3),
                             Load.keepAlive(http, uri, expect, Load.REQUEST_TIMEOUT), processes, http.getExecutor());
                     if (!http2) {
-                        Load.closedLoop(8, Duration.ofSeconds(1), Duration.ofSeconds(5),
+                        Load.closedLoop(8, Duration.ofSeconds(1), Duration.ofSeconds(8),
                                 Load.newConnection(http, uri, expect), processes, http.getExecutor());
                     }
+                } finally {
+                    http.stop();
+                }
+            }
+            if (key == ServerKey.RSA_4096) {
+                // The resumption row's server.
+                HttpClient http = Load.client(agentTls, false, true, 1);
+                try {
+                    Load.closedLoop(1, Duration.ofSeconds(1), Duration.ofSeconds(5), Load.newConnection(http, uri,
+                            new Load.Expect(200, PerfLayout.SMALL_BYTES, etag(PINTLE, small), HttpVersion.HTTP_1_1)),
+                            processes, http.getExecutor());
                 } finally {
                     http.stop();
                 }
@@ -245,14 +263,14 @@ public final class PerfBench {
                                 Load.keepAlive(http, base(server, ServerKey.RSA_2048).resolve(path), expect,
                                         Load.REQUEST_TIMEOUT),
                                 processes(server, ServerKey.RSA_2048), http.getExecutor());
-                        cells.put(server, cell(window, window.perSecond(), 1e6, "µs/req", 0));
+                        cells.put(server, cell(window, window.perSecond(), 1e6, "µs/req"));
                     } finally {
                         http.stop();
                     }
                     report(label, server, cells.get(server), "req/s");
                 }
                 rows.add(new PerfRow(label, "req/s", cells.get(PINTLE), cells.get(NGINX),
-                        "not comparable: a cf-agent process per copy, no keep-alive request stream", "≥ 0.8× nginx",
+                        "n/c (a)", "≥ 0.8× nginx",
                         0.8, true));
             }
         }
@@ -273,7 +291,7 @@ public final class PerfBench {
                         processes(server, ServerKey.RSA_2048), http.getExecutor());
                 double megabytesPerSecond = window.bytes() / 1e6 / window.seconds();
                 // CPU per GB: cores / (MB/s) * 1000 = CPU seconds per 1000 MB.
-                cells.put(server, cell(window, megabytesPerSecond, 1e3, "CPU s/GB", 2));
+                cells.put(server, cell(window, megabytesPerSecond, 1e3, "CPU s/GB"));
             } finally {
                 http.stop();
             }
@@ -345,36 +363,37 @@ public final class PerfBench {
                     Load.Window window = Load.closedLoop(concurrency, options.warmup(),
                             options.window(), Load.newConnection(http, base(server, key).resolve(path), expect),
                             processes(server, key), http.getExecutor());
-                    cells.put(server, cell(window, window.perSecond(), 1e3, "ms/conn", 2));
+                    cells.put(server, cell(window, window.perSecond(), 1e3, "ms/conn"));
                 } finally {
                     http.stop();
                 }
                 report(label, server, cells.get(server), "conn/s");
             }
             rows.add(new PerfRow(label, "conn/s", cells.get(PINTLE), cells.get(NGINX),
-                    "not comparable: CFEngine's own protocol and key exchange", "≥ 0.8× nginx", 0.8, true));
+                    "n/c (b)", "≥ 0.8× nginx", 0.8, true));
         }
     }
 
-    private void herd() throws Exception {
+    private void herd(int agents) throws Exception {
         String label = String.format(Locale.ROOT, "Herd: %,d agent updates started over %d s (new connection,"
-                        + " RSA-4096 both sides, 2 conditional GETs)", options.herdAgents(),
-                options.herdSpread().toSeconds());
+                + " RSA-4096 both sides, 2 conditional GETs)", agents, options.herdSpread().toSeconds());
         Map<String, PerfRow.Cell> cells = new LinkedHashMap<>();
         String common = PerfLayout.commonPath();
         String rules = layout.rulesPath();
         long rulesBytes = Files.size(layout.share().resolve(layout.agent()).resolve("rules/rudder.tar.bz2"));
         for (String server : List.of(PINTLE, NGINX)) {
-            HttpClient http = Load.client(agentTls, false, false, options.herdAgents());
+            HttpClient http = Load.client(agentTls, false, false, agents);
             try {
                 URI base = base(server, ServerKey.RSA_4096);
                 Load.Herd herd = Load.herd(http, base.resolve(common),
                         new Load.Expect(304, 0, etag(server, common), HttpVersion.HTTP_1_1), base.resolve(rules),
                         new Load.Expect(200, rulesBytes, etag(server, rules), HttpVersion.HTTP_1_1),
-                        options.herdAgents(), options.herdSpread(), processes(server, ServerKey.RSA_4096));
+                        agents, options.herdSpread(), processes(server, ServerKey.RSA_4096));
                 double cpuPerAgent = herd.cpu().server() * herd.cpu().seconds() * 1e3 / herd.agents();
-                PerfRow.Cell cell = new PerfRow.Cell(herd.completionSeconds(),
-                        String.format(Locale.ROOT, "%.2f ms/agent", cpuPerAgent), herd.cpu(),
+                double noJit = (herd.cpu().server() - herd.cpu().serverJit()) * herd.cpu().seconds() * 1e3
+                        / herd.agents();
+                PerfRow.Cell cell = new PerfRow.Cell(herd.completionSeconds(), cpuPerAgent, noJit, "ms/agent",
+                        herd.cpu(),
                         Load.percentileMillis(herd.latencies(), 50), Load.percentileMillis(herd.latencies(), 99),
                         herd.errors(), herd.errorKinds());
                 cells.put(server, cell);
@@ -384,7 +403,7 @@ public final class PerfBench {
             report(label, server, cells.get(server), "s to complete");
         }
         rows.add(new PerfRow(label, "s to complete", cells.get(PINTLE), cells.get(NGINX),
-                "not run: one cf-agent process per agent update would make the load generator the bottleneck",
+                "not run (c)",
                 "0 errors", Double.NaN, false));
     }
 
@@ -414,9 +433,10 @@ public final class PerfBench {
                 notes.add(server + ", idle connections: " + detail + ".");
                 progress.println(label + ", " + server + ": " + detail + ", errors " + result.errors() + " "
                         + result.errorKinds());
-                cells.put(server, new PerfRow.Cell(mib, String.format(Locale.ROOT, "%.1f KiB/conn",
-                        (result.rssIdleBytes() - result.rssBeforeBytes()) / 1024.0 / Math.max(1,
-                                result.connections())), usage, Load.percentileMillis(result.during(), 50),
+                double perConnection = (result.rssIdleBytes() - result.rssBeforeBytes()) / 1024.0
+                        / Math.max(1, result.connections());
+                cells.put(server, new PerfRow.Cell(mib, perConnection, perConnection, "KiB RSS/conn", usage,
+                        Load.percentileMillis(result.during(), 50),
                         Load.percentileMillis(result.during(), 99), result.errors(), result.errorKinds()));
             } finally {
                 idle.stop();
@@ -424,7 +444,7 @@ public final class PerfBench {
             }
         }
         rows.add(new PerfRow(label, "MiB", cells.get(PINTLE), cells.get(NGINX),
-                "not run: needs a CFEngine-protocol client holding 10,000 sessions", "< 1 GiB", Double.NaN, false));
+                "not run (d)", "< 1 GiB", Double.NaN, false));
     }
 
     // ---- helpers
@@ -432,17 +452,20 @@ public final class PerfBench {
     /**
      * @param scale per-unit CPU = server cores / value × scale
      */
-    private static PerfRow.Cell cell(Load.Window window, double value, double scale, String cpuUnit, int decimals) {
-        double perUnit = value > 0 ? window.cpu().server() / value * scale : Double.NaN;
-        return new PerfRow.Cell(value, String.format(Locale.ROOT, "%." + decimals + "f %s", perUnit, cpuUnit),
-                window.cpu(), window.p50Millis(), window.p99Millis(), window.errors(), window.errorKinds());
+    private static PerfRow.Cell cell(Load.Window window, double value, double scale, String cpuUnit) {
+        Load.Usage cpu = window.cpu();
+        double perUnit = value > 0 ? cpu.server() / value * scale : Double.NaN;
+        double noJit = value > 0 ? (cpu.server() - cpu.serverJit()) / value * scale : Double.NaN;
+        return new PerfRow.Cell(value, perUnit, noJit, cpuUnit, cpu, window.p50Millis(), window.p99Millis(),
+                window.errors(), window.errorKinds());
     }
 
     private void report(String label, String server, PerfRow.Cell cell, String unit) {
-        progress.printf(Locale.ROOT, "%s, %s: %.1f %s, p50 %.2f ms, p99 %.2f ms, server %.2f cores (%s),"
-                        + " load generator %.2f, others %.2f, errors %d %s%n", label, server, cell.value(), unit,
-                cell.p50Millis(), cell.p99Millis(), cell.cpu().server(), cell.serverCpuPerUnit(), cell.cpu().client(),
-                cell.cpu().others(), cell.errors(), cell.errorKinds().isEmpty() ? "" : cell.errorKinds());
+        progress.printf(Locale.ROOT, "%s, %s: %.1f %s, p50 %.2f ms, p99 %.2f ms, server %.2f cores (%s; JIT %.2f,"
+                        + " GC %.2f), load generator %.2f, others %.2f, errors %d %s%n", label, server, cell.value(),
+                unit, cell.p50Millis(), cell.p99Millis(), cell.cpu().server(), cell.serverCpuPerUnit(),
+                cell.cpu().serverJit(), cell.cpu().serverGc(), cell.cpu().client(), cell.cpu().others(),
+                cell.errors(), cell.errorKinds().isEmpty() ? "" : cell.errorKinds());
     }
 
     private static void deleteTree(Path root) throws IOException {

@@ -19,7 +19,7 @@ import javax.imageio.ImageIO;
  */
 final class PerfPlot {
     private static final int WIDTH = 1100;
-    private static final int ROW_HEIGHT = 34;
+    private static final int ROW_HEIGHT = 40;
     private static final int LEFT = 560;
     private static final int TOP = 60;
     private static final double MAX_RATIO = 1.6;
@@ -28,7 +28,7 @@ final class PerfPlot {
 
     static void write(List<PerfRow> rows, Instant date, Path file) throws IOException {
         List<PerfRow> ratios = rows.stream().filter(r -> !Double.isNaN(r.targetRatio())).toList();
-        int height = TOP + ratios.size() * ROW_HEIGHT + 60;
+        int height = TOP + ratios.size() * ROW_HEIGHT + 75;
         BufferedImage image = new BufferedImage(WIDTH, height, BufferedImage.TYPE_INT_RGB);
         Graphics2D g = image.createGraphics();
         try {
@@ -51,9 +51,15 @@ final class PerfPlot {
                 double ratio = Double.isNaN(row.ratio()) ? 0 : row.ratio();
                 int bar = (int) Math.round(Math.min(ratio, MAX_RATIO) / MAX_RATIO * plotWidth);
                 g.setColor(ratio >= row.targetRatio() ? new Color(0x4c9a2a) : new Color(0xc0392b));
-                g.fillRect(LEFT, y + 6, bar, ROW_HEIGHT - 12);
+                g.fillRect(LEFT, y + 4, bar, ROW_HEIGHT / 2 - 4);
                 g.setColor(Color.BLACK);
-                g.drawString(String.format(Locale.ROOT, "%.2f×", ratio), LEFT + bar + 4, y + ROW_HEIGHT / 2 + 4);
+                g.drawString(String.format(Locale.ROOT, "%.2f×", ratio), LEFT + bar + 4, y + ROW_HEIGHT / 2 - 2);
+                // Thin bar: nginx's server CPU per unit over Pintle's (1 = as cheap as nginx).
+                double efficiency = Double.isNaN(row.cpuRatio()) || row.cpuRatio() == 0 ? 0 : 1 / row.cpuRatio();
+                int thin = (int) Math.round(Math.min(efficiency, MAX_RATIO) / MAX_RATIO * plotWidth);
+                g.setColor(new Color(0x7f8c8d));
+                g.fillRect(LEFT, y + ROW_HEIGHT / 2 + 1, thin, ROW_HEIGHT / 4);
+                g.drawString(String.format(Locale.ROOT, "%.2f×", efficiency), LEFT + thin + 4, y + ROW_HEIGHT - 4);
             }
             for (double mark : new double[] {0.8, 1.0}) {
                 int x = LEFT + (int) Math.round(mark / MAX_RATIO * plotWidth);
@@ -61,11 +67,14 @@ final class PerfPlot {
                 g.setStroke(new BasicStroke(1.5f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10,
                         new float[] {5, 4}, 0));
                 g.drawLine(x, TOP - 5, x, bottom + 5);
-                g.drawString(mark == 1.0 ? "nginx" : "target 0.8×", x - 20, bottom + 22);
+                String text = mark == 1.0 ? "= nginx" : "target 0.8×";
+                int width = g.getFontMetrics().stringWidth(text);
+                g.drawString(text, mark == 1.0 ? x + 4 : x - width - 4, bottom + 22);
             }
             g.setColor(Color.DARK_GRAY);
-            g.drawString("green: at or above the target; red: below. Throughput rows only (memory and herd: see the"
-                    + " table).", 20, height - 12);
+            g.drawString("Thick bars: Pintle's rate over nginx's (green: at or above the target; red: below)."
+                    + " Thin grey bars: nginx's server CPU per unit over Pintle's.", 20, height - 26);
+            g.drawString("Throughput rows only; memory and the herd are in the table.", 20, height - 10);
         } finally {
             g.dispose();
         }

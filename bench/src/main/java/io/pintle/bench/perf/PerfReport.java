@@ -34,10 +34,10 @@ final class PerfReport {
         out.append(String.format(Locale.ROOT, "- Windows: %d s warm-up + %d s measured per server and row"
                         + " (large file: 1 + 8 s)%n%n",
                 options.warmup().toSeconds(), options.window().toSeconds()));
-        out.append("| Row | Pintle | nginx | cf-serverd | Pintle / nginx | Target | Server CPU per unit"
-                + " (Pintle / nginx) | Load generator, cores (P / N) | Other processes, cores (P / N) |"
-                + " Errors (P / N) |\n");
-        out.append("|---|---:|---:|---|---:|---|---|---|---|---|\n");
+        out.append("| Row | Pintle | nginx | cf-serverd | Pintle / nginx | Target | Server CPU per unit, Pintle"
+                + " (without JIT) / nginx | CPU per unit, Pintle ÷ nginx | Load generator, cores (P / N) |"
+                + " Other processes, cores (P / N) | Errors (P / N) |\n");
+        out.append("|---|---:|---:|---|---:|---|---|---:|---|---|---|\n");
         for (PerfRow row : rows) {
             Boolean met = row.met();
             String target = row.target() + (met == null ? "" : met ? " ✅" : " ❌");
@@ -46,21 +46,30 @@ final class PerfReport {
             } else if (met == null) {
                 target += row.pintle().errors() == 0 ? " ✅" : " ❌";
             }
-            out.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s / %s | %.2f / %.2f |"
+            out.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s (%s) / %s | %s | %.2f / %.2f |"
                             + " %.2f / %.2f | %d / %d |%n", row.label(), value(row, row.pintle()),
                     value(row, row.nginx()), row.cfServerd(),
                     Double.isNaN(row.ratio()) ? "—" : String.format(Locale.ROOT, "%.2f×", row.ratio()), target,
-                    row.pintle().serverCpuPerUnit(), row.nginx().serverCpuPerUnit(), row.pintle().cpu().client(),
+                    row.pintle().serverCpuPerUnit(), PerfRow.format(row.pintle().cpuPerUnitNoJit()),
+                    row.nginx().serverCpuPerUnit(),
+                    Double.isNaN(row.cpuRatio()) ? "—" : String.format(Locale.ROOT, "%.1f×", row.cpuRatio()),
+                    row.pintle().cpu().client(),
                     row.nginx().cpu().client(), row.pintle().cpu().others(), row.nginx().cpu().others(),
                     row.pintle().errors(), row.nginx().errors()));
         }
+        out.append("\ncf-serverd: (a) not comparable: a cf-agent process per copy, no keep-alive request stream, no"
+                + " HTTP; (b) not comparable: CFEngine's own protocol and key exchange, not TLS with HTTP; (c) not run:"
+                + " one cf-agent process per agent update would make the load generator the bottleneck; (d) not run:"
+                + " needs a CFEngine-protocol client holding 10,000 sessions.\n");
         out.append("\nLatency, ms (p50 / p99), Pintle vs nginx; for the herd, per agent update; for the idle row,"
                 + " a new connection with one request while the idle ones are open:\n\n");
-        out.append("| Row | Pintle | nginx | Server cores busy (P / N) |\n|---|---|---|---|\n");
+        out.append("| Row | Pintle | nginx | Server cores busy (P / N) | Pintle's JIT / GC threads, cores |\n"
+                + "|---|---|---|---|---|\n");
         for (PerfRow row : rows) {
-            out.append(String.format(Locale.ROOT, "| %s | %.2f / %.2f | %.2f / %.2f | %.2f / %.2f |%n", row.label(),
-                    row.pintle().p50Millis(), row.pintle().p99Millis(), row.nginx().p50Millis(),
-                    row.nginx().p99Millis(), row.pintle().cpu().server(), row.nginx().cpu().server()));
+            out.append(String.format(Locale.ROOT, "| %s | %.2f / %.2f | %.2f / %.2f | %.2f / %.2f | %.2f / %.2f |%n",
+                    row.label(), row.pintle().p50Millis(), row.pintle().p99Millis(), row.nginx().p50Millis(),
+                    row.nginx().p99Millis(), row.pintle().cpu().server(), row.nginx().cpu().server(),
+                    row.pintle().cpu().serverJit(), row.pintle().cpu().serverGc()));
         }
         boolean errors = false;
         for (PerfRow row : rows) {
