@@ -20,7 +20,7 @@ import java.util.concurrent.TimeUnit;
  * {@code preserve => "false"}, {@code verify => "true"}, {@code purge => "true"}, {@code copy_backup => "false"},
  * TLS protocol 2) and {@code depth_search => recurse("inf")}.
  */
-final class CfEngine implements AutoCloseable {
+public final class CfEngine implements AutoCloseable {
     private static final String WORKDIR_VARIABLE = "CFENGINE_TEST_OVERRIDE_WORKDIR";
     /** cf-agent's default timeout in Rudder's failsafe.cf. */
     private static final int AGENT_NETWORK_TIMEOUT_SECONDS = 10;
@@ -51,7 +51,7 @@ final class CfEngine implements AutoCloseable {
      * @return the running server
      * @throws IOException if a command fails
      */
-    static CfEngine start(Path work, Path served, int port) throws IOException, InterruptedException {
+    public static CfEngine start(Path work, Path served, int port) throws IOException, InterruptedException {
         Path serverWorkdir = work.resolve("server");
         Path clientWorkdir = work.resolve("agent");
         String serverKey = generateKey(serverWorkdir);
@@ -77,12 +77,12 @@ final class CfEngine implements AutoCloseable {
     }
 
     /** @return what {@code cf-agent --version} prints */
-    String version() {
+    public String version() {
         return version;
     }
 
     /** @return the server's process id */
-    long pid() {
+    public long pid() {
         return server.pid();
     }
 
@@ -90,7 +90,7 @@ final class CfEngine implements AutoCloseable {
      * @param source the tree's directory (below the served directory)
      * @return cf-agent syncing from it
      */
-    Contestant agent(Path source) {
+    public Contestant agent(Path source) {
         return new Contestant() {
             @Override
             public String name() {
@@ -128,7 +128,7 @@ final class CfEngine implements AutoCloseable {
      *
      * @return the wall time of one such run, in milliseconds
      */
-    double emptyRunMillis() throws IOException, InterruptedException {
+    public double emptyRunMillis() throws IOException, InterruptedException {
         Path policy = work.resolve("empty.cf");
         Files.writeString(policy, "body common control { bundlesequence => { \"empty\" }; }\n"
                 + "bundle agent empty { }\n");

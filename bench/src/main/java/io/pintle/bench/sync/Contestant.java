@@ -3,7 +3,7 @@ package io.pintle.bench.sync;
 import java.nio.file.Path;
 
 /** One way of bringing a local directory up to date with the server's tree. */
-interface Contestant {
+public interface Contestant {
     /** @return the column title */
     String name();
 

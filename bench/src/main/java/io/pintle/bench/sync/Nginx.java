@@ -13,7 +13,7 @@ import java.util.concurrent.TimeUnit;
  * must be the node id in {@code /policies/<id>/…}. Its own prefix directory, configuration and logs under the
  * benchmark's temporary directory; it runs in the foreground as a child of the harness and is stopped by its pid.
  */
-final class Nginx implements AutoCloseable {
+public final class Nginx implements AutoCloseable {
     private static final Duration START_LIMIT = Duration.ofSeconds(20);
 
     private final Process process;
@@ -81,6 +81,20 @@ final class Nginx implements AutoCloseable {
                 "  }",
                 "}",
                 ""));
+        return run(prefix, config, port);
+    }
+
+    /**
+     * Starts nginx in the foreground on a configuration written by the caller (its {@code pid} and logs under
+     * {@code prefix}, as {@link #start} writes them) and waits until it listens.
+     *
+     * @param prefix the prefix directory: {@code stdout.log} and {@code error.log} are read from it on failure
+     * @param config the configuration file
+     * @param port a port it listens on, 127.0.0.1
+     * @return the running server
+     * @throws IOException if it does not start
+     */
+    public static Nginx run(Path prefix, Path config, int port) throws IOException, InterruptedException {
         Process process = new ProcessBuilder("nginx", "-p", prefix + "/", "-c", config.toString(),
                 "-g", "daemon off;")
                 .redirectErrorStream(true)
@@ -100,17 +114,17 @@ final class Nginx implements AutoCloseable {
     }
 
     /** @return what {@code nginx -v} prints */
-    String version() {
+    public String version() {
         return version;
     }
 
     /** @return the master process id (its workers are its children) */
-    long pid() {
+    public long pid() {
         return process.pid();
     }
 
     /** @return the master and the workers */
-    List<ProcessHandle> processes() {
+    public List<ProcessHandle> processes() {
         return java.util.stream.Stream.concat(java.util.stream.Stream.of(process.toHandle()),
                 process.toHandle().descendants()).toList();
     }

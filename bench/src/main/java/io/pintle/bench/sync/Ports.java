@@ -9,7 +9,7 @@ import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 /** Loopback ports of the servers the benchmark starts, and stopping them. */
-final class Ports {
+public final class Ports {
     private Ports() {}
 
     /**
@@ -19,7 +19,7 @@ final class Ports {
      * @return the port
      * @throws IOException if no port can be bound
      */
-    static int free() throws IOException {
+    public static int free() throws IOException {
         try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             return socket.getLocalPort();
         }
@@ -33,7 +33,7 @@ final class Ports {
      * @param process the server, whose exit ends the wait
      * @throws IOException if the time is up or the process exited
      */
-    static void awaitListening(int port, Duration limit, Process process) throws IOException, InterruptedException {
+    public static void awaitListening(int port, Duration limit, Process process) throws IOException, InterruptedException {
         long deadline = System.nanoTime() + limit.toNanos();
         while (System.nanoTime() < deadline) {
             if (!process.isAlive()) {
@@ -55,7 +55,7 @@ final class Ports {
      * @param process the server
      * @param grace how long it may take to stop
      */
-    static void stop(Process process, Duration grace) {
+    public static void stop(Process process, Duration grace) {
         process.destroy();
         try {
             if (!process.waitFor(grace.toMillis(), TimeUnit.MILLISECONDS)) {

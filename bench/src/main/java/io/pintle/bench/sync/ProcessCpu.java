@@ -9,7 +9,7 @@ import java.util.Collection;
  * CPU time of processes from {@code /proc/<pid>/stat} (user + system, in clock ticks of 10 ms): the servers' and
  * the client's, to tell whether the client (the load generator) or a server limited a run.
  */
-final class ProcessCpu {
+public final class ProcessCpu {
     /** {@code getconf CLK_TCK} on Linux: the unit of the times in /proc/<pid>/stat. */
     private static final double MILLIS_PER_TICK = 10;
 
@@ -19,7 +19,7 @@ final class ProcessCpu {
      * @param processes processes still running
      * @return their CPU time so far, in milliseconds
      */
-    static double millis(Collection<ProcessHandle> processes) {
+    public static double millis(Collection<ProcessHandle> processes) {
         double total = 0;
         for (ProcessHandle process : processes) {
             long[] fields = fields(process.pid());
@@ -31,7 +31,7 @@ final class ProcessCpu {
     /**
      * @return this JVM's CPU time plus that of its children already waited for (cf-agent), in milliseconds
      */
-    static double selfAndChildrenMillis() {
+    public static double selfAndChildrenMillis() {
         long[] fields = fields(ProcessHandle.current().pid());
         return (fields[0] + fields[1] + fields[2] + fields[3]) * MILLIS_PER_TICK;
     }
@@ -40,7 +40,7 @@ final class ProcessCpu {
      * @return the machine's busy time so far, all cores together (user, nice, system, irq, softirq and steal from
      *     the first line of /proc/stat), in milliseconds; 0 if it cannot be read
      */
-    static double machineBusyMillis() {
+    public static double machineBusyMillis() {
         try {
             String first = Files.readAllLines(Path.of("/proc/stat")).get(0);
             String[] fields = first.trim().split("\\s+");

@@ -1,0 +1,173 @@
+package io.pintle.bench.perf;
+
+import io.pintle.bench.sync.Nginx;
+import io.pintle.bench.sync.Ports;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Starts the servers under test on 127.0.0.1, each in its own processes: Pintle, one JVM per server key type (as
+ * deployed: {@code java -jar pintle.jar serve --config …}), and nginx, one master and its workers with one listener
+ * per key type.
+ */
+final class Contenders {
+    private static final Duration PINTLE_START_LIMIT = Duration.ofSeconds(90);
+    private static final Pattern GENERAL_LISTEN = Pattern.compile("(?m)^listen = \"127\\.0\\.0\\.1:0\"$");
+
+    private Contenders() {}
+
+    /** A Pintle JVM serving with one server key. */
+    record PintleServer(ServerKey key, int port, Process process, Path config) implements AutoCloseable {
+        List<ProcessHandle> processes() {
+            return List.of(process.toHandle());
+        }
+
+        @Override
+        public void close() {
+            Ports.stop(process, Duration.ofSeconds(15));
+        }
+    }
+
+    /**
+     * Starts one Pintle per key type, one after the other (so that their start-ups do not compete).
+     *
+     * @param layout the files and keys
+     * @param options JVM, JVM options and configuration block
+     * @param work where configurations and logs go
+     * @return the running servers
+     */
+    static Map<ServerKey, PintleServer> startPintle(PerfLayout layout, PerfOptions options, Path work)
+            throws IOException, InterruptedException {
+        Map<ServerKey, PintleServer> servers = new EnumMap<>(ServerKey.class);
+        try {
+            for (ServerKey key : ServerKey.values()) {
+                servers.put(key, startPintle(layout, options, work, key));
+            }
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            servers.values().forEach(PintleServer::close);
+            throw e;
+        }
+        return servers;
+    }
+
+    private static PintleServer startPintle(PerfLayout layout, PerfOptions options, Path work, ServerKey key)
+            throws IOException, InterruptedException {
+        int port = Ports.free();
+        String demo = Files.readString(layout.demo().config());
+        Matcher listen = GENERAL_LISTEN.matcher(demo);
+        if (!listen.find()) {
+            throw new IOException("no [general] listen line in " + layout.demo().config());
+        }
+        ServerKey.Files files = layout.serverKeys().get(key);
+        String config = listen.replaceFirst("listen = \"127.0.0.1:" + port + "\"")
+                .replace("certificate = \"server/agent.cert\"", "certificate = \"" + files.certificate() + "\"")
+                .replace("key = \"server/localhost.priv\"", "key = \"" + files.key() + "\"")
+                + "\n" + options.pintleConfig() + "\n";
+        // Relative paths in the configuration are relative to its file: keep it beside the demo's.
+        Path configFile = layout.directory().resolve("pintle-perf-" + key.label() + ".toml");
+        Files.writeString(configFile, config);
+        List<String> command = new ArrayList<>();
+        command.add(options.pintleJava());
+        command.addAll(options.pintleJvmOptions());
+        command.addAll(List.of("-jar", options.pintleJar().toString(), "serve", "--config", configFile.toString()));
+        Path log = work.resolve("pintle-" + key.label() + ".log");
+        Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        try {
+            Ports.awaitListening(port, PINTLE_START_LIMIT, process);
+        } catch (IOException e) {
+            process.destroy();
+            throw new IOException(e.getMessage() + "; Pintle said: " + Files.readString(log), e);
+        }
+        return new PintleServer(key, port, process, configFile);
+    }
+
+    /** nginx with one listener per key type. */
+    record NginxServer(Nginx nginx, Map<ServerKey, Integer> ports, Path config) implements AutoCloseable {
+        @Override
+        public void close() {
+            nginx.close();
+        }
+    }
+
+    /**
+     * nginx as Rudder's Apache vhost serves (rudder-domain.md, "Apache routes used"), with what bench/sync's
+     * {@link Nginx} does: TLS 1.3 only; a client certificate required and verified against the nodes' certificates
+     * ({@code nodescerts.pem}: the node certificates are self-signed, so each is its own trust anchor, i.e.
+     * pinned); the certificate's {@code UID} must be the node id in {@code /policies/<id>/…}; {@code /common/}
+     * for any verified node. Sized for the idle-connection row: 16,384 connections per worker, 5-minute
+     * keep-alive.
+     */
+    static NginxServer startNginx(PerfLayout layout, Path work) throws IOException, InterruptedException {
+        Path prefix = Files.createDirectories(work.resolve("nginx"));
+        Path root = Files.createDirectories(prefix.resolve("root"));
+        Files.createSymbolicLink(root.resolve("policies"), layout.share());
+        Files.createSymbolicLink(root.resolve("common"), layout.share().resolve("common"));
+        Files.createDirectories(prefix.resolve("temp"));
+        Map<ServerKey, Integer> ports = new EnumMap<>(ServerKey.class);
+        List<String> servers = new ArrayList<>();
+        for (ServerKey key : ServerKey.values()) {
+            int port = Ports.free();
+            ports.put(key, port);
+            ServerKey.Files files = layout.serverKeys().get(key);
+            servers.addAll(List.of(
+                    "  server {",
+                    "    listen 127.0.0.1:" + port + " ssl http2;",
+                    "    ssl_certificate " + files.certificate() + ";",
+                    "    ssl_certificate_key " + files.key() + ";",
+                    "    ssl_protocols TLSv1.3;",
+                    "    ssl_session_cache shared:perf-" + key.label() + ":20m;",
+                    "    ssl_session_tickets on;",
+                    "    ssl_client_certificate " + layout.directory().resolve("lib/nodescerts.pem") + ";",
+                    "    ssl_verify_client on;",
+                    "    ssl_verify_depth 1;",
+                    "    root " + root + ";",
+                    "    location ~ ^/policies/(?<node>[^/]+)/ {",
+                    "      if ($client_uid != $node) { return 403; }",
+                    "    }",
+                    "    location /common/ { }",
+                    "    location / { return 404; }",
+                    "  }"));
+        }
+        String user = System.getProperty("user.name");
+        List<String> lines = new ArrayList<>(List.of(
+                "root".equals(user) ? "user root;" : "",
+                // As many workers as cores, as Debian's default configuration ("auto").
+                "worker_processes auto;",
+                "worker_rlimit_nofile 20000;",
+                "pid " + prefix.resolve("nginx.pid") + ";",
+                "error_log " + prefix.resolve("error.log") + " warn;",
+                "events { worker_connections 16384; }",
+                "http {",
+                "  access_log off;",
+                "  default_type application/octet-stream;",
+                "  sendfile on;",
+                "  tcp_nopush on;",
+                "  keepalive_timeout 300s;",
+                "  keepalive_requests 1000000;",
+                "  client_body_temp_path " + prefix.resolve("temp/body") + ";",
+                "  proxy_temp_path " + prefix.resolve("temp/proxy") + ";",
+                "  fastcgi_temp_path " + prefix.resolve("temp/fastcgi") + ";",
+                "  uwsgi_temp_path " + prefix.resolve("temp/uwsgi") + ";",
+                "  scgi_temp_path " + prefix.resolve("temp/scgi") + ";",
+                "  map $ssl_client_s_dn $client_uid {",
+                "    default \"\";",
+                "    \"~(^|,)UID=(?<uid>[^,]+)\" $uid;",
+                "  }"));
+        lines.addAll(servers);
+        lines.add("}");
+        lines.add("");
+        Path config = prefix.resolve("nginx.conf");
+        Files.writeString(config, String.join("\n", lines));
+        // The master binds every listener before it forks the workers: one listening means all do.
+        Nginx nginx = Nginx.run(prefix, config, ports.get(ServerKey.RSA_2048));
+        return new NginxServer(nginx, Map.copyOf(ports), config);
+    }
+}
