@@ -4,14 +4,18 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Iterator;
+import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * Command-line options. The defaults keep a full run (18 cells) near two minutes on two cores.
  *
  * @param timing warm-up and measured window of every cell
  * @param output where the Markdown table is also written, or null
+ * @param rows the rows to run (1-based, in table order), or empty for all; the report numbers the rows it ran
+ *     from 1
  */
-record Options(ClosedLoop.Timing timing, Path output) {
+record Options(ClosedLoop.Timing timing, Path output, Set<Integer> rows) {
     /**
      * Warm-up of each cell: its connections are opened and the loop is steady before measuring. (The JIT warm-up
      * is separate: once per request shape, before the first cell.)
@@ -23,7 +27,7 @@ record Options(ClosedLoop.Timing timing, Path output) {
     static final Duration MAX_DURATION = Duration.ofSeconds(30);
 
     /** The usage line. */
-    static final String USAGE = "usage: PolicyServingBench [--warmup SECONDS] [--measure SECONDS] [--output FILE]";
+    static final String USAGE = "usage: PolicyServingBench [--warmup SECONDS] [--measure SECONDS] [--output FILE] [--rows 1,3,7]";
 
     /**
      * @param args the command line
@@ -34,6 +38,7 @@ record Options(ClosedLoop.Timing timing, Path output) {
         Duration warmup = DEFAULT_WARMUP;
         Duration measure = DEFAULT_MEASURE;
         Path output = null;
+        Set<Integer> rows = Set.of();
         Iterator<String> it = Arrays.asList(args).iterator();
         while (it.hasNext()) {
             String option = it.next();
@@ -45,10 +50,28 @@ record Options(ClosedLoop.Timing timing, Path output) {
                 case "--warmup" -> warmup = seconds(option, value, 0);
                 case "--measure" -> measure = seconds(option, value, 1);
                 case "--output" -> output = Path.of(value);
+                case "--rows" -> rows = rows(value);
                 default -> throw new IllegalArgumentException(USAGE);
             }
         }
-        return new Options(new ClosedLoop.Timing(warmup, measure), output);
+        return new Options(new ClosedLoop.Timing(warmup, measure), output, rows);
+    }
+
+    private static Set<Integer> rows(String value) {
+        Set<Integer> rows = new TreeSet<>();
+        for (String part : value.split(",")) {
+            try {
+                int row = Integer.parseInt(part.strip());
+                if (row >= 1) {
+                    rows.add(row);
+                    continue;
+                }
+            } catch (NumberFormatException e) {
+                // reported below
+            }
+            throw new IllegalArgumentException("--rows takes row numbers from 1, comma-separated, not '" + value + "'");
+        }
+        return Set.copyOf(rows);
     }
 
     private static Duration seconds(String option, String value, int min) {
