@@ -122,6 +122,7 @@ public final class Bootstrap {
                 config.general().listen(), tls.factory(), JerseyConfig.create(snapshots, clock, scanner, digests, waits, sharedFiles,
                         upstream),
                 config.admin().listen(), JerseyConfig.admin(snapshots, reloader, metrics, readiness));
+        HttpServerFactory.serveFilesDirectly(server, snapshots, clock);
         HttpServerFactory.observe(server, metrics, snapshots, readiness);
         HttpServerFactory.limit(server, config.limits(), metrics);
         systemd.listener().ifPresent(inherited -> HttpServerFactory.inheritTlsListener(server, inherited));
