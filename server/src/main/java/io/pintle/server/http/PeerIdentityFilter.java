@@ -63,7 +63,7 @@ final class PeerIdentityFilter implements ContainerRequestFilter {
         if (!(remote instanceof InetSocketAddress inet) || inet.getAddress() == null) {
             throw new IllegalStateException("request without an IP peer address: " + remote);
         }
-        Caller caller = new Caller(inet.getAddress(), snapshot.nodes().identify(peer.leaf(), clock.instant()));
+        Caller caller = new Caller(inet.getAddress(), snapshot.nodes().identifyClient(peer.client(), clock.instant()));
         return new RequestState(snapshot, caller, peer);
     }
 }
