@@ -1,5 +1,6 @@
 package io.pintle.bench;
 
+import io.pintle.server.tls.SelfSigned;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
@@ -14,8 +15,10 @@ import java.util.TreeSet;
  * @param output where the Markdown table is also written, or null
  * @param rows the rows to run (1-based, in table order), or empty for all; the report numbers the rows it ran
  *     from 1
+ * @param serverKey the type of the server's key ({@code rsa2048}, the demo's, by default; {@code rsa4096}, Rudder
+ *     agents' keys; {@code ec})
  */
-record Options(ClosedLoop.Timing timing, Path output, Set<Integer> rows) {
+record Options(ClosedLoop.Timing timing, Path output, Set<Integer> rows, SelfSigned.KeyType serverKey) {
     /**
      * Warm-up of each cell: its connections are opened and the loop is steady before measuring. (The JIT warm-up
      * is separate: once per request shape, before the first cell.)
@@ -27,7 +30,7 @@ record Options(ClosedLoop.Timing timing, Path output, Set<Integer> rows) {
     static final Duration MAX_DURATION = Duration.ofSeconds(30);
 
     /** The usage line. */
-    static final String USAGE = "usage: PolicyServingBench [--warmup SECONDS] [--measure SECONDS] [--output FILE] [--rows 1,3,7]";
+    static final String USAGE = "usage: PolicyServingBench [--warmup SECONDS] [--measure SECONDS] [--output FILE] [--rows 1,3,7] [--server-key rsa2048|rsa4096|ec]";
 
     /**
      * @param args the command line
@@ -39,6 +42,7 @@ record Options(ClosedLoop.Timing timing, Path output, Set<Integer> rows) {
         Duration measure = DEFAULT_MEASURE;
         Path output = null;
         Set<Integer> rows = Set.of();
+        SelfSigned.KeyType serverKey = SelfSigned.KeyType.RSA_2048;
         Iterator<String> it = Arrays.asList(args).iterator();
         while (it.hasNext()) {
             String option = it.next();
@@ -51,10 +55,11 @@ record Options(ClosedLoop.Timing timing, Path output, Set<Integer> rows) {
                 case "--measure" -> measure = seconds(option, value, 1);
                 case "--output" -> output = Path.of(value);
                 case "--rows" -> rows = rows(value);
+                case "--server-key" -> serverKey = SelfSigned.KeyType.parse(value);
                 default -> throw new IllegalArgumentException(USAGE);
             }
         }
-        return new Options(new ClosedLoop.Timing(warmup, measure), output, rows);
+        return new Options(new ClosedLoop.Timing(warmup, measure), output, rows, serverKey);
     }
 
     private static Set<Integer> rows(String value) {

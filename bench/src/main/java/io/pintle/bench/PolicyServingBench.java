@@ -77,7 +77,7 @@ public final class PolicyServingBench {
 
     private int runAll() throws Exception {
         Environment environment = Environment.current();
-        Fixture fixture = Fixture.create();
+        Fixture fixture = Fixture.create(options.serverKey());
         try {
             ServerConfig config = ConfigLoader.load(fixture.layout().config());
             PintleServer pintle = Bootstrap.build(config);
