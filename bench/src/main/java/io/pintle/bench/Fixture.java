@@ -3,6 +3,8 @@ package io.pintle.bench;
 import io.pintle.api.Routes;
 import io.pintle.client.ClientTls;
 import io.pintle.server.demo.DemoLayout;
+import io.pintle.server.nodes.KeyHash;
+import io.pintle.server.tls.SelfSigned;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.Files;
@@ -38,12 +40,13 @@ record Fixture(Path root, DemoLayout layout, Path small, Path large) {
     /**
      * Creates the layout and the two files.
      *
+     * @param serverKey the type of the server's key (the demo's is RSA 2048)
      * @return the fixture
      * @throws IOException on write errors
      */
-    static Fixture create() throws IOException {
+    static Fixture create(SelfSigned.KeyType serverKey) throws IOException {
         Path root = Files.createTempDirectory("pintle-bench-");
-        DemoLayout layout = DemoLayout.create(root.resolve("layout"), 0);
+        DemoLayout layout = withServerKey(DemoLayout.create(root.resolve("layout"), 0), serverKey);
         Path rules = rules(layout);
         Random random = new Random(CONTENT_SEED);
         Path small = write(rules.resolve("bench-1k.bin"), SMALL_BYTES, random);
@@ -98,6 +101,19 @@ record Fixture(Path root, DemoLayout layout, Path small, Path large) {
                 Files.delete(path);
             }
         }
+    }
+
+    /** Replaces the demo server's key and certificate with a new pair of the given type. */
+    private static DemoLayout withServerKey(DemoLayout layout, SelfSigned.KeyType type) throws IOException {
+        if (type == SelfSigned.KeyType.RSA_2048) {
+            return layout;
+        }
+        Path server = layout.directory().resolve("server");
+        SelfSigned.Identity identity = SelfSigned.generate(type, DemoLayout.SERVER_ID);
+        SelfSigned.writeCertificates(server.resolve("agent.cert"), identity.certificate());
+        SelfSigned.writePrivateKey(server.resolve("localhost.priv"), identity.keyPair().getPrivate(), false);
+        return new DemoLayout(layout.directory(), KeyHash.sha256(identity.certificate().getPublicKey()).toString(),
+                layout.linux1(), layout.linux2(), layout.windows());
     }
 
     private static Path rules(DemoLayout layout) {

@@ -37,6 +37,7 @@ final class MarkdownReport {
                 .append(", ").append(env.os()).append('\n')
                 .append("- JVM: ").append(env.jvm()).append(", options `").append(env.jvmArguments())
                 .append("`\n")
+                .append("- Server key: ").append(options.serverKey().name()).append('\n')
                 .append("- Each cell: a fresh Jetty HttpClient keeping N requests in flight (closed loop) over ")
                 .append("TLS 1.3 with the demo node's client certificate, on 127.0.0.1; ")
                 .append(options.timing().warmup().toSeconds()).append(" s warm-up, then ")

@@ -77,7 +77,7 @@ public final class PolicyServingBench {
 
     private int runAll() throws Exception {
         Environment environment = Environment.current();
-        Fixture fixture = Fixture.create();
+        Fixture fixture = Fixture.create(options.serverKey());
         try {
             ServerConfig config = ConfigLoader.load(fixture.layout().config());
             PintleServer pintle = Bootstrap.build(config);
@@ -102,7 +102,7 @@ public final class PolicyServingBench {
         SSLContext tls = fixture.nodeTls();
         Target pintle = probe("Pintle", pintleUri, fixture, tls);
         Target baseline = probe("baseline", baselineUri, fixture, tls);
-        List<Scenario> plan = plan(fixture);
+        List<Scenario> plan = selected(plan(fixture));
         CpuSampler cpu = new CpuSampler();
         warmUp(plan, pintle, baseline, tls, cpu);
         List<Row> rows = new ArrayList<>();
@@ -116,6 +116,20 @@ public final class PolicyServingBench {
             rows.add(new Row(scenario, onPintle, onBaseline));
         }
         return rows;
+    }
+
+    /** @return the rows {@code --rows} names, or all of them */
+    private List<Scenario> selected(List<Scenario> plan) {
+        if (options.rows().isEmpty()) {
+            return plan;
+        }
+        List<Scenario> selected = new ArrayList<>();
+        for (int i = 0; i < plan.size(); i++) {
+            if (options.rows().contains(i + 1)) {
+                selected.add(plan.get(i));
+            }
+        }
+        return selected;
     }
 
     /** The rows, in table order. */

@@ -124,6 +124,7 @@ public final class Bootstrap {
                 config.general().listen(), tls.factory(), JerseyConfig.create(snapshots, clock, scanner, digests, waits, sharedFiles,
                         upstream, remoteRuns),
                 config.admin().listen(), JerseyConfig.admin(snapshots, reloader, metrics, readiness, remoteRuns));
+        HttpServerFactory.serveFilesDirectly(server, snapshots, clock);
         HttpServerFactory.observe(server, metrics, snapshots, readiness);
         HttpServerFactory.limit(server, config.limits(), metrics);
         systemd.listener().ifPresent(inherited -> HttpServerFactory.inheritTlsListener(server, inherited));

@@ -330,7 +330,7 @@ final class FileRoutes {
             return;
         }
         Caller caller = new Caller(state.caller().address(),
-                current.nodes().identify(state.peer().leaf(), clock.instant()));
+                current.nodes().identifyClient(state.peer().client(), clock.instant()));
         authorize(target.decide().apply(current, caller), new RequestState(current, caller, state.peer()), context);
     }
 

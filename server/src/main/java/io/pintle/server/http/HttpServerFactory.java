@@ -6,6 +6,7 @@ import io.pintle.server.reload.SnapshotHolder;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.channels.ServerSocketChannel;
+import java.time.Clock;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -162,6 +163,24 @@ public final class HttpServerFactory {
         server.setHandler(compression);
         server.setErrorHandler(new ProblemErrorHandler());
         return server;
+    }
+
+    /**
+     * Puts a {@link DirectFileHandler} in front of the node-facing Jersey application of a server from {@link
+     * #create}: plain file downloads are answered by Jetty directly, everything else by Jersey as before.
+     *
+     * @param server the server
+     * @param snapshots the live snapshot
+     * @param clock the clock for certificate validity
+     */
+    public static void serveFilesDirectly(Server server, SnapshotHolder snapshots, Clock clock) {
+        for (ContextHandler context : server.getDescendants(ContextHandler.class)) {
+            if (context.getVirtualHosts().contains("@" + TLS_CONNECTOR)) {
+                context.setHandler(new DirectFileHandler(context.getHandler(), snapshots, clock));
+                return;
+            }
+        }
+        throw new IllegalStateException("no node-facing context");
     }
 
     /**

@@ -39,17 +39,31 @@ final class PeerIdentityFilter implements ContainerRequestFilter {
     @Override
     public void filter(ContainerRequestContext context) {
         Request request = jettyRequest.get();
-        ServerSnapshot snapshot = snapshots.current();
+        // DirectFileHandler may have identified the caller already, on the snapshot this request runs on.
+        RequestState state = request.getAttribute(RequestState.PROPERTY) instanceof RequestState established
+                ? established
+                : identify(request, snapshots.current(), clock);
+        context.setProperty(RequestState.PROPERTY, state);
+        // The access log reads who the caller was from the request itself, never from a later snapshot.
+        AccessRecord record = AccessRecord.of(request);
+        record.caller(state.caller());
+        context.setProperty(AccessRecord.ATTRIBUTE, record);
+    }
+
+    /**
+     * @param request a Jetty request on the TLS listener
+     * @param snapshot the snapshot the request runs on
+     * @param clock the clock for certificate validity
+     * @return who the caller is on that snapshot
+     * @throws IllegalStateException when the request has no IP peer address
+     */
+    static RequestState identify(Request request, ServerSnapshot snapshot, Clock clock) {
         PeerCertificates peer = PeerCertificates.of(request);
         SocketAddress remote = request.getConnectionMetaData().getRemoteSocketAddress();
         if (!(remote instanceof InetSocketAddress inet) || inet.getAddress() == null) {
             throw new IllegalStateException("request without an IP peer address: " + remote);
         }
-        Caller caller = new Caller(inet.getAddress(), snapshot.nodes().identify(peer.leaf(), clock.instant()));
-        context.setProperty(RequestState.PROPERTY, new RequestState(snapshot, caller, peer));
-        // The access log reads who the caller was from the request itself, never from a later snapshot.
-        AccessRecord record = AccessRecord.of(request);
-        record.caller(caller);
-        context.setProperty(AccessRecord.ATTRIBUTE, record);
+        Caller caller = new Caller(inet.getAddress(), snapshot.nodes().identifyClient(peer.client(), clock.instant()));
+        return new RequestState(snapshot, caller, peer);
     }
 }

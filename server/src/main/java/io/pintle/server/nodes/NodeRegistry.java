@@ -123,44 +123,54 @@ public final class NodeRegistry {
      * @return the identification, with a reason when it is not a known node
      */
     public Identification identify(X509Certificate certificate, Instant now) {
-        if (certificate == null) {
+        return identifyClient(certificate == null ? null : ClientCertificate.of(certificate), now);
+    }
+
+    /**
+     * Decides which node, if any, a client certificate authenticates, from what was read of it already.
+     *
+     * @param presented the client's leaf certificate, read, or null when the client presented none
+     * @param now the time to check validity against
+     * @return the identification, with a reason when it is not a known node
+     */
+    public Identification identifyClient(ClientCertificate presented, Instant now) {
+        if (presented == null) {
             return new Identification.Anonymous(Identification.Reason.NO_CERTIFICATE,
                     "no client certificate was presented (use the agent's certificate and key)");
         }
-        if (now.isBefore(certificate.getNotBefore().toInstant())) {
+        if (now.isBefore(presented.notBefore())) {
             return new Identification.Anonymous(Identification.Reason.CERTIFICATE_NOT_YET_VALID,
-                    "the client certificate is not valid before " + certificate.getNotBefore().toInstant());
+                    "the client certificate is not valid before " + presented.notBefore());
         }
-        if (now.isAfter(certificate.getNotAfter().toInstant())) {
+        if (now.isAfter(presented.notAfter())) {
             return new Identification.Anonymous(Identification.Reason.CERTIFICATE_EXPIRED,
-                    "the client certificate expired on " + certificate.getNotAfter().toInstant());
+                    "the client certificate expired on " + presented.notAfter());
         }
-        Optional<String> uidText;
-        try {
-            uidText = CertificateSubjects.uid(certificate);
-        } catch (IllegalArgumentException e) {
-            return new Identification.Anonymous(Identification.Reason.INVALID_UID, e.getMessage());
+        if (presented.uidProblem() != null) {
+            return new Identification.Anonymous(Identification.Reason.INVALID_UID, presented.uidProblem());
         }
-        if (uidText.isEmpty()) {
+        if (presented.uid() == null) {
             return new Identification.Anonymous(Identification.Reason.CERTIFICATE_WITHOUT_UID,
-                    "the client certificate subject '" + certificate.getSubjectX500Principal().getName()
+                    "the client certificate subject '" + presented.certificate().getSubjectX500Principal().getName()
                             + "' has no UID attribute");
         }
         NodeId uid;
         try {
-            uid = new NodeId(uidText.get());
+            uid = new NodeId(presented.uid());
         } catch (IllegalArgumentException e) {
             return new Identification.Anonymous(Identification.Reason.INVALID_UID,
                     "the client certificate UID is not a node id: " + e.getMessage());
         }
-        KeyHash sha256 = KeyHash.sha256(certificate.getPublicKey());
-        Set<NodeId> owners = new TreeSet<>(pins.getOrDefault(sha256, Set.of()));
-        owners.addAll(pins.getOrDefault(KeyHash.of("sha512", certificate.getPublicKey()), Set.of()));
-        if (owners.isEmpty()) {
+        KeyHash sha256 = presented.sha256();
+        Set<NodeId> bySha256 = pins.getOrDefault(sha256, Set.of());
+        Set<NodeId> bySha512 = pins.getOrDefault(presented.sha512(), Set.of());
+        if (bySha256.isEmpty() && bySha512.isEmpty()) {
             return new Identification.Anonymous(Identification.Reason.UNKNOWN_KEY,
                     "key " + sha256 + " (certificate UID " + uid + ") is not known to this server");
         }
-        if (!owners.contains(uid)) {
+        if (!bySha256.contains(uid) && !bySha512.contains(uid)) {
+            Set<NodeId> owners = new TreeSet<>(bySha256);
+            owners.addAll(bySha512);
             return new Identification.Anonymous(Identification.Reason.KEY_NOT_FOR_UID,
                     "key " + sha256 + " is pinned for node " + owners.iterator().next()
                             + ", not for the certificate UID " + uid);

@@ -1,6 +1,8 @@
 package io.pintle.server.tls;
 
+import io.pintle.server.nodes.ClientCertificate;
 import java.security.cert.X509Certificate;
+import javax.net.ssl.SSLSession;
 import org.eclipse.jetty.io.EndPoint;
 import org.eclipse.jetty.server.Request;
 
@@ -10,8 +12,19 @@ import org.eclipse.jetty.server.Request;
  *
  * @param leaf the client's leaf certificate, or null when it sent none
  * @param protocol the negotiated protocol, or null on a plain connection
+ * @param client what identification reads of {@code leaf}, or null when there is none
  */
-public record PeerCertificates(X509Certificate leaf, String protocol) {
+public record PeerCertificates(X509Certificate leaf, String protocol, ClientCertificate client) {
+    /** The TLS session value that keeps {@link ClientCertificate} for the requests of that session. */
+    private static final String CLIENT_CERTIFICATE = ClientCertificate.class.getName();
+
+    /**
+     * @param leaf the client's leaf certificate, or null when it sent none
+     * @param protocol the negotiated protocol, or null on a plain connection
+     */
+    public PeerCertificates(X509Certificate leaf, String protocol) {
+        this(leaf, protocol, leaf == null ? null : ClientCertificate.of(leaf));
+    }
 
     /**
      * @param request a Jetty request
@@ -20,10 +33,28 @@ public record PeerCertificates(X509Certificate leaf, String protocol) {
     public static PeerCertificates of(Request request) {
         Object attribute = request.getAttribute(EndPoint.SslSessionData.ATTRIBUTE);
         if (!(attribute instanceof EndPoint.SslSessionData ssl)) {
-            return new PeerCertificates(null, null);
+            return new PeerCertificates(null, null, null);
         }
         X509Certificate[] chain = ssl.peerCertificates();
-        String protocol = ssl.sslSession() != null ? ssl.sslSession().getProtocol() : null;
-        return new PeerCertificates(chain != null && chain.length > 0 ? chain[0] : null, protocol);
+        SSLSession session = ssl.sslSession();
+        String protocol = session != null ? session.getProtocol() : null;
+        X509Certificate leaf = chain != null && chain.length > 0 ? chain[0] : null;
+        return new PeerCertificates(leaf, protocol, leaf == null ? null : client(session, leaf));
+    }
+
+    /**
+     * A session's peer certificate never changes, so what is read of it is kept in the session (the JDK's session
+     * values are thread-safe), checked against the very certificate object before use.
+     */
+    private static ClientCertificate client(SSLSession session, X509Certificate leaf) {
+        if (session == null) {
+            return ClientCertificate.of(leaf);
+        }
+        if (session.getValue(CLIENT_CERTIFICATE) instanceof ClientCertificate cached && cached.certificate() == leaf) {
+            return cached;
+        }
+        ClientCertificate read = ClientCertificate.of(leaf);
+        session.putValue(CLIENT_CERTIFICATE, read);
+        return read;
     }
 }

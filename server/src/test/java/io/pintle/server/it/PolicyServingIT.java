@@ -25,7 +25,9 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
+import java.util.TreeMap;
 import java.util.zip.GZIPInputStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -247,6 +249,57 @@ class PolicyServingIT {
         }
         assertThat(head.headers().firstValue("content-length")).hasValue(String.valueOf(archive.length));
         assertThat(get.headers().firstValue("content-type")).hasValue("application/x-bzip2");
+    }
+
+    /**
+     * Plain downloads are answered by Jetty directly (DirectFileHandler), anything with another precondition by
+     * Jersey (PolicyResource): an {@code If-Modified-Since} that changes nothing sends the same request the other
+     * way, and both must answer alike, header for header.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"/policies/linux-a/rules/rudder.tar.bz2",
+            "/policies/linux-a/rules/cfengine-community/promises.cf", "/common/policies-library-linux.tar.bz2"})
+    void directAndJerseyAnswersAreTheSame(String path) throws Exception {
+        for (HttpClient.Version version : List.of(HttpClient.Version.HTTP_1_1, HttpClient.Version.HTTP_2)) {
+            PintleClient client = server.client(linux, version);
+            String longAgo = "Thu, 01 Jan 1970 00:00:00 GMT";
+            String later = "Fri, 01 Jan 2100 00:00:00 GMT";
+            for (String method : List.of("GET", "HEAD")) {
+                HttpResponse<byte[]> direct = send(client, path, method, List.of());
+                HttpResponse<byte[]> jersey = send(client, path, method, List.of("If-Modified-Since", longAgo));
+                assertThat(direct.statusCode()).isEqualTo(200);
+                assertSameAnswer(direct, jersey);
+                String etag = direct.headers().firstValue("etag").orElseThrow();
+                HttpResponse<byte[]> notModified = send(client, path, method, List.of("If-None-Match", etag));
+                HttpResponse<byte[]> jerseyNotModified = send(client, path, method,
+                        List.of("If-None-Match", etag, "If-Modified-Since", later));
+                assertThat(notModified.statusCode()).isEqualTo(304);
+                assertSameAnswer(notModified, jerseyNotModified);
+                HttpResponse<byte[]> other = send(client, path, method, List.of("If-None-Match", "\"0\", W/" + etag));
+                assertThat(other.statusCode()).isEqualTo(304);
+                HttpResponse<byte[]> stale = send(client, path, method, List.of("If-None-Match", "\"0\""));
+                assertSameAnswer(stale, direct);
+            }
+        }
+    }
+
+    private static HttpResponse<byte[]> send(PintleClient client, String path, String method, List<String> headers)
+            throws Exception {
+        HttpRequest.Builder builder = request(client, path).method(method, HttpRequest.BodyPublishers.noBody());
+        for (int i = 0; i < headers.size(); i += 2) {
+            builder.header(headers.get(i), headers.get(i + 1));
+        }
+        return client.httpClient().send(builder.build(), HttpResponse.BodyHandlers.ofByteArray());
+    }
+
+    private static void assertSameAnswer(HttpResponse<byte[]> actual, HttpResponse<byte[]> expected) {
+        assertThat(actual.statusCode()).isEqualTo(expected.statusCode());
+        assertThat(actual.body()).isEqualTo(expected.body());
+        Map<String, List<String>> actualHeaders = new TreeMap<>(actual.headers().map());
+        Map<String, List<String>> expectedHeaders = new TreeMap<>(expected.headers().map());
+        actualHeaders.remove("date");
+        expectedHeaders.remove("date");
+        assertThat(actualHeaders).isEqualTo(expectedHeaders);
     }
 
     @Test

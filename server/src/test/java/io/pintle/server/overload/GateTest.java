@@ -73,11 +73,12 @@ class GateTest {
                     most.accumulateAndGet(holders.incrementAndGet(), Math::max);
                     holders.decrementAndGet();
                     done.incrementAndGet();
-                    finished.countDown();
                     Runnable next = gate.leave();
                     if (next != null) {
                         pool.execute(next);
                     }
+                    // Only once it has left the gate: the assertions below read the gate's counters.
+                    finished.countDown();
                 }
             });
         }
