@@ -263,10 +263,13 @@ class TreeViewsIT {
             String etag = get(client, path, null).headers().firstValue("etag").orElseThrow();
             List<CompletableFuture<HttpResponse<String>>> parked = new ArrayList<>();
             for (int i = 0; i < 2; i++) {
+                // One download worker and no queue: the previous request's worker goes back to the gate just after
+                // its response is sent, so wait for it before sending the next, or that one is refused with 503.
+                awaitMetric(server, "pintle_inflight_requests{class=\"files\"}", 0);
                 parked.add(client.httpClient().sendAsync(PolicyServingIT.request(client, path + "?wait=30")
                         .header("If-None-Match", etag).build(), HttpResponse.BodyHandlers.ofString()));
                 // Parked one at a time: with one download worker, the next must find it free again.
-                awaitWaiters(server, i + 1);
+                awaitWaiters(server, i + 1, parked);
             }
             HttpResponse<String> third = get(client, path + "?wait=30", etag);
             assertThat(third.statusCode()).isEqualTo(503);
@@ -370,10 +373,18 @@ class TreeViewsIT {
         }
     }
 
-    private static void awaitWaiters(TestServer server, int count) throws Exception {
+    private static void awaitWaiters(TestServer server, int count,
+            List<CompletableFuture<HttpResponse<String>>> sent) throws Exception {
         long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
         Double parked;
         while ((parked = server.metric("pintle_change_waiters")) == null || parked < count) {
+            for (CompletableFuture<HttpResponse<String>> request : sent) {
+                if (request.isDone()) {
+                    HttpResponse<String> answered = request.join();
+                    throw new AssertionError("a request meant to wait was answered at once: "
+                            + answered.statusCode() + " " + answered.body());
+                }
+            }
             assertThat(System.nanoTime()).as("%d parked requests", count).isLessThan(deadline);
             Thread.sleep(20);
         }
