@@ -94,7 +94,7 @@ public final class PintleServer implements AutoCloseable {
     /** @return {@code http://<loopback>:<port>} of the admin listener */
     public URI adminUri() {
         String host = config.admin().listen().host();
-        return URI.create("http://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + adminPort());
+        return URI.create("http://" + ServerConfig.Listen.authorityHost(host) + ":" + adminPort());
     }
 
     /** @return the reload writer (SIGHUP, tests) */
@@ -117,7 +117,7 @@ public final class PintleServer implements AutoCloseable {
         if (host.equals("0.0.0.0") || host.equals("::") || host.isEmpty()) {
             host = "127.0.0.1";
         }
-        return URI.create("https://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + port());
+        return URI.create("https://" + ServerConfig.Listen.authorityHost(host) + ":" + port());
     }
 
     /** @return the configuration it runs with */

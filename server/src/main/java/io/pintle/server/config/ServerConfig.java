@@ -119,7 +119,15 @@ public record ServerConfig(
     public record Listen(String host, int port) {
         @Override
         public String toString() {
-            return (host.contains(":") ? "[" + host + "]" : host) + ":" + port;
+            return authorityHost(host) + ":" + port;
+        }
+
+        /**
+         * @param host a host name or IP literal, an IPv6 one bracketed or not
+         * @return the host as a URI authority writes it: IPv6 literals in brackets
+         */
+        public static String authorityHost(String host) {
+            return host.contains(":") && !host.startsWith("[") ? "[" + host + "]" : host;
         }
     }
 

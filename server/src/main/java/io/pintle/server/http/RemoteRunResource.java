@@ -15,11 +15,13 @@ import io.pintle.server.nodes.NodeId;
 import io.pintle.server.problem.PintleException;
 import io.pintle.server.reload.ServerSnapshot;
 import io.pintle.server.reload.SnapshotHolder;
+import io.pintle.server.remoterun.AgentCommand;
 import io.pintle.server.remoterun.Conditions;
 import io.pintle.server.remoterun.RemoteRunPlanner;
 import io.pintle.server.remoterun.RemoteRunner;
 import io.pintle.server.remoterun.RunOrder;
 import io.pintle.server.remoterun.RunPlan;
+import io.pintle.server.remoterun.RunSink;
 import io.pintle.server.upstream.UpstreamClient;
 import jakarta.inject.Inject;
 import jakarta.inject.Provider;
@@ -280,7 +282,7 @@ public final class RemoteRunResource {
         String conditions = fields.containsKey(Routes.FORM_CONDITIONS)
                 ? fields.get(Routes.FORM_CONDITIONS)
                 : fields.get(Routes.FORM_CLASSES);
-        RunOrder order = new RunOrder(io.pintle.server.remoterun.AgentCommand.RUN, Conditions.parse(conditions));
+        RunOrder order = new RunOrder(AgentCommand.RUN, Conditions.parse(conditions));
         List<NodeId> nodes = null;
         if (target == Target.NODES) {
             String list = fields.get(Routes.FORM_NODES);
@@ -379,7 +381,7 @@ public final class RemoteRunResource {
     }
 
     /** A synchronous answer, built in memory up to {@link #MAX_SYNC_OUTPUT_BYTES}. */
-    private static final class SyncOutput implements io.pintle.server.remoterun.RunSink {
+    private static final class SyncOutput implements RunSink {
         private final Function<RemoteRunEvent, String> text;
         private final StringBuilder collected = new StringBuilder();
         private boolean truncated;

@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Collectors;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -152,8 +153,7 @@ public final class RemoteRunner {
     private void call(ServerSnapshot snapshot, RunOrder order, RunPlan.Hop hop, int hops, Counting sink) {
         long start = System.nanoTime();
         Node via = hop.via();
-        Set<String> expected = ConcurrentHashMap.newKeySet();
-        hop.nodes().forEach(node -> expected.add(node.value()));
+        Set<String> expected = hop.nodes().stream().map(NodeId::value).collect(Collectors.toUnmodifiableSet());
         Set<String> reported = ConcurrentHashMap.newKeySet();
         String failure;
         String status;
@@ -164,7 +164,7 @@ public final class RemoteRunner {
             String path = Routes.RELAY_API + (single
                     ? Routes.REMOTE_RUN_NODE.replace("{id}", via.id().value())
                     : Routes.REMOTE_RUN_NODES);
-            URI url = URI.create("https://" + host(via.hostname()) + ":" + config.port() + path);
+            URI url = URI.create("https://" + ServerConfig.Listen.authorityHost(via.hostname()) + ":" + config.port() + path);
             List<String> nodes = single ? null : hop.nodes().stream().map(NodeId::value).toList();
             client(snapshot.credentials(), config).run(url, pin, order.request(nodes),
                     Map.of(Routes.REMOTE_RUN_HOPS_HEADER, Integer.toString(hops)), event -> {
@@ -212,10 +212,6 @@ public final class RemoteRunner {
         }
         throw new GeneralSecurityException("no sha256 key pin for " + node + " (neither in nodeslist.json nor in a "
                 + "node certificate): its key cannot be checked");
-    }
-
-    private static String host(String hostname) {
-        return hostname.contains(":") && !hostname.startsWith("[") ? "[" + hostname + "]" : hostname;
     }
 
     /** One client per identity: rebuilt when the server's certificate or the timeouts change (a reload). */
