@@ -353,7 +353,7 @@ class ConfigLoaderTest {
         ServerConfig.Limits defaults = parse(ROOT_ID).limits();
         assertThat(defaults.maxConnections()).isEqualTo(10_000);
         assertThat(defaults.idleTimeout()).hasSeconds(30);
-        assertThat(defaults.headerTimeout()).hasSeconds(10);
+        assertThat(defaults.headerTimeout()).hasSeconds(60);
         assertThat(defaults.minResponseBytesPerSecond()).isEqualTo(1024);
         assertThat(defaults.queueTimeout()).hasSeconds(30);
         assertThat(defaults.retryAfter()).hasSeconds(60);
