@@ -105,7 +105,7 @@ public final class Bootstrap {
         Clock clock = Clock.systemUTC();
         ServerSnapshot first = new SnapshotLoader(config, clock).load(1);
         SnapshotHolder snapshots = new SnapshotHolder(first);
-        ServerTls tls = ServerTls.create(first.credentials(), config.tls().protocols());
+        ServerTls tls = ServerTls.create(first.credentials(), config.tls().protocols(), config.tls().provider());
         Reloader reloader = new Reloader(source, snapshots, tls, clock);
         InputWatcher watcher = new InputWatcher(reloader, snapshots, WATCH_QUIET_PERIOD);
         ServerMetrics metrics = new ServerMetrics(snapshots);

@@ -8,6 +8,7 @@ import io.pintle.server.reload.ServerSnapshot;
 import io.pintle.server.reload.ReloadOutcome;
 import io.pintle.server.reload.SnapshotHolder;
 import io.pintle.server.systemd.SystemdNotifier;
+import io.pintle.server.tls.TlsContextFactory;
 import java.net.URI;
 import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.server.NetworkConnector;
@@ -50,10 +51,16 @@ public final class PintleServer implements AutoCloseable {
         server.start();
         ServerSnapshot snapshot = snapshots.current();
         LOG.info("pintle {} ({}) serving {} on {} (admin {}): snapshot {} with {} nodes, {} pinned keys; "
-                        + "server key {}",
+                        + "server key {}; TLS {} by {}",
                 snapshot.self(), config.general().role().text(), snapshot.share().root(), uri(), adminUri(),
                 snapshot.generation(), snapshot.nodes().nodeCount(), snapshot.nodes().pinCount(),
-                snapshot.credentials().keyHash());
+                snapshot.credentials().keyHash(), String.join("/", config.tls().protocols()),
+                TlsContextFactory.describe(config.tls().provider()));
+        if (config.tls().provider() == ServerConfig.TlsProvider.AUTO
+                && TlsContextFactory.resolve(ServerConfig.TlsProvider.AUTO) == ServerConfig.TlsProvider.JDK) {
+            LOG.warn("[tls] provider = \"auto\" fell back to the JDK's TLS: {}; handshakes cost about twice the CPU "
+                    + "(set provider = \"jdk\" to silence this)", TlsContextFactory.describe(config.tls().provider()));
+        }
         // After start() returned: both listeners are bound (or inherited) and accepting.
         notifier.ready(status(null));
     }

@@ -20,6 +20,7 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
@@ -180,7 +181,7 @@ public final class ConfigLoader {
 
         ServerConfig validate(RawConfig raw) throws ConfigException {
             RawGeneral general = raw.general() != null ? raw.general() : new RawGeneral(null, null, null, null);
-            RawTls tls = raw.tls() != null ? raw.tls() : new RawTls(null, null, null, null);
+            RawTls tls = raw.tls() != null ? raw.tls() : new RawTls(null, null, null, null, null);
             RawNodes nodes = raw.nodes() != null ? raw.nodes() : new RawNodes(null, null);
             RawNetworks networks = raw.networks() != null ? raw.networks() : new RawNetworks(null, null);
             RawPaths paths = raw.paths() != null ? raw.paths() : new RawPaths(null, null, null);
@@ -219,6 +220,15 @@ public final class ConfigLoader {
                 }
             }
 
+            ServerConfig.TlsProvider provider = ServerConfig.TlsProvider.DEFAULT;
+            if (tls.provider() != null) {
+                provider = Arrays.stream(ServerConfig.TlsProvider.values())
+                        .filter(candidate -> candidate.text().equals(tls.provider()))
+                        .findFirst()
+                        .orElseThrow(() -> new ConfigException(source + ": 'tls.provider': unknown provider '"
+                                + tls.provider() + "' (known: auto, jdk, conscrypt)"));
+            }
+
             List<String> certificateFiles = nodes.certificates() != null
                     ? nodes.certificates()
                     : List.of("/var/rudder/lib/ssl/nodescerts.pem");
@@ -242,7 +252,7 @@ public final class ConfigLoader {
                     source,
                     validGeneral,
                     new ServerConfig.Tls(certificate, key, protocols,
-                            tls.allowWorldReadableKey() != null && tls.allowWorldReadableKey()),
+                            tls.allowWorldReadableKey() != null && tls.allowWorldReadableKey(), provider),
                     new ServerConfig.Nodes(
                             path("nodes.list", nodes.list(), "/var/rudder/lib/relay/nodeslist.json"), certificatePaths),
                     new ServerConfig.Networks(
@@ -551,7 +561,8 @@ public final class ConfigLoader {
             @JsonProperty("certificate") String certificate,
             @JsonProperty("key") String key,
             @JsonProperty("protocols") List<String> protocols,
-            @JsonProperty("allow_world_readable_key") Boolean allowWorldReadableKey) {}
+            @JsonProperty("allow_world_readable_key") Boolean allowWorldReadableKey,
+            @JsonProperty("provider") String provider) {}
 
     record RawNodes(@JsonProperty("list") String list, @JsonProperty("certificates") List<String> certificates) {}
 

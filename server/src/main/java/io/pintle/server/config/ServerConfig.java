@@ -144,10 +144,13 @@ public record ServerConfig(
      * @param protocols enabled TLS protocols ({@code TLSv1.3}, optionally {@code TLSv1.2})
      * @param allowWorldReadableKey serve even when every user of the machine can read the key file (refused by
      *     default)
+     * @param provider the TLS implementation of the node-facing listener
      */
-    public record Tls(Path certificate, Path key, List<String> protocols, boolean allowWorldReadableKey) {
+    public record Tls(Path certificate, Path key, List<String> protocols, boolean allowWorldReadableKey,
+            TlsProvider provider) {
         public Tls {
             protocols = List.copyOf(protocols);
+            Objects.requireNonNull(provider);
         }
 
         /**
@@ -156,7 +159,36 @@ public record ServerConfig(
          * @param protocols enabled TLS protocols
          */
         public Tls(Path certificate, Path key, List<String> protocols) {
-            this(certificate, key, protocols, false);
+            this(certificate, key, protocols, false, TlsProvider.DEFAULT);
+        }
+    }
+
+    /** The TLS implementation behind the node-facing listener ({@code [tls] provider}). */
+    public enum TlsProvider {
+        /** Conscrypt where its native library loads on this machine, else the JDK's (with a warning). */
+        AUTO("auto"),
+        /** The JDK's own (SunJSSE): pure Java, nothing native. */
+        JDK("jdk"),
+        /** Conscrypt: Google's BoringSSL behind the same JSSE API, from its bundled native library. */
+        CONSCRYPT("conscrypt");
+
+        /** The provider used when the configuration names none. */
+        public static final TlsProvider DEFAULT = AUTO;
+
+        private final String text;
+
+        TlsProvider(String text) {
+            this.text = text;
+        }
+
+        /** @return the name the configuration uses */
+        public String text() {
+            return text;
+        }
+
+        @Override
+        public String toString() {
+            return text;
         }
     }
 

@@ -173,6 +173,7 @@ public final class Reloader {
         check(source, "general.node_id", live.general().nodeId(), next.general().nodeId());
         check(source, "general.role", live.general().role(), next.general().role());
         check(source, "tls.protocols", live.tls().protocols(), next.tls().protocols());
+        check(source, "tls.provider", live.tls().provider(), next.tls().provider());
     }
 
     private static void check(String source, String key, Object live, Object next) throws ConfigException {

@@ -1,5 +1,6 @@
 package io.pintle.server.tls;
 
+import io.pintle.server.config.ServerConfig;
 import io.pintle.server.reload.TlsUpdater;
 import java.security.KeyStore;
 import java.util.List;
@@ -13,21 +14,25 @@ import org.eclipse.jetty.util.ssl.SslContextFactory;
 public final class ServerTls implements TlsUpdater {
     private final SslContextFactory.Server factory;
     private final List<String> protocols;
+    private final ServerConfig.TlsProvider provider;
 
-    private ServerTls(SslContextFactory.Server factory, List<String> protocols) {
+    private ServerTls(SslContextFactory.Server factory, List<String> protocols, ServerConfig.TlsProvider provider) {
         this.factory = factory;
         this.protocols = List.copyOf(protocols);
+        this.provider = provider;
     }
 
     /**
      * @param credentials initial server credentials
      * @param protocols enabled protocols
+     * @param provider the TLS implementation
      * @return the listener's TLS configuration
-     * @throws java.security.GeneralSecurityException when the credentials are unusable
+     * @throws java.security.GeneralSecurityException when the credentials are unusable, or the provider is not
+     *     available on this machine
      */
-    public static ServerTls create(ServerCredentials credentials, List<String> protocols)
-            throws java.security.GeneralSecurityException {
-        return new ServerTls(TlsContextFactory.create(credentials, protocols), protocols);
+    public static ServerTls create(ServerCredentials credentials, List<String> protocols,
+            ServerConfig.TlsProvider provider) throws java.security.GeneralSecurityException {
+        return new ServerTls(TlsContextFactory.create(credentials, protocols, provider), protocols, provider);
     }
 
     /** @return the factory to give the TLS connector */
@@ -37,7 +42,7 @@ public final class ServerTls implements TlsUpdater {
 
     @Override
     public void validate(ServerCredentials credentials) throws Exception {
-        SslContextFactory.Server probe = TlsContextFactory.create(credentials, protocols);
+        SslContextFactory.Server probe = TlsContextFactory.create(credentials, protocols, provider);
         probe.start();
         probe.stop();
     }

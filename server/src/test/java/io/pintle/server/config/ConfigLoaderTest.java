@@ -288,6 +288,18 @@ class ConfigLoaderTest {
     }
 
     @Test
+    void tlsProviderIsTheJdksUnlessConscryptIsNamed() throws ConfigException {
+        assertThat(parse(ROOT_ID).tls().provider()).isEqualTo(ServerConfig.TlsProvider.DEFAULT);
+        assertThat(parse(ROOT_ID + "[tls]\nprovider = \"conscrypt\"\n").tls().provider())
+                .isEqualTo(ServerConfig.TlsProvider.CONSCRYPT);
+        assertThat(parse(ROOT_ID + "[tls]\nprovider = \"jdk\"\n").tls().provider())
+                .isEqualTo(ServerConfig.TlsProvider.JDK);
+        assertRefused(ROOT_ID + "[tls]\nprovider = \"openssl\"\n", "'tls.provider'", "unknown provider 'openssl'",
+                "jdk, conscrypt");
+        assertRefused(ROOT_ID + "[tls]\nprovider = \"Conscrypt\"\n", "'tls.provider'", "'Conscrypt'");
+    }
+
+    @Test
     void emptyProtocolListIsRefused() {
         assertRefused(ROOT_ID + "[tls]\nprotocols = []\n", "'tls.protocols'", "at least one");
     }

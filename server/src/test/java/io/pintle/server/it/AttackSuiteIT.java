@@ -368,7 +368,7 @@ class AttackSuiteIT {
         assertThat(status(response)).isEqualTo(403);
         assertThat(response).contains("certificate-not-yet-valid");
 
-        // A chain of 12 linked certificates (the JDK accepts at most 10 from a client): refused in the handshake.
+        // A chain of 12 linked certificates (at most 10 are accepted from a client): refused in the handshake.
         List<X509Certificate> chain = linkedChain(attacker.keyPair(), "node-a", 12);
         Path home = Files.createDirectories(dir.resolve("long-chain"));
         SelfSigned.writeCertificates(home.resolve("agent.cert"), chain.toArray(X509Certificate[]::new));
@@ -382,7 +382,8 @@ class AttackSuiteIT {
         } catch (IOException handshakeRefused) {
             refused = handshakeRefused.toString();
         }
-        // Measured: the server closes the connection without a response (the JDK's limit on client chains).
+        // Measured: the server closes the connection without a response (Pintle's limit on client chains, the
+        // JDK's own: 10; Conscrypt has none of its own).
         assertThat(refused).satisfiesAnyOf(
                 answer -> assertThat(answer).isEmpty(),
                 answer -> assertThat(answer).contains("Exception"),

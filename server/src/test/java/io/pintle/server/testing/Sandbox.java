@@ -277,6 +277,9 @@ public final class Sandbox {
         return dir.resolve("share");
     }
 
+    /** System property naming the {@code [tls] provider} of every test server, when set. */
+    public static final String TLS_PROVIDER_PROPERTY = "pintle.it.tls.provider";
+
     /**
      * Writes the configuration file.
      *
@@ -306,9 +309,19 @@ public final class Sandbox {
                 "[tls]",
                 "certificate = \"server/agent.cert\"",
                 "key = \"server/localhost.priv\"",
+                providerLine(extraToml),
                 extraToml,
                 ""), StandardCharsets.UTF_8);
         return file;
+    }
+
+    /**
+     * The {@code [tls] provider} the whole suite runs with when the system property {@value #TLS_PROVIDER_PROPERTY}
+     * names one (the build runs the integration tests once per provider), unless the test sets its own.
+     */
+    private static String providerLine(String extraToml) {
+        String provider = System.getProperty(TLS_PROVIDER_PROPERTY, "");
+        return provider.isEmpty() || extraToml.contains("provider") ? "" : "provider = \"" + provider + "\"";
     }
 
     /** Writes every input as Rudder does: to a temporary file, then renamed over the old one. */
