@@ -78,7 +78,8 @@ final class BaselineServer {
 
     private static SslContextFactory.Server sslContextFactory(ServerConfig.Tls tls)
             throws IOException, GeneralSecurityException {
-        return TlsContextFactory.create(ServerCredentials.load(tls.certificate(), tls.key()), tls.protocols());
+        return TlsContextFactory.create(ServerCredentials.load(tls.certificate(), tls.key()), tls.protocols(),
+                tls.provider());
     }
 
     private static ServerConnector connector(Server server, SslContextFactory.Server tls) {

@@ -69,7 +69,9 @@ final class Contenders {
         ServerKey.Files files = layout.serverKeys().get(key);
         String config = listen.replaceFirst("listen = \"127.0.0.1:" + port + "\"")
                 .replace("certificate = \"server/agent.cert\"", "certificate = \"" + files.certificate() + "\"")
-                .replace("key = \"server/localhost.priv\"", "key = \"" + files.key() + "\"")
+                .replace("key = \"server/localhost.priv\"", "key = \"" + files.key() + "\""
+                        + (options.pintleTlsProvider() != null
+                                ? "\nprovider = \"" + options.pintleTlsProvider() + "\"" : ""))
                 + "\n" + options.pintleConfig() + "\n";
         // Relative paths in the configuration are relative to its file: keep it beside the demo's.
         Path configFile = layout.directory().resolve("pintle-perf-" + key.label() + ".toml");

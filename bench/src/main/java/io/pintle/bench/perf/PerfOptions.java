@@ -27,13 +27,14 @@ import java.util.Set;
  * @param pintleJava the {@code java} Pintle runs on
  * @param pintleJvmOptions its JVM options
  * @param pintleConfig TOML appended to the demo's configuration
+ * @param pintleTlsProvider Pintle's {@code [tls] provider} ({@code jdk}, {@code conscrypt}), or null for its default
  * @param output the Markdown report, or null
  * @param plot the PNG plot, or null
  * @param rows the groups of rows to run ({@link #ROWS})
  */
 record PerfOptions(Duration warmup, Duration window, List<Integer> herdAgents, Duration herdSpread, int idleConnections,
         int handshakeConcurrency, int cfRuns, Path pintleJar, String pintleJava, List<String> pintleJvmOptions,
-        String pintleConfig, Path output, Path plot, Set<String> rows) {
+        String pintleConfig, String pintleTlsProvider, Path output, Path plot, Set<String> rows) {
     /** The groups of rows, in the order they run. */
     static final List<String> ROWS = List.of("small", "large", "handshake", "herd", "idle");
     /** As deploy/systemd/pintle.service, with bench/sync's fixed 512 MiB heap: no resizing during the rows. */
@@ -53,9 +54,9 @@ record PerfOptions(Duration warmup, Duration window, List<Integer> herdAgents, D
     static final String USAGE = "usage: PerfBench [--quick] [--warmup-seconds 3] [--window-seconds 5]"
             + " [--herd-agents 2000,500] [--idle-connections 10000] [--handshake-concurrency 8] [--cf-runs 3]"
             + " [--pintle-jar server/target/pintle.jar] [--pintle-java JAVA] [--pintle-jvm-options 'OPTIONS']"
-            + " [--pintle-config FILE] [--rows small,large,handshake,herd,idle] [--output FILE] [--plot FILE]\n"
-            + "environment: PINTLE_PERF_JAVA, PINTLE_PERF_JVM_OPTIONS, PINTLE_PERF_CONFIG (a file) give the defaults"
-            + " of the three --pintle-* options";
+            + " [--pintle-config FILE] [--pintle-tls-provider jdk|conscrypt] [--rows small,large,handshake,herd,idle] [--output FILE] [--plot FILE]\n"
+            + "environment: PINTLE_PERF_JAVA, PINTLE_PERF_JVM_OPTIONS, PINTLE_PERF_CONFIG (a file),"
+            + " PINTLE_PERF_TLS_PROVIDER give the defaults of the four --pintle-* options";
 
     static PerfOptions parse(Map<String, String> env, String... args) {
         Duration warmup = Duration.ofSeconds(3);
@@ -72,6 +73,7 @@ record PerfOptions(Duration warmup, Duration window, List<Integer> herdAgents, D
         String jvmOptions = env.getOrDefault("PINTLE_PERF_JVM_OPTIONS", DEFAULT_JVM_OPTIONS);
         String config = env.containsKey("PINTLE_PERF_CONFIG") ? read(Path.of(env.get("PINTLE_PERF_CONFIG")))
                 : DEFAULT_CONFIG;
+        String tlsProvider = env.get("PINTLE_PERF_TLS_PROVIDER");
         Path output = null;
         Path plot = null;
         Iterator<String> it = Arrays.asList(args).iterator();
@@ -108,6 +110,7 @@ record PerfOptions(Duration warmup, Duration window, List<Integer> herdAgents, D
                     case "--pintle-java" -> java = value;
                     case "--pintle-jvm-options" -> jvmOptions = value;
                     case "--pintle-config" -> config = read(Path.of(value));
+                    case "--pintle-tls-provider" -> tlsProvider = value;
                     case "--output" -> output = Path.of(value);
                     case "--plot" -> plot = Path.of(value);
                     case "--rows" -> {
@@ -124,7 +127,8 @@ record PerfOptions(Duration warmup, Duration window, List<Integer> herdAgents, D
         }
         List<String> jvm = jvmOptions.isBlank() ? List.of() : List.of(jvmOptions.trim().split("\\s+"));
         return new PerfOptions(warmup, window, herd, Duration.ofSeconds(10), idle, handshakeConcurrency, cfRuns, jar,
-                java, jvm, config.strip(), output, plot, Set.copyOf(rows));
+                java, jvm, config.strip(), tlsProvider == null || tlsProvider.isBlank() ? null : tlsProvider.strip(),
+                output, plot, Set.copyOf(rows));
     }
 
     private static String read(Path file) {

@@ -29,6 +29,8 @@ final class PerfReport {
                 options.pintleJava(), String.join(" ", options.pintleJvmOptions()), options.pintleJar()));
         out.append("- Pintle configuration appended to the demo's: `")
                 .append(options.pintleConfig().replace("\n", "; ")).append("`\n");
+        out.append("- Pintle's TLS provider: ").append(options.pintleTlsProvider() != null
+                ? "`[tls] provider = \"" + options.pintleTlsProvider() + "\"`" : "its default").append('\n');
         out.append("- ").append(context.nginxVersion()).append(", ").append(context.cfVersion())
                 .append("; load generator: Jetty HttpClient on JDK ").append(context.harnessJdk()).append('\n');
         out.append(String.format(Locale.ROOT, "- Windows: %d s warm-up + %d s measured per server and row"
