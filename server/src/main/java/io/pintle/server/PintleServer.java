@@ -1,5 +1,6 @@
 package io.pintle.server;
 
+import com.sun.management.UnixOperatingSystemMXBean;
 import io.pintle.server.config.ServerConfig;
 import io.pintle.server.http.HttpServerFactory;
 import io.pintle.server.metrics.ServerMetrics;
@@ -9,7 +10,9 @@ import io.pintle.server.reload.ReloadOutcome;
 import io.pintle.server.reload.SnapshotHolder;
 import io.pintle.server.systemd.SystemdNotifier;
 import io.pintle.server.tls.TlsContextFactory;
+import java.lang.management.ManagementFactory;
 import java.net.URI;
+import java.util.Optional;
 import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.server.NetworkConnector;
 import org.eclipse.jetty.server.Server;
@@ -20,6 +23,8 @@ import org.slf4j.LoggerFactory;
 @SuppressWarnings("try") // close() may throw InterruptedException: Jetty's stop waits for in-flight requests.
 public final class PintleServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(PintleServer.class);
+    /** Descriptors kept for files being served, the admin listener, logs, the JVM's own. */
+    private static final long DESCRIPTOR_RESERVE = 1000;
 
     private final ServerConfig config;
     private final SnapshotHolder snapshots;
@@ -61,8 +66,39 @@ public final class PintleServer implements AutoCloseable {
             LOG.warn("[tls] provider = \"auto\" fell back to the JDK's TLS: {}; handshakes cost about twice the CPU "
                     + "(set provider = \"jdk\" to silence this)", TlsContextFactory.describe(config.tls().provider()));
         }
+        checkDescriptorLimit();
         // After start() returned: both listeners are bound (or inherited) and accepting.
         notifier.ready(status(null));
+    }
+
+    /**
+     * Warns when the open-files limit cannot hold {@code [limits] max_connections}: past it, accepting fails
+     * ("Too many open files") and handshakes break, which bench/perf's idle row ran into with Conscrypt.
+     */
+    private void checkDescriptorLimit() {
+        if (ManagementFactory.getOperatingSystemMXBean() instanceof UnixOperatingSystemMXBean os) {
+            descriptorShortfall(os.getMaxFileDescriptorCount(), config.limits().maxConnections(),
+                    TlsContextFactory.resolve(config.tls().provider())).ifPresent(LOG::warn);
+        }
+    }
+
+    /**
+     * @param limit the process's open-files limit
+     * @param maxConnections {@code [limits] max_connections}
+     * @param provider the TLS provider in use (not {@code auto})
+     * @return a warning when the limit is below what that many connections need
+     */
+    static Optional<String> descriptorShortfall(long limit, int maxConnections, ServerConfig.TlsProvider provider) {
+        boolean conscrypt = provider == ServerConfig.TlsProvider.CONSCRYPT;
+        long perConnection = conscrypt ? 3 : 1;
+        long needed = perConnection * maxConnections + DESCRIPTOR_RESERVE;
+        if (limit >= needed) {
+            return Optional.empty();
+        }
+        return Optional.of("the open-files limit (" + limit + ") is below what [limits] max_connections = "
+                + maxConnections + " needs (" + needed + ": " + perConnection + " per TLS connection"
+                + (conscrypt ? " with Conscrypt, the socket and a pipe," : "") + " and " + DESCRIPTOR_RESERVE
+                + " for files and the rest): raise it (systemd LimitNOFILE) or lower max_connections");
     }
 
     /** Blocks until the server stops. @throws InterruptedException if interrupted */
