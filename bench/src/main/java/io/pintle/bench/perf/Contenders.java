@@ -25,7 +25,7 @@ final class Contenders {
     private Contenders() {}
 
     /** A Pintle JVM serving with one server key. */
-    record PintleServer(ServerKey key, int port, Process process, Path config) implements AutoCloseable {
+    record PintleServer(ServerKey key, int port, Process process, Path config, Path log) implements AutoCloseable {
         List<ProcessHandle> processes() {
             return List.of(process.toHandle());
         }
@@ -88,7 +88,7 @@ final class Contenders {
             process.destroy();
             throw new IOException(e.getMessage() + "; Pintle said: " + Files.readString(log), e);
         }
-        return new PintleServer(key, port, process, configFile);
+        return new PintleServer(key, port, process, configFile, log);
     }
 
     /** nginx with one listener per key type. */
