@@ -350,6 +350,20 @@ class PolicyServingIT {
             assertThat(gunzip.readAllBytes()).isEqualTo(promises);
         }
 
+        // Without Accept-Encoding (Rudder agents' curl): the same text as is, with the file's own ETag, and the
+        // Vary that tells caches the representation depends on Accept-Encoding.
+        HttpResponse<byte[]> plain = client.httpClient().send(
+                request(client, "/policies/linux-a/rules/cfengine-community/promises.cf").build(),
+                HttpResponse.BodyHandlers.ofByteArray());
+        assertThat(plain.statusCode()).isEqualTo(200);
+        assertThat(plain.headers().firstValue("content-encoding")).isEmpty();
+        assertThat(plain.headers().firstValue("vary")).hasValue("Accept-Encoding");
+        assertThat(plain.headers().firstValue("content-length")).hasValue(String.valueOf(promises.length));
+        assertThat(plain.headers().firstValue("etag")).hasValueSatisfying(tag -> assertThat(tag)
+                .doesNotContain("--gzip").isEqualTo(text.headers().firstValue("etag").orElseThrow()
+                        .replace("--gzip\"", "\"")));
+        assertThat(plain.body()).isEqualTo(promises);
+
         HttpResponse<byte[]> binary = client.httpClient().send(
                 request(client, "/policies/linux-a/rules/rudder.tar.bz2").header("Accept-Encoding", "gzip").build(),
                 HttpResponse.BodyHandlers.ofByteArray());
