@@ -24,7 +24,7 @@ import org.slf4j.LoggerFactory;
 public final class PintleServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(PintleServer.class);
     /** Descriptors kept for files being served, the admin listener, logs, the JVM's own. */
-    private static final long DESCRIPTOR_RESERVE = 1000;
+    public static final long DESCRIPTOR_RESERVE = 1000;
 
     private final ServerConfig config;
     private final SnapshotHolder snapshots;
@@ -61,12 +61,12 @@ public final class PintleServer implements AutoCloseable {
                 snapshot.generation(), snapshot.nodes().nodeCount(), snapshot.nodes().pinCount(),
                 snapshot.credentials().keyHash(), String.join("/", config.tls().protocols()),
                 TlsContextFactory.describe(config.tls().provider()));
-        if (config.tls().provider() == ServerConfig.TlsProvider.AUTO
-                && TlsContextFactory.resolve(ServerConfig.TlsProvider.AUTO) == ServerConfig.TlsProvider.JDK) {
+        ServerConfig.TlsProvider used = TlsContextFactory.resolve(config.tls().provider());
+        if (config.tls().provider() == ServerConfig.TlsProvider.AUTO && used == ServerConfig.TlsProvider.JDK) {
             LOG.warn("[tls] provider = \"auto\" fell back to the JDK's TLS: {}; handshakes cost about twice the CPU "
                     + "(set provider = \"jdk\" to silence this)", TlsContextFactory.describe(config.tls().provider()));
         }
-        checkDescriptorLimit();
+        checkDescriptorLimit(used);
         // After start() returned: both listeners are bound (or inherited) and accepting.
         notifier.ready(status(null));
     }
@@ -75,11 +75,20 @@ public final class PintleServer implements AutoCloseable {
      * Warns when the open-files limit cannot hold {@code [limits] max_connections}: past it, accepting fails
      * ("Too many open files") and handshakes break, which bench/perf's idle row ran into with Conscrypt.
      */
-    private void checkDescriptorLimit() {
+    private void checkDescriptorLimit(ServerConfig.TlsProvider used) {
         if (ManagementFactory.getOperatingSystemMXBean() instanceof UnixOperatingSystemMXBean os) {
-            descriptorShortfall(os.getMaxFileDescriptorCount(), config.limits().maxConnections(),
-                    TlsContextFactory.resolve(config.tls().provider())).ifPresent(LOG::warn);
+            descriptorShortfall(os.getMaxFileDescriptorCount(), config.limits().maxConnections(), used)
+                    .ifPresent(LOG::warn);
         }
+    }
+
+    /**
+     * @param provider the TLS provider in use (not {@code auto})
+     * @return file descriptors one TLS connection holds: the socket, and with Conscrypt a pipe too (BoringSSL's
+     *     per-connection {@code AppData})
+     */
+    public static int descriptorsPerConnection(ServerConfig.TlsProvider provider) {
+        return provider == ServerConfig.TlsProvider.CONSCRYPT ? 3 : 1;
     }
 
     /**
@@ -90,7 +99,7 @@ public final class PintleServer implements AutoCloseable {
      */
     static Optional<String> descriptorShortfall(long limit, int maxConnections, ServerConfig.TlsProvider provider) {
         boolean conscrypt = provider == ServerConfig.TlsProvider.CONSCRYPT;
-        long perConnection = conscrypt ? 3 : 1;
+        long perConnection = descriptorsPerConnection(provider);
         long needed = perConnection * maxConnections + DESCRIPTOR_RESERVE;
         if (limit >= needed) {
             return Optional.empty();

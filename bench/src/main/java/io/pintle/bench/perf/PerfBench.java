@@ -5,6 +5,8 @@ import io.pintle.bench.sync.CfEngine;
 import io.pintle.bench.sync.Contestant;
 import io.pintle.bench.sync.Ports;
 import io.pintle.client.ClientTls;
+import io.pintle.server.PintleServer;
+import io.pintle.server.config.ServerConfig;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URI;
@@ -159,7 +161,7 @@ public final class PerfBench {
 
     /**
      * The idle row's connections, fewer than asked when Pintle's open-files limit cannot hold them: with Conscrypt
-     * (its start-up line says so) each TLS connection holds three descriptors, and Pintle keeps 1,000 for the rest.
+     * (its start-up line says so) each TLS connection holds three descriptors, and Pintle keeps a reserve for the rest (both as PintleServer counts them).
      * Both servers then get the same, smaller number, and the report says why.
      */
     private int idleConnectionsThatFit() throws IOException {
@@ -172,16 +174,17 @@ public final class PerfBench {
                 limit = soft.equals("unlimited") ? Long.MAX_VALUE : Long.parseLong(soft);
             }
         }
-        int perConnection = conscrypt ? 3 : 1;
-        long fit = (limit - 1000) / perConnection;
+        int perConnection = PintleServer.descriptorsPerConnection(
+                conscrypt ? ServerConfig.TlsProvider.CONSCRYPT : ServerConfig.TlsProvider.JDK);
+        long fit = (limit - PintleServer.DESCRIPTOR_RESERVE) / perConnection;
         if (fit >= options.idleConnections()) {
             return options.idleConnections();
         }
         int connections = (int) Math.max(1000, fit / 1000 * 1000);
         String note = String.format(Locale.ROOT, "Idle row: %,d connections, not %,d: Pintle's open-files limit is"
-                + " %,d and it holds %d descriptor%s per TLS connection (%s), plus 1,000 for the rest.", connections,
+                + " %,d and it holds %d descriptor%s per TLS connection (%s), plus %,d for the rest.", connections,
                 options.idleConnections(), limit, perConnection, perConnection > 1 ? "s" : "",
-                conscrypt ? "Conscrypt: the socket and a pipe" : "the JDK's TLS");
+                conscrypt ? "Conscrypt: the socket and a pipe" : "the JDK's TLS", PintleServer.DESCRIPTOR_RESERVE);
         notes.add(note);
         progress.println(note);
         return connections;

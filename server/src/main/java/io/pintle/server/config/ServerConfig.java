@@ -166,29 +166,23 @@ public record ServerConfig(
     /** The TLS implementation behind the node-facing listener ({@code [tls] provider}). */
     public enum TlsProvider {
         /** Conscrypt where its native library loads on this machine, else the JDK's (with a warning). */
-        AUTO("auto"),
+        AUTO,
         /** The JDK's own (SunJSSE): pure Java, nothing native. */
-        JDK("jdk"),
+        JDK,
         /** Conscrypt: Google's BoringSSL behind the same JSSE API, from its bundled native library. */
-        CONSCRYPT("conscrypt");
+        CONSCRYPT;
 
         /** The provider used when the configuration names none. */
         public static final TlsProvider DEFAULT = AUTO;
 
-        private final String text;
-
-        TlsProvider(String text) {
-            this.text = text;
-        }
-
         /** @return the name the configuration uses */
         public String text() {
-            return text;
+            return name().toLowerCase(Locale.ROOT);
         }
 
         @Override
         public String toString() {
-            return text;
+            return text();
         }
     }
 
