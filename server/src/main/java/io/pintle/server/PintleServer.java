@@ -16,6 +16,7 @@ import java.util.Optional;
 import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.server.NetworkConnector;
 import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.util.thread.Invocable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -67,6 +68,12 @@ public final class PintleServer implements AutoCloseable {
                     + "(set provider = \"jdk\" to silence this)", TlsContextFactory.describe(config.tls().provider()));
         }
         checkDescriptorLimit(used);
+        if (!answersOnSelectorThreads()) {
+            // A blocking handler added in front of the Jersey applications without WorkerDispatch: every request
+            // now costs a hand-off to a worker thread and back. Correct, but a regression worth seeing.
+            LOG.warn("request handlers are {}: plain downloads are handed to worker threads",
+                    server.getInvocationType());
+        }
         // After start() returned: both listeners are bound (or inherited) and accepting.
         notifier.ready(status(null));
     }
@@ -131,6 +138,14 @@ public final class PintleServer implements AutoCloseable {
                 : "; last reload FAILED, previous generation serving: " + last.error();
         return "serving " + snapshot.nodes().nodeCount() + " nodes on port " + port() + ", generation "
                 + snapshot.generation() + reload;
+    }
+
+    /**
+     * @return whether every request handler is non-blocking, so that Jetty answers plain downloads on the thread
+     *     that read them (the Jersey applications sit behind {@code WorkerDispatch}, which hands their requests to workers)
+     */
+    public boolean answersOnSelectorThreads() {
+        return server.getInvocationType() == Invocable.InvocationType.NON_BLOCKING;
     }
 
     /** @return the TLS listener's actual port (useful with port 0) */

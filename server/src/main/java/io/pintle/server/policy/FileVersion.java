@@ -51,8 +51,7 @@ public record FileVersion(
         if (attributes.isSymbolicLink()) {
             throw new NoSuchFileException(path.toString(), null, "replaced by a symbolic link since it was resolved");
         }
-        Object key = attributes.fileKey();
-        String identity = key != null ? key.toString() : path.toString();
+        String identity = identity(attributes, path);
         Instant modified = attributes.lastModifiedTime().toInstant();
         String fingerprint = identity + "|" + attributes.size() + "|" + modified.getEpochSecond() + "."
                 + modified.getNano();
@@ -74,13 +73,16 @@ public record FileVersion(
         try {
             // Checked after opening: if the path still names this version, the open channel reads it, and keeps
             // reading it even if a rename replaces the path later.
-            FileVersion now;
+            BasicFileAttributes now;
             try {
-                now = of(path);
+                now = Files.readAttributes(path, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
             } catch (NoSuchFileException gone) {
                 throw new FileChangedException(path + " was removed or replaced while it was being served");
             }
-            if (!now.equals(this)) {
+            if (now.isSymbolicLink()) {
+                throw new FileChangedException(path + " was replaced by a symbolic link while it was being served");
+            }
+            if (!describes(now)) {
                 throw new FileChangedException(path + " changed while it was being served");
             }
             ok = true;
@@ -90,6 +92,24 @@ public record FileVersion(
                 channel.close();
             }
         }
+    }
+
+    /**
+     * The ETag is derived from exactly these fields, so comparing them is comparing versions, without the digest.
+     *
+     * @param attributes a file's attributes, read without following a link
+     * @return whether they describe this version
+     */
+    private boolean describes(BasicFileAttributes attributes) {
+        return attributes.isDirectory() == directory && attributes.size() == size
+                && attributes.lastModifiedTime().toInstant().equals(lastModified)
+                && identity(attributes, path).equals(identity);
+    }
+
+    /** Device and inode where the file system has them, else the path. */
+    private static String identity(BasicFileAttributes attributes, Path path) {
+        Object key = attributes.fileKey();
+        return key != null ? key.toString() : path.toString();
     }
 
     /**

@@ -103,6 +103,14 @@ class PolicyServingIT {
         assertThat(Files.readAllBytes(destination)).isEqualTo(archive);
     }
 
+    @Test
+    void plainDownloadsAreAnsweredOnTheThreadThatReadThem() {
+        // Every handler in front of the Jersey applications is non-blocking, so Jetty does not hand each request
+        // to a worker thread and back (bench/perf: a third of a small download's CPU). A blocking handler added
+        // without WorkerDispatch would turn this off silently; this catches it.
+        assertThat(server.server().answersOnSelectorThreads()).isTrue();
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"linux-a", "linux-ec", "cert-only"})
     void rsaAndEcKeysPinnedInNodesListOrCertificatesAuthenticate(String node, @TempDir Path local) throws Exception {
