@@ -37,8 +37,8 @@ record PerfOptions(Duration warmup, Duration window, List<Integer> herdAgents, D
         String pintleConfig, String pintleTlsProvider, Path output, Path plot, Set<String> rows) {
     /** The groups of rows, in the order they run. */
     static final List<String> ROWS = List.of("small", "large", "handshake", "herd", "idle");
-    /** As deploy/systemd/pintle.service, with bench/sync's fixed 512 MiB heap: no resizing during the rows. */
-    static final String DEFAULT_JVM_OPTIONS = "-Xms512m -Xmx512m -XX:MaxGCPauseMillis=20";
+    /** What deploy/systemd/pintle.service runs Pintle with: the figures are those of the packaged service. */
+    static final String DEFAULT_JVM_OPTIONS = "-Xms64m -Xmx384m -XX:MaxGCPauseMillis=20";
     /**
      * Appended to the demo configuration. The access log is off (nginx's is off too). The connection limit must be
      * above the idle row's 10,000 connections (the default is 10,000), and the idle timeout above the idle row's

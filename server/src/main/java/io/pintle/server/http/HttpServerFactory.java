@@ -29,7 +29,6 @@ import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.server.SslConnectionFactory;
 import org.eclipse.jetty.server.handler.ContextHandler;
 import org.eclipse.jetty.server.handler.ContextHandlerCollection;
-import org.eclipse.jetty.util.ProcessorUtils;
 import org.eclipse.jetty.util.VirtualThreads;
 import org.eclipse.jetty.util.ssl.SslContextFactory;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
@@ -52,12 +51,6 @@ public final class HttpServerFactory {
     public static final long STOP_TIMEOUT_MS = 15_000;
     /** Bodies smaller than this are not worth compressing. */
     public static final int MIN_COMPRESS_BYTES = 1024;
-
-    /**
-     * Selector threads of the TLS listener: one per core, as nginx runs a worker process per core. Plain file
-     * downloads are answered on these threads ({@link WorkerDispatch}), so they are the event loops.
-     */
-    public static final int SELECTORS = Math.max(1, ProcessorUtils.availableProcessors());
 
     /** Connector name of the node-facing TLS listener. */
     public static final String TLS_CONNECTOR = "tls";
@@ -101,7 +94,7 @@ public final class HttpServerFactory {
         alpn.setDefaultProtocol(http1.getProtocol());
         SslConnectionFactory ssl = new SslConnectionFactory(tls, alpn.getProtocol());
 
-        ServerConnector connector = new ServerConnector(server, -1, SELECTORS, ssl, alpn, http2, http1);
+        ServerConnector connector = new ServerConnector(server, ssl, alpn, http2, http1);
         connector.setName(TLS_CONNECTOR);
         connector.setHost(listen.host());
         connector.setPort(listen.port());

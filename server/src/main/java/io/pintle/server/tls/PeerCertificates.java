@@ -5,6 +5,7 @@ import java.security.cert.X509Certificate;
 import javax.net.ssl.SSLSession;
 import org.eclipse.jetty.io.EndPoint;
 import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.util.Attributes;
 
 /**
  * What the TLS layer knows of the peer of a Jetty request. {@code SecureRequestCustomizer} puts the session data
@@ -15,7 +16,7 @@ import org.eclipse.jetty.server.Request;
  * @param client what identification reads of {@code leaf}, or null when there is none
  */
 public record PeerCertificates(X509Certificate leaf, String protocol, ClientCertificate client) {
-    /** The TLS session value that keeps {@link ClientCertificate} for the requests of that session. */
+    /** The connection attribute that keeps {@link ClientCertificate} for the requests of that connection. */
     private static final String CLIENT_CERTIFICATE = ClientCertificate.class.getName();
 
     /**
@@ -39,22 +40,23 @@ public record PeerCertificates(X509Certificate leaf, String protocol, ClientCert
         SSLSession session = ssl.sslSession();
         String protocol = session != null ? session.getProtocol() : null;
         X509Certificate leaf = chain != null && chain.length > 0 ? chain[0] : null;
-        return new PeerCertificates(leaf, protocol, leaf == null ? null : client(session, leaf));
+        return new PeerCertificates(leaf, protocol,
+                leaf == null ? null : client(request.getConnectionMetaData(), leaf));
     }
 
     /**
-     * A session's peer certificate never changes, so what is read of it is kept in the session (the JDK's session
-     * values are thread-safe), checked against the very certificate object before use.
+     * A connection's peer certificate never changes (TLS 1.3 has no renegotiation), so what is read of it is kept
+     * with the connection, for HTTP/1.1 and HTTP/2 alike (Jetty's connection attributes are thread-safe; the
+     * session's values are not with every provider: Conscrypt's are a plain map), checked against the very
+     * certificate object before use.
      */
-    private static ClientCertificate client(SSLSession session, X509Certificate leaf) {
-        if (session == null) {
-            return ClientCertificate.of(leaf);
-        }
-        if (session.getValue(CLIENT_CERTIFICATE) instanceof ClientCertificate cached && cached.certificate() == leaf) {
+    private static ClientCertificate client(Attributes connection, X509Certificate leaf) {
+        if (connection.getAttribute(CLIENT_CERTIFICATE) instanceof ClientCertificate cached
+                && cached.certificate() == leaf) {
             return cached;
         }
         ClientCertificate read = ClientCertificate.of(leaf);
-        session.putValue(CLIENT_CERTIFICATE, read);
+        connection.setAttribute(CLIENT_CERTIFICATE, read);
         return read;
     }
 }
