@@ -78,8 +78,13 @@ public final class SafePaths {
     }
 
     private static Path realInside(Path root, Path candidate) throws IOException {
-        Path realRoot = root.toRealPath();
         Path real = candidate.toRealPath();
+        if (real.startsWith(root)) {
+            // Every leading part of a real path is real (realpath resolved each one), so the root is its own
+            // real path and the file is inside it: the root's own realpath, a readlink per component, is spared.
+            return real;
+        }
+        Path realRoot = root.toRealPath();
         if (!real.startsWith(realRoot)) {
             // A symlink pointing outside the tree: refuse as if it were absent.
             throw new EscapeException(candidate + " resolves to " + real + ", outside " + realRoot);

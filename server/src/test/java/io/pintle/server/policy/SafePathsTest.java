@@ -185,6 +185,21 @@ class SafePathsTest {
     }
 
     @Test
+    void rootReachedThroughASymlinkStillRefusesAnEscape() throws Exception {
+        // The real path of a link out of the tree is compared with the root's real path, not with the link's
+        // name: "current/up/secret.txt" must not pass for being under "current".
+        Path linkedRoot = Files.createSymbolicLink(temp.resolve("current"), root);
+        Path outside = Files.createDirectories(temp.resolve("current-outside"));
+        Files.writeString(outside.resolve("secret.txt"), "secret");
+        Files.createSymbolicLink(root.resolve("up"), Path.of("../current-outside"));
+
+        assertThatThrownBy(() -> SafePaths.resolve(linkedRoot, "up/secret.txt"))
+                .isInstanceOf(SafePaths.EscapeException.class);
+        assertThatThrownBy(() -> SafePaths.resolve(root, "up/secret.txt"))
+                .isInstanceOf(SafePaths.EscapeException.class);
+    }
+
+    @Test
     void decodingKeepsPercentEncodedUtf8() throws Exception {
         assertThat(SafePaths.decode("caf%C3%A9%20au%20lait")).isEqualTo("caf\u00e9 au lait");
         assertThat(SafePaths.decode("%F0%9F%93%A6")).isEqualTo(new String(
