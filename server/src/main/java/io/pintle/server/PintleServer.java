@@ -142,7 +142,8 @@ public final class PintleServer implements AutoCloseable {
 
     /**
      * @return whether every request handler is non-blocking, so that Jetty answers plain downloads on the thread
-     *     that read them (the Jersey applications sit behind {@code WorkerDispatch}, which hands their requests to workers)
+     *     that read them (the Jersey applications sit behind {@code WorkerDispatch}, which hands their requests
+     *     to workers)
      */
     public boolean answersOnSelectorThreads() {
         return server.getInvocationType() == Invocable.InvocationType.NON_BLOCKING;

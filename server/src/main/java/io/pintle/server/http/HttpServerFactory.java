@@ -143,6 +143,7 @@ public final class HttpServerFactory {
         ContextHandler administration = new ContextHandler(
                 new WorkerDispatch(ContainerFactory.createContainer(JettyHttpContainer.class, admin)), "/");
         administration.setVirtualHosts(List.of("@" + ADMIN_CONNECTOR));
+        // Not dynamic: Jetty counts a dynamic collection as blocking, which would hand every request to a worker.
         CompressionHandler compression = new CompressionHandler(
                 new ContextHandlerCollection(false, nodeFacing, administration));
         GzipCompression gzip = new GzipCompression();

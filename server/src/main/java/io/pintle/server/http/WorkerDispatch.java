@@ -6,8 +6,8 @@ import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.Callback;
-import org.eclipse.jetty.util.thread.ThreadPool;
 import org.eclipse.jetty.util.VirtualThreads;
+import org.eclipse.jetty.util.thread.ThreadPool;
 
 /**
  * Runs a blocking handler (a Jersey application) on a worker thread, so that everything in front of it can be
