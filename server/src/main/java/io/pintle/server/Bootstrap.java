@@ -8,6 +8,7 @@ import io.pintle.server.http.Readiness;
 import io.pintle.server.metrics.ServerMetrics;
 import io.pintle.server.policy.ChangeWaits;
 import io.pintle.server.policy.DigestCache;
+import io.pintle.server.policy.FileCache;
 import io.pintle.server.policy.TreeScanner;
 import io.pintle.server.reload.ConfigSource;
 import io.pintle.server.reload.InputWatcher;
@@ -124,7 +125,9 @@ public final class Bootstrap {
                 config.general().listen(), tls.factory(), JerseyConfig.create(snapshots, clock, scanner, digests, waits, sharedFiles,
                         upstream, remoteRuns),
                 config.admin().listen(), JerseyConfig.admin(snapshots, reloader, metrics, readiness, remoteRuns));
-        HttpServerFactory.serveFilesDirectly(server, snapshots, clock);
+        FileCache files = new FileCache(config.limits().fileCacheBytes(), clock);
+        metrics.downloads(files);
+        HttpServerFactory.serveFilesDirectly(server, snapshots, clock, files);
         HttpServerFactory.observe(server, metrics, snapshots, readiness);
         HttpServerFactory.limit(server, config.limits(), metrics);
         systemd.listener().ifPresent(inherited -> HttpServerFactory.inheritTlsListener(server, inherited));

@@ -77,6 +77,11 @@ public final class ConfigLoader {
     public static final int DEFAULT_MAX_WAITERS = 10_000;
     /** Default {@code [limits] digest_cache_entries}: file digests kept (about 200 bytes each). */
     public static final int DEFAULT_DIGEST_CACHE_ENTRIES = 500_000;
+    /**
+     * Default {@code [limits] file_cache_bytes}: what downloads of small files found (their version and bytes),
+     * checked by one stat per request.
+     */
+    public static final long DEFAULT_FILE_CACHE_BYTES = 32L * 1024 * 1024;
     /** Default {@code [limits] max_manifest_entries}: the largest tree a manifest or archive describes. */
     public static final int DEFAULT_MAX_MANIFEST_ENTRIES = 200_000;
     /**
@@ -190,7 +195,7 @@ public final class ConfigLoader {
             RawLog log = raw.log() != null ? raw.log() : new RawLog(null, null);
             RawLimits limits = raw.limits() != null
                     ? raw.limits()
-                    : new RawLimits(null, null, null, null, null, null, null, null, null, null, null, null, null);
+                    : new RawLimits(null, null, null, null, null, null, null, null, null, null, null, null, null, null);
 
             ServerConfig.General validGeneral = new ServerConfig.General(
                     nodeId(general),
@@ -393,11 +398,22 @@ public final class ConfigLoader {
                     jitter,
                     atLeast("limits.max_waiters", raw.maxWaiters(), DEFAULT_MAX_WAITERS, 0),
                     atLeast("limits.digest_cache_entries", raw.digestCacheEntries(), DEFAULT_DIGEST_CACHE_ENTRIES, 1),
+                    fileCacheBytes(raw.fileCacheBytes()),
                     atLeast("limits.max_manifest_entries", raw.maxManifestEntries(), DEFAULT_MAX_MANIFEST_ENTRIES, 1),
                     raw.maxSharedFileBytes() != null ? positive("limits.max_shared_file_bytes", raw.maxSharedFileBytes())
                             : DEFAULT_MAX_SHARED_FILE_BYTES,
                     pool("limits.files", raw.files(), DEFAULT_FILES_POOL),
                     pool("limits.api", raw.api(), DEFAULT_API_POOL));
+        }
+
+        private long fileCacheBytes(Long raw) throws ConfigException {
+            if (raw == null) {
+                return DEFAULT_FILE_CACHE_BYTES;
+            }
+            if (raw < 0) {
+                throw new ConfigException(source + ": 'limits.file_cache_bytes' must be 0 (off) or more");
+            }
+            return raw;
         }
 
         private ServerConfig.Pool pool(String key, RawPool raw, ServerConfig.Pool fallback) throws ConfigException {
@@ -590,6 +606,7 @@ public final class ConfigLoader {
             @JsonProperty("retry_after_jitter_seconds") Integer retryAfterJitterSeconds,
             @JsonProperty("max_waiters") Integer maxWaiters,
             @JsonProperty("digest_cache_entries") Integer digestCacheEntries,
+            @JsonProperty("file_cache_bytes") Long fileCacheBytes,
             @JsonProperty("max_manifest_entries") Integer maxManifestEntries,
             @JsonProperty("max_shared_file_bytes") Long maxSharedFileBytes,
             @JsonProperty("files") RawPool files,

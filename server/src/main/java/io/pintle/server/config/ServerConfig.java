@@ -270,6 +270,7 @@ public record ServerConfig(
      *     that refused clients do not come back together
      * @param maxWaiters requests parked by {@code ?wait} at once; past it, 503 with {@code Retry-After}
      * @param digestCacheEntries file digests kept for manifests
+     * @param fileCacheBytes memory for the download cache ({@link io.pintle.server.policy.FileCache}); 0 = off
      * @param maxManifestEntries the largest tree (entries) a manifest or archive describes
      * @param maxSharedFileBytes the largest shared-files upload (metadata and file); larger: 413
      * @param files file downloads ({@code /policies/...}, {@code /common/...})
@@ -277,7 +278,7 @@ public record ServerConfig(
      */
     public record Limits(int maxConnections, Duration idleTimeout, Duration headerTimeout,
             long minResponseBytesPerSecond, Duration queueTimeout, Duration retryAfter, Duration retryAfterJitter,
-            int maxWaiters, int digestCacheEntries, int maxManifestEntries, long maxSharedFileBytes, Pool files,
+            int maxWaiters, int digestCacheEntries, long fileCacheBytes, int maxManifestEntries, long maxSharedFileBytes, Pool files,
             Pool api) {
         public Limits {
             Objects.requireNonNull(idleTimeout);

@@ -3,6 +3,7 @@ package io.pintle.server.http;
 import io.pintle.api.Routes;
 import io.pintle.server.acl.Decision;
 import io.pintle.server.nodes.NodeId;
+import io.pintle.server.policy.FileCache;
 import io.pintle.server.policy.FileVersion;
 import io.pintle.server.policy.SafePaths;
 import io.pintle.server.policy.UnsafePathException;
@@ -45,8 +46,11 @@ import org.eclipse.jetty.util.Callback;
  * one snapshot.
  */
 final class DirectFileHandler extends Handler.Wrapper {
-    /** Bodies up to this size are read in one go and written with the headers; larger ones are streamed. */
-    static final int INLINE_BODY_BYTES = 64 * 1024;
+    /**
+     * Bodies up to this size are read in one go and written with the headers (and kept by the {@link FileCache});
+     * larger ones are streamed.
+     */
+    static final int INLINE_BODY_BYTES = FileCache.MAX_BODY_BYTES;
     /** Buffer of a streamed body (pooled by Jetty). */
     static final int STREAM_BUFFER_BYTES = 64 * 1024;
 
@@ -61,16 +65,19 @@ final class DirectFileHandler extends Handler.Wrapper {
 
     private final SnapshotHolder snapshots;
     private final Clock clock;
+    private final FileCache files;
 
     /**
      * @param jersey the node-facing Jersey container, which answers everything this does not
      * @param snapshots the live snapshot
      * @param clock the clock for certificate validity
+     * @param files what earlier downloads found, checked by one stat per request
      */
-    DirectFileHandler(Handler jersey, SnapshotHolder snapshots, Clock clock) {
+    DirectFileHandler(Handler jersey, SnapshotHolder snapshots, Clock clock, FileCache files) {
         super(jersey);
         this.snapshots = snapshots;
         this.clock = clock;
+        this.files = files;
     }
 
     @Override
@@ -123,14 +130,41 @@ final class DirectFileHandler extends Handler.Wrapper {
             return super.handle(request, response, callback);
         }
         Path root = owner != null ? snapshot.share().nodeRoot(owner) : snapshot.share().commonRoot();
-        FileVersion version;
+        Path named;
         try {
-            version = FileVersion.of(SafePaths.resolve(root, relative));
-        } catch (IOException | UnsafePathException e) {
+            named = SafePaths.lexical(root, relative);
+        } catch (UnsafePathException e) {
             return super.handle(request, response, callback);
         }
-        if (version.directory()) {
-            return super.handle(request, response, callback);
+        FileCache.Stamp stamp = null;
+        FileCache.Entry entry = null;
+        if (files.enabled()) {
+            try {
+                stamp = FileCache.stamp(named);
+            } catch (IOException absentOrUnreadable) {
+                return super.handle(request, response, callback);
+            }
+            if (stamp.regular()) {
+                entry = files.get(named, stamp);
+            }
+        }
+        FileVersion version;
+        if (entry != null) {
+            version = entry.version();
+        } else {
+            try {
+                Path real = SafePaths.real(root, named);
+                version = FileVersion.of(real);
+                if (stamp != null && stamp.regular() && !version.directory()
+                        && SafePaths.linkFree(root, named, real)) {
+                    entry = files.keep(named, stamp, version);
+                }
+            } catch (IOException e) {
+                return super.handle(request, response, callback);
+            }
+            if (version.directory()) {
+                return super.handle(request, response, callback);
+            }
         }
 
         String ifNoneMatch = headers.get(HttpHeader.IF_NONE_MATCH);
@@ -151,13 +185,18 @@ final class DirectFileHandler extends Handler.Wrapper {
         long size = version.size();
         FileChannel channel = null;
         ByteBuffer inline = null;
-        if (!head) {
+        if (!head && entry != null && entry.body() != null) {
+            inline = ByteBuffer.wrap(entry.body());
+        } else if (!head) {
             try {
                 channel = version.open();
                 if (size <= INLINE_BODY_BYTES) {
                     inline = readAll(channel, (int) size);
                     channel.close();
                     channel = null;
+                    if (entry != null) {
+                        files.withBody(named, entry, inline.array());
+                    }
                 }
             } catch (IOException changedOrGone) {
                 if (channel != null) {

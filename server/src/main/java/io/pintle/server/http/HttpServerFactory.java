@@ -2,6 +2,7 @@ package io.pintle.server.http;
 
 import io.pintle.server.config.ServerConfig;
 import io.pintle.server.metrics.ServerMetrics;
+import io.pintle.server.policy.FileCache;
 import io.pintle.server.reload.SnapshotHolder;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -174,11 +175,12 @@ public final class HttpServerFactory {
      * @param server the server
      * @param snapshots the live snapshot
      * @param clock the clock for certificate validity
+     * @param files what earlier downloads found (see {@link FileCache})
      */
-    public static void serveFilesDirectly(Server server, SnapshotHolder snapshots, Clock clock) {
+    public static void serveFilesDirectly(Server server, SnapshotHolder snapshots, Clock clock, FileCache files) {
         for (ContextHandler context : server.getDescendants(ContextHandler.class)) {
             if (context.getVirtualHosts().contains("@" + TLS_CONNECTOR)) {
-                context.setHandler(new DirectFileHandler(context.getHandler(), snapshots, clock));
+                context.setHandler(new DirectFileHandler(context.getHandler(), snapshots, clock, files));
                 return;
             }
         }

@@ -6,6 +6,7 @@ import io.pintle.server.overload.Gate;
 import io.pintle.server.overload.WorkClass;
 import io.pintle.server.policy.ChangeWaits;
 import io.pintle.server.policy.DigestCache;
+import io.pintle.server.policy.FileCache;
 import io.pintle.server.reload.ReloadOutcome;
 import io.pintle.server.reload.ServerSnapshot;
 import io.pintle.server.reload.SnapshotHolder;
@@ -261,6 +262,29 @@ public final class ServerMetrics {
                 .name("pintle_digest_bytes")
                 .help("Bytes read to compute file digests")
                 .callback(callback -> callback.call(digests.bytesHashed()))
+                .register(registry);
+    }
+
+    /**
+     * Exposes the download cache's figures.
+     *
+     * @param files the download cache
+     */
+    public void downloads(FileCache files) {
+        CounterWithCallback.builder()
+                .name("pintle_file_cache_hits")
+                .help("Downloads answered from the file cache after one stat")
+                .callback(callback -> callback.call(files.hits()))
+                .register(registry);
+        CounterWithCallback.builder()
+                .name("pintle_file_cache_misses")
+                .help("Downloads that found no entry in the file cache, or a stale one")
+                .callback(callback -> callback.call(files.misses()))
+                .register(registry);
+        GaugeWithCallback.builder()
+                .name("pintle_file_cache_bytes")
+                .help("Memory held by the file cache: file bytes plus a fixed overhead per entry")
+                .callback(callback -> callback.call(files.size()))
                 .register(registry);
     }
 

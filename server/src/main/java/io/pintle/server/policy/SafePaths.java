@@ -55,6 +55,60 @@ public final class SafePaths {
         if (relative.isEmpty()) {
             return realInside(root, root);
         }
+        Path candidate = below(root, relative);
+        Path real = realInside(root, candidate);
+        if (directory && !Files.isDirectory(real)) {
+            throw new NoSuchFileException(candidate + "/", null, "not a directory");
+        }
+        return real;
+    }
+
+    /**
+     * The path a request names below its root, checked by the same rules as {@link #resolve}, before any link is
+     * followed: what {@link #real} then resolves, and what {@link FileCache} is keyed by.
+     *
+     * @param root the tree's root directory
+     * @param encodedRelative the path below the root as it appeared in the URL, naming a file (no trailing slash)
+     * @return the root with the decoded path appended, not yet checked against links
+     * @throws UnsafePathException when the path breaks a rule, is empty or ends with a slash
+     */
+    public static Path lexical(Path root, String encodedRelative) throws UnsafePathException {
+        String relative = decode(encodedRelative);
+        if (relative.isEmpty() || relative.endsWith("/")) {
+            throw new UnsafePathException("a file's path must not be empty or end with '/'");
+        }
+        return below(root, relative);
+    }
+
+    /**
+     * The real path of a path from {@link #lexical}, which must stay inside the root.
+     *
+     * @param root the tree's root directory
+     * @param lexical a path from {@link #lexical} for the same root
+     * @return its real path (links followed)
+     * @throws java.nio.file.NoSuchFileException when it does not exist or resolves outside the root
+     * @throws IOException on other file system errors
+     */
+    public static Path real(Path root, Path lexical) throws IOException {
+        return realInside(root, lexical);
+    }
+
+    /**
+     * Whether no link lies between a root and a file inside it: the file's real path is the root's real path
+     * followed by the path the request named. A link in the root's own path (a linked {@code /var/rudder}) does not
+     * count.
+     *
+     * @param root the tree's root directory
+     * @param lexical a path from {@link #lexical} for the same root
+     * @param real its real path, from {@link #real}
+     * @return whether the named path reaches the file with no link below the root
+     * @throws IOException if the root's real path cannot be read
+     */
+    public static boolean linkFree(Path root, Path lexical, Path real) throws IOException {
+        return real.equals(lexical) || real.equals(root.toRealPath().resolve(root.normalize().relativize(lexical)));
+    }
+
+    private static Path below(Path root, String relative) throws UnsafePathException {
         if (relative.startsWith("/")) {
             throw new UnsafePathException("absolute paths are not allowed");
         }
@@ -70,11 +124,7 @@ public final class SafePaths {
         if (!candidate.startsWith(root.normalize())) {
             throw new UnsafePathException("path leaves its root");
         }
-        Path real = realInside(root, candidate);
-        if (directory && !Files.isDirectory(real)) {
-            throw new NoSuchFileException(candidate + "/", null, "not a directory");
-        }
-        return real;
+        return candidate;
     }
 
     private static Path realInside(Path root, Path candidate) throws IOException {

@@ -372,10 +372,12 @@ class ConfigLoaderTest {
         assertThat(defaults.retryAfterJitter()).hasSeconds(30);
         assertThat(defaults.files()).isEqualTo(new ServerConfig.Pool(100, 1000));
         assertThat(defaults.api()).isEqualTo(new ServerConfig.Pool(50, 500));
+        assertThat(defaults.fileCacheBytes()).isEqualTo(32L * 1024 * 1024);
 
         ServerConfig.Limits set = parse(ROOT_ID + "[limits]\nmax_connections = 5\nmin_response_bytes_per_second = 0\n"
-                + "[limits.files]\nconcurrency = 2\n").limits();
+                + "file_cache_bytes = 0\n[limits.files]\nconcurrency = 2\n").limits();
         assertThat(set.maxConnections()).isEqualTo(5);
+        assertThat(set.fileCacheBytes()).isZero();
         assertThat(set.minResponseBytesPerSecond()).isZero();
         assertThat(set.files()).isEqualTo(new ServerConfig.Pool(2, 1000));
         assertThat(set.api()).isEqualTo(new ServerConfig.Pool(50, 500));
@@ -389,6 +391,7 @@ class ConfigLoaderTest {
         assertRefused(ROOT_ID + "[limits]\nretry_after_seconds = 10\nretry_after_jitter_seconds = 10\n",
                 "'limits.retry_after_jitter_seconds'");
         assertRefused(ROOT_ID + "[limits]\nidle_timeout_seconds = 0\n", "'limits.idle_timeout_seconds'");
+        assertRefused(ROOT_ID + "[limits]\nfile_cache_bytes = -1\n", "'limits.file_cache_bytes'", "0 (off)");
         assertRefused(ROOT_ID + "[limits.downloads]\nqueue = 1\n", "unknown key", "limits.downloads");
     }
 

@@ -185,6 +185,39 @@ class SafePathsTest {
     }
 
     @Test
+    void lexicalPathAppliesTheSameRulesWithoutFollowingLinks() throws Exception {
+        Files.createSymbolicLink(root.resolve("link.txt"), Path.of("dir/nested.txt"));
+
+        assertThat(SafePaths.lexical(root, "link.txt")).isEqualTo(root.resolve("link.txt"));
+        assertThat(SafePaths.lexical(root, "a%20b.txt")).isEqualTo(root.resolve("a b.txt"));
+        assertThatThrownBy(() -> SafePaths.lexical(root, "dir/../file.txt"))
+                .isInstanceOf(UnsafePathException.class).hasMessageContaining("'..'");
+        assertThatThrownBy(() -> SafePaths.lexical(root, "dir/")).isInstanceOf(UnsafePathException.class);
+        assertThatThrownBy(() -> SafePaths.lexical(root, "")).isInstanceOf(UnsafePathException.class);
+        assertThat(SafePaths.real(root, SafePaths.lexical(root, "link.txt")))
+                .isEqualTo(root.toRealPath().resolve("dir/nested.txt"));
+    }
+
+    @Test
+    void linkFreeOnlyWhenNoLinkLiesBetweenTheRootAndTheFile() throws Exception {
+        Files.createSymbolicLink(root.resolve("link.txt"), Path.of("dir/nested.txt"));
+        Files.createSymbolicLink(root.resolve("alias"), Path.of("dir"));
+        Path linkedRoot = Files.createSymbolicLink(temp.resolve("current"), root);
+
+        assertThat(linkFree(root, "dir/nested.txt")).isTrue();
+        assertThat(linkFree(root, "link.txt")).isFalse();
+        assertThat(linkFree(root, "alias/nested.txt")).isFalse();
+        // A link in the root's own path (a linked /var/rudder) does not count.
+        assertThat(linkFree(linkedRoot, "dir/nested.txt")).isTrue();
+        assertThat(linkFree(linkedRoot, "alias/nested.txt")).isFalse();
+    }
+
+    private static boolean linkFree(Path root, String relative) throws Exception {
+        Path lexical = SafePaths.lexical(root, relative);
+        return SafePaths.linkFree(root, lexical, SafePaths.real(root, lexical));
+    }
+
+    @Test
     void rootReachedThroughASymlinkStillRefusesAnEscape() throws Exception {
         // The real path of a link out of the tree is compared with the root's real path, not with the link's
         // name: "current/up/secret.txt" must not pass for being under "current".
