@@ -16,7 +16,6 @@ import java.util.Optional;
 import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.server.NetworkConnector;
 import org.eclipse.jetty.server.Server;
-import org.eclipse.jetty.util.thread.Invocable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -69,9 +68,9 @@ public final class PintleServer implements AutoCloseable {
         }
         checkDescriptorLimit(used);
         if (!answersOnSelectorThreads()) {
-            // A blocking handler added in front of the Jersey applications without WorkerDispatch: every request
-            // now costs a hand-off to a worker thread and back. Correct, but a regression worth seeing.
-            LOG.warn("request handlers are {}: plain downloads are handed to worker threads",
+            // A blocking handler added in front of the Jersey applications without WorkerDispatch, reserved
+            // threads or fewer selectors: every request costs a thread hand-off. Correct, but a regression.
+            LOG.warn("request handlers are {}: plain downloads are not answered in place on a selector per core",
                     server.getInvocationType());
         }
         // After start() returned: both listeners are bound (or inherited) and accepting.
@@ -141,12 +140,11 @@ public final class PintleServer implements AutoCloseable {
     }
 
     /**
-     * @return whether every request handler is non-blocking, so that Jetty answers plain downloads on the thread
-     *     that read them (the Jersey applications sit behind {@code WorkerDispatch}, which hands their requests
-     *     to workers)
+     * @return whether plain downloads are answered on the selector thread that read them, one selector per core,
+     *     with no hand-off per request (see {@link HttpServerFactory#answersInPlace})
      */
     public boolean answersOnSelectorThreads() {
-        return server.getInvocationType() == Invocable.InvocationType.NON_BLOCKING;
+        return HttpServerFactory.answersInPlace(server);
     }
 
     /** @return the TLS listener's actual port (useful with port 0) */

@@ -32,6 +32,7 @@ import org.eclipse.jetty.server.handler.ContextHandler;
 import org.eclipse.jetty.server.handler.ContextHandlerCollection;
 import org.eclipse.jetty.util.VirtualThreads;
 import org.eclipse.jetty.util.ssl.SslContextFactory;
+import org.eclipse.jetty.util.thread.Invocable;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.glassfish.jersey.jetty.JettyHttpContainer;
 import org.glassfish.jersey.server.ContainerFactory;
@@ -59,6 +60,38 @@ public final class HttpServerFactory {
     public static final String ADMIN_CONNECTOR = "admin";
 
     private HttpServerFactory() {}
+
+    /**
+     * Selectors of the TLS listener: one per core, each answering the plain downloads of its connections on its
+     * own thread (Jetty's default is one per two cores, which on 2 cores is a single thread for every download).
+     *
+     * @return the number of selectors
+     */
+    static int selectors() {
+        return Math.max(1, Runtime.getRuntime().availableProcessors());
+    }
+
+    /**
+     * Whether a server from {@link #create} answers plain downloads where nginx would: every request handler is
+     * non-blocking (the Jersey applications sit behind {@link WorkerDispatch}), the pool keeps no reserved
+     * threads, and the TLS listener has a selector per core; so each selector reads, answers and writes its
+     * connections' downloads on its own thread, with no hand-off per request.
+     *
+     * @param server the server
+     * @return whether all three hold
+     */
+    public static boolean answersInPlace(Server server) {
+        if (server.getInvocationType() != Invocable.InvocationType.NON_BLOCKING
+                || !(server.getThreadPool() instanceof QueuedThreadPool pool) || pool.getReservedThreads() != 0) {
+            return false;
+        }
+        for (Connector connector : server.getConnectors()) {
+            if (TLS_CONNECTOR.equals(connector.getName()) && connector instanceof ServerConnector tls) {
+                return tls.getSelectorManager().getSelectorCount() == selectors();
+            }
+        }
+        return false;
+    }
 
     /**
      * The node-facing TLS connector: HTTP/2 and HTTP/1.1 by ALPN, the peer's TLS session on every request, no SNI
@@ -95,7 +128,7 @@ public final class HttpServerFactory {
         alpn.setDefaultProtocol(http1.getProtocol());
         SslConnectionFactory ssl = new SslConnectionFactory(tls, alpn.getProtocol());
 
-        ServerConnector connector = new ServerConnector(server, ssl, alpn, http2, http1);
+        ServerConnector connector = new ServerConnector(server, -1, selectors(), ssl, alpn, http2, http1);
         connector.setName(TLS_CONNECTOR);
         connector.setHost(listen.host());
         connector.setPort(listen.port());
@@ -116,6 +149,10 @@ public final class HttpServerFactory {
             ServerConfig.Listen adminListen, ResourceConfig admin) {
         QueuedThreadPool threads = new QueuedThreadPool(MAX_THREADS);
         threads.setName("pintle");
+        // No reserved threads: Jetty would otherwise hand the selector's loop to a reserved thread for each
+        // request it answers in place (execute-produce-consume), a thread wake-up per request. Without them each
+        // selector reads, answers and writes on its own thread, one per core (selectors()), as nginx's workers.
+        threads.setReservedThreads(0);
         Executor virtualThreads = VirtualThreads.getDefaultVirtualThreadsExecutor();
         if (virtualThreads != null) {
             threads.setVirtualThreadsExecutor(virtualThreads);

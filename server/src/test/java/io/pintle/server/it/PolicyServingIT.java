@@ -105,9 +105,10 @@ class PolicyServingIT {
 
     @Test
     void plainDownloadsAreAnsweredOnTheThreadThatReadThem() {
-        // Every handler in front of the Jersey applications is non-blocking, so Jetty does not hand each request
-        // to a worker thread and back (bench/perf: a third of a small download's CPU). A blocking handler added
-        // without WorkerDispatch would turn this off silently; this catches it.
+        // Every handler in front of the Jersey applications is non-blocking, the pool keeps no reserved threads
+        // and the TLS listener has a selector per core, so Jetty does not hand each request to another thread
+        // (bench/perf: a third of a small download's CPU, then half the rate at 64 in flight). A blocking handler
+        // added without WorkerDispatch, or Jetty's thread defaults back, would turn this off silently.
         assertThat(server.server().answersOnSelectorThreads()).isTrue();
     }
 
