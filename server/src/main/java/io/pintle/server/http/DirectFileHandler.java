@@ -36,7 +36,9 @@ import org.eclipse.jetty.util.Callback;
  * file under {@code /policies/{node}/} or {@code /common/} that the caller may read, with no precondition or only
  * {@code If-None-Match}. It runs what {@link PolicyResource} runs for it (identification on the snapshot read once,
  * the access decision, {@link SafePaths}, {@link FileVersion}) and writes the same status and headers; Jersey and
- * HK2 cost several times that per request.
+ * HK2 cost several times that per request. A repeated download of an unchanged file skips the path walk, the open
+ * and the read: the {@link FileCache} answers it after one {@code lstat}; the identification and the access
+ * decision still run on every request.
  *
  * <p>Everything else goes on to Jersey untouched, which answers it as before: another method or route, a query
  * ({@code ?view}, {@code ?wait}), a percent-encoded or otherwise unusual path, a {@code Range}, any other
