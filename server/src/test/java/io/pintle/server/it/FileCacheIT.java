@@ -65,6 +65,19 @@ class FileCacheIT {
                 HttpResponse.BodyHandlers.ofString());
     }
 
+    /** Downloads a file twice, so that the second answer comes from the cache, and checks both bodies. */
+    private static void downloadTwice(String name) throws Exception {
+        for (int i = 0; i < 2; i++) {
+            assertThat(get(RULES + name).body()).isEqualTo("content of " + name);
+        }
+    }
+
+    private static void assertLooksMissing(String name) throws Exception {
+        HttpResponse<String> refused = get(RULES + name);
+        assertThat(refused.statusCode()).isEqualTo(404);
+        assertThat(refused.body()).doesNotContain("outside the share").contains("no-such-file");
+    }
+
     private static double hits() throws Exception {
         Double hits = server.metric("pintle_file_cache_hits_total");
         return hits != null ? hits : 0;
@@ -92,8 +105,7 @@ class FileCacheIT {
     void aFileRewrittenInPlaceWithItsSizeAndTimeRestoredIsServedAfresh() throws Exception {
         Path file = rules.resolve("in-place.cf");
         FileTime modified = Files.getLastModifiedTime(file);
-        assertThat(get(RULES + "in-place.cf").body()).isEqualTo("content of in-place.cf");
-        assertThat(get(RULES + "in-place.cf").body()).isEqualTo("content of in-place.cf");
+        downloadTwice("in-place.cf");
 
         Files.writeString(file, "CONTENT OF IN-PLACE.CF", StandardOpenOption.TRUNCATE_EXISTING);
         Files.setLastModifiedTime(file, modified);
@@ -104,7 +116,7 @@ class FileCacheIT {
     @Test
     void aFileReplacedByARenameIsServedWithItsNewContentAndETag() throws Exception {
         HttpResponse<String> before = get(RULES + "renamed.cf");
-        assertThat(get(RULES + "renamed.cf").body()).isEqualTo("content of renamed.cf");
+        downloadTwice("renamed.cf");
 
         Path fresh = Files.writeString(rules.resolve("renamed.cf.new"), "generation 2 of renamed.cf");
         Files.move(fresh, rules.resolve("renamed.cf"), StandardCopyOption.ATOMIC_MOVE,
@@ -118,30 +130,24 @@ class FileCacheIT {
 
     @Test
     void aCachedFileReplacedByALinkOutOfTheTreeLooksMissing() throws Exception {
-        assertThat(get(RULES + "linked.cf").body()).isEqualTo("content of linked.cf");
-        assertThat(get(RULES + "linked.cf").body()).isEqualTo("content of linked.cf");
+        downloadTwice("linked.cf");
 
         Path file = rules.resolve("linked.cf");
         Files.delete(file);
         Files.createSymbolicLink(file, dir.resolve("secret.cf"));
 
-        HttpResponse<String> refused = get(RULES + "linked.cf");
-        assertThat(refused.statusCode()).isEqualTo(404);
-        assertThat(refused.body()).doesNotContain("outside the share").contains("no-such-file");
+        assertLooksMissing("linked.cf");
     }
 
     @Test
     void aCachedFileWhoseDirectoryBecomesALinkOutOfTheTreeLooksMissing() throws Exception {
-        assertThat(get(RULES + "sub/moved.cf").body()).isEqualTo("content of sub/moved.cf");
-        assertThat(get(RULES + "sub/moved.cf").body()).isEqualTo("content of sub/moved.cf");
+        downloadTwice("sub/moved.cf");
 
         Path sub = rules.resolve("sub");
         Files.move(sub, dir.resolve("sub-away"));
         Files.createSymbolicLink(sub, dir.resolve("outside"));
 
-        HttpResponse<String> refused = get(RULES + "sub/moved.cf");
-        assertThat(refused.statusCode()).isEqualTo(404);
-        assertThat(refused.body()).doesNotContain("outside the share").contains("no-such-file");
+        assertLooksMissing("sub/moved.cf");
     }
 
     @Test
