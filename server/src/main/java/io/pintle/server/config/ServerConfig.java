@@ -278,8 +278,8 @@ public record ServerConfig(
      */
     public record Limits(int maxConnections, Duration idleTimeout, Duration headerTimeout,
             long minResponseBytesPerSecond, Duration queueTimeout, Duration retryAfter, Duration retryAfterJitter,
-            int maxWaiters, int digestCacheEntries, long fileCacheBytes, int maxManifestEntries, long maxSharedFileBytes, Pool files,
-            Pool api) {
+            int maxWaiters, int digestCacheEntries, long fileCacheBytes, int maxManifestEntries,
+            long maxSharedFileBytes, Pool files, Pool api) {
         public Limits {
             Objects.requireNonNull(idleTimeout);
             Objects.requireNonNull(headerTimeout);
