@@ -157,8 +157,8 @@ final class DirectFileHandler extends Handler.Wrapper {
             try {
                 Path real = SafePaths.real(root, named);
                 version = FileVersion.of(real);
-                if (stamp != null && stamp.regular() && !version.directory()
-                        && SafePaths.linkFree(root, named, real)) {
+                // A regular file's stamp, not a link's or a directory's; only then can linkFree be true cheaply.
+                if (stamp != null && stamp.regular() && SafePaths.linkFree(root, named, real)) {
                     entry = files.keep(named, stamp, version);
                 }
             } catch (IOException e) {

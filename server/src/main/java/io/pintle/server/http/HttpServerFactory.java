@@ -30,6 +30,7 @@ import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.server.SslConnectionFactory;
 import org.eclipse.jetty.server.handler.ContextHandler;
 import org.eclipse.jetty.server.handler.ContextHandlerCollection;
+import org.eclipse.jetty.util.ProcessorUtils;
 import org.eclipse.jetty.util.VirtualThreads;
 import org.eclipse.jetty.util.ssl.SslContextFactory;
 import org.eclipse.jetty.util.thread.Invocable;
@@ -54,22 +55,19 @@ public final class HttpServerFactory {
     /** Bodies smaller than this are not worth compressing. */
     public static final int MIN_COMPRESS_BYTES = 1024;
 
+    /**
+     * Selector threads of the TLS listener: one per core, as nginx runs a worker process per core. Plain file
+     * downloads are answered on these threads ({@link WorkerDispatch}), so they are the event loops (Jetty's default
+     * is one per two cores, which on 2 cores is a single thread for every download).
+     */
+    public static final int SELECTORS = Math.max(1, ProcessorUtils.availableProcessors());
+
     /** Connector name of the node-facing TLS listener. */
     public static final String TLS_CONNECTOR = "tls";
     /** Connector name of the loopback administration listener. */
     public static final String ADMIN_CONNECTOR = "admin";
 
     private HttpServerFactory() {}
-
-    /**
-     * Selectors of the TLS listener: one per core, each answering the plain downloads of its connections on its
-     * own thread (Jetty's default is one per two cores, which on 2 cores is a single thread for every download).
-     *
-     * @return the number of selectors
-     */
-    static int selectors() {
-        return Math.max(1, Runtime.getRuntime().availableProcessors());
-    }
 
     /**
      * Whether a server from {@link #create} answers plain downloads where nginx would: every request handler is
@@ -87,7 +85,7 @@ public final class HttpServerFactory {
         }
         for (Connector connector : server.getConnectors()) {
             if (TLS_CONNECTOR.equals(connector.getName()) && connector instanceof ServerConnector tls) {
-                return tls.getSelectorManager().getSelectorCount() == selectors();
+                return tls.getSelectorManager().getSelectorCount() == SELECTORS;
             }
         }
         return false;
@@ -128,7 +126,7 @@ public final class HttpServerFactory {
         alpn.setDefaultProtocol(http1.getProtocol());
         SslConnectionFactory ssl = new SslConnectionFactory(tls, alpn.getProtocol());
 
-        ServerConnector connector = new ServerConnector(server, -1, selectors(), ssl, alpn, http2, http1);
+        ServerConnector connector = new ServerConnector(server, -1, SELECTORS, ssl, alpn, http2, http1);
         connector.setName(TLS_CONNECTOR);
         connector.setHost(listen.host());
         connector.setPort(listen.port());
@@ -151,7 +149,7 @@ public final class HttpServerFactory {
         threads.setName("pintle");
         // No reserved threads: Jetty would otherwise hand the selector's loop to a reserved thread for each
         // request it answers in place (execute-produce-consume), a thread wake-up per request. Without them each
-        // selector reads, answers and writes on its own thread, one per core (selectors()), as nginx's workers.
+        // selector reads, answers and writes on its own thread, one per core (SELECTORS), as nginx's workers.
         threads.setReservedThreads(0);
         Executor virtualThreads = VirtualThreads.getDefaultVirtualThreadsExecutor();
         if (virtualThreads != null) {

@@ -53,10 +53,10 @@ public final class SafePaths {
             relative = relative.substring(0, relative.length() - 1);
         }
         if (relative.isEmpty()) {
-            return realInside(root, root);
+            return real(root, root);
         }
         Path candidate = below(root, relative);
-        Path real = realInside(root, candidate);
+        Path real = real(root, candidate);
         if (directory && !Files.isDirectory(real)) {
             throw new NoSuchFileException(candidate + "/", null, "not a directory");
         }
@@ -81,16 +81,27 @@ public final class SafePaths {
     }
 
     /**
-     * The real path of a path from {@link #lexical}, which must stay inside the root.
+     * The real path of a path from {@link #lexical} (or of the root itself), which must stay inside the root.
      *
      * @param root the tree's root directory
-     * @param lexical a path from {@link #lexical} for the same root
+     * @param lexical a path from {@link #lexical} for the same root, or the root
      * @return its real path (links followed)
      * @throws java.nio.file.NoSuchFileException when it does not exist or resolves outside the root
      * @throws IOException on other file system errors
      */
     public static Path real(Path root, Path lexical) throws IOException {
-        return realInside(root, lexical);
+        Path real = lexical.toRealPath();
+        if (real.startsWith(root)) {
+            // Every leading part of a real path is real (realpath resolved each one), so the root is its own
+            // real path and the file is inside it: the root's own realpath, a readlink per component, is spared.
+            return real;
+        }
+        Path realRoot = root.toRealPath();
+        if (!real.startsWith(realRoot)) {
+            // A symlink pointing outside the tree: refuse as if it were absent.
+            throw new EscapeException(lexical + " resolves to " + real + ", outside " + realRoot);
+        }
+        return real;
     }
 
     /**
@@ -127,20 +138,6 @@ public final class SafePaths {
         return candidate;
     }
 
-    private static Path realInside(Path root, Path candidate) throws IOException {
-        Path real = candidate.toRealPath();
-        if (real.startsWith(root)) {
-            // Every leading part of a real path is real (realpath resolved each one), so the root is its own
-            // real path and the file is inside it: the root's own realpath, a readlink per component, is spared.
-            return real;
-        }
-        Path realRoot = root.toRealPath();
-        if (!real.startsWith(realRoot)) {
-            // A symlink pointing outside the tree: refuse as if it were absent.
-            throw new EscapeException(candidate + " resolves to " + real + ", outside " + realRoot);
-        }
-        return real;
-    }
 
     /**
      * Percent-decodes a URL path, refusing encodings that would change its structure.
