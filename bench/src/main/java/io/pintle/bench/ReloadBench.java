@@ -30,7 +30,7 @@ public final class ReloadBench {
      */
     private static final Map<String, Level> QUIETED_LOGGERS = Map.of(
             "org.eclipse.jetty.util.ssl.SslContextFactory.config", Level.ERROR,
-            "io.pintle.server.http.PolicyResource", Level.WARN,
+            "io.pintle.server.http.Exchange", Level.WARN,
             "io.pintle.server.reload.Reloader", Level.WARN);
 
     private final ReloadOptions options;

@@ -121,15 +121,12 @@ public final class Bootstrap {
         SharedFilesCleanup cleanup = new SharedFilesCleanup(sharedFiles,
                 () -> snapshots.current().config().paths().sharedFiles(), SHARED_FILES_CLEANUP);
         RemoteRunner remoteRuns = new RemoteRunner(config.remoteRun().maxParallel(), metrics::remoteRunEnded);
-        Server server = HttpServerFactory.create(
-                config.general().listen(), tls.factory(), JerseyConfig.create(snapshots, clock, scanner, digests, waits, sharedFiles,
-                        upstream, remoteRuns),
-                config.admin().listen(), JerseyConfig.admin(snapshots, reloader, metrics, readiness, remoteRuns));
         FileCache files = new FileCache(config.limits().fileCacheBytes(), clock);
         metrics.downloads(files);
-        HttpServerFactory.serveFilesDirectly(server, snapshots, clock, files);
-        HttpServerFactory.observe(server, metrics, snapshots, readiness);
-        HttpServerFactory.limit(server, config.limits(), metrics);
+        Server server = HttpServerFactory.create(config, tls.factory(), snapshots, clock,
+                new HttpServerFactory.FileServices(files, scanner, digests, waits, sharedFiles),
+                JerseyConfig.create(snapshots, sharedFiles, upstream, remoteRuns),
+                JerseyConfig.admin(snapshots, reloader, metrics, readiness, remoteRuns), metrics, readiness);
         systemd.listener().ifPresent(inherited -> HttpServerFactory.inheritTlsListener(server, inherited));
         server.addBean(new Managed("reloader", () -> { }, reloader::stop));
         server.addBean(new Managed("digests", () -> { }, digests::close));

@@ -2,7 +2,11 @@ package io.pintle.server.http;
 
 import io.pintle.server.config.ServerConfig;
 import io.pintle.server.metrics.ServerMetrics;
+import io.pintle.server.policy.ChangeWaits;
+import io.pintle.server.policy.DigestCache;
 import io.pintle.server.policy.FileCache;
+import io.pintle.server.policy.TreeScanner;
+import io.pintle.server.sharedfiles.SharedFileStore;
 import io.pintle.server.reload.SnapshotHolder;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -136,15 +140,38 @@ public final class HttpServerFactory {
 
 
     /**
-     * @param listen the address and port of the TLS listener
+     * What the file pipeline ({@link FileHandler}) answers from, beside the snapshot.
+     *
+     * @param files what earlier downloads found (see {@link FileCache})
+     * @param scanner builds manifests and archives
+     * @param digests file digests
+     * @param waits parks {@code ?wait} requests
+     * @param sharedFiles node-to-node shared files
+     */
+    public record FileServices(FileCache files, TreeScanner scanner, DigestCache digests, ChangeWaits waits,
+            SharedFileStore sharedFiles) {}
+
+    /**
+     * Builds the whole server, top-down. Every request on either listener goes through, in this order:
+     * {@link ExchangeHandler} (snapshot, route, caller), {@link OverloadHandler} (TLS listener only), compression,
+     * the listener's context, then on the TLS listener {@link FileHandler} (the file routes) and, for everything
+     * else, the Jersey application on a worker ({@link WorkerDispatch}). {@link RequestObserver} sees every
+     * completed request.
+     *
+     * @param config the configuration (listeners and limits)
      * @param tls the server's TLS configuration
+     * @param snapshots the live snapshot
+     * @param clock the clock for certificate validity
+     * @param fileServices what the file pipeline answers from
      * @param application the node-facing Jersey application
-     * @param adminListen the address and port of the plain-HTTP loopback admin listener
      * @param admin the admin Jersey application
+     * @param metrics the instance's metrics
+     * @param readiness what {@code /ready} reports
      * @return a server, not started
      */
-    public static Server create(ServerConfig.Listen listen, SslContextFactory.Server tls, ResourceConfig application,
-            ServerConfig.Listen adminListen, ResourceConfig admin) {
+    public static Server create(ServerConfig config, SslContextFactory.Server tls, SnapshotHolder snapshots,
+            Clock clock, FileServices fileServices, ResourceConfig application, ResourceConfig admin,
+            ServerMetrics metrics, Readiness readiness) {
         QueuedThreadPool threads = new QueuedThreadPool(MAX_THREADS);
         threads.setName("pintle");
         // No reserved threads: Jetty would otherwise hand the selector's loop to a reserved thread for each
@@ -158,23 +185,32 @@ public final class HttpServerFactory {
         Server server = new Server(threads);
         server.setStopTimeout(STOP_TIMEOUT_MS);
 
-        server.addConnector(tlsConnector(server, tls, listen));
+        ServerConfig.Limits limits = config.limits();
+        ServerConnector tlsConnector = tlsConnector(server, tls, config.general().listen());
+        tlsConnector.setIdleTimeout(limits.idleTimeout().toMillis());
+        tlsConnector.addEventListener(new ConnectionGuard(tlsConnector, limits.headerTimeout(),
+                limits.minResponseBytesPerSecond(), ConnectionGuard.RATE_CHECK_PERIOD, metrics));
+        server.addBean(new NetworkConnectionLimit(limits.maxConnections(), tlsConnector));
+        server.addConnector(tlsConnector);
 
         HttpConfiguration adminHttp = new HttpConfiguration();
         adminHttp.setSendServerVersion(false);
         adminHttp.setRequestHeaderSize(MAX_REQUEST_HEADER_BYTES);
         ServerConnector adminConnector = new ServerConnector(server, new HttpConnectionFactory(adminHttp));
         adminConnector.setName(ADMIN_CONNECTOR);
-        adminConnector.setHost(adminListen.host());
-        adminConnector.setPort(adminListen.port());
+        adminConnector.setHost(config.admin().listen().host());
+        adminConnector.setPort(config.admin().listen().port());
         adminConnector.setIdleTimeout(IDLE_TIMEOUT_MS);
         server.addConnector(adminConnector);
 
         // Each application answers on its own connector only ("@name" virtual hosts match connector names), so no
         // admin route is ever reachable from the network. Jersey's Jetty container must sit at the root context
         // (it would add a context path twice).
-        ContextHandler nodeFacing = new ContextHandler(
-                new WorkerDispatch(ContainerFactory.createContainer(JettyHttpContainer.class, application)), "/");
+        FileHandler files = new FileHandler(
+                new WorkerDispatch(ContainerFactory.createContainer(JettyHttpContainer.class, application)),
+                snapshots, clock, fileServices.files(), fileServices.scanner(), fileServices.digests(),
+                fileServices.waits(), fileServices.sharedFiles());
+        ContextHandler nodeFacing = new ContextHandler(files, "/");
         nodeFacing.setVirtualHosts(List.of("@" + TLS_CONNECTOR));
         ContextHandler administration = new ContextHandler(
                 new WorkerDispatch(ContainerFactory.createContainer(JettyHttpContainer.class, admin)), "/");
@@ -198,28 +234,24 @@ public final class HttpServerFactory {
         // accepting and wait, up to STOP_TIMEOUT_MS, for each open connection to finish the request it carries and
         // close: that is the drain. A GracefulHandler would add a 503 for a request that arrives on a connection
         // accepted just before the stop, which SocketActivationIT saw while replacing the process.
-        server.setHandler(compression);
+        OverloadHandler overload = new OverloadHandler(compression, TLS_CONNECTOR, limits, metrics);
+        server.setHandler(new ExchangeHandler(overload, snapshots, clock, ADMIN_CONNECTOR));
         server.setErrorHandler(new ProblemErrorHandler());
-        return server;
-    }
 
-    /**
-     * Puts a {@link DirectFileHandler} in front of the node-facing Jersey application of a server from {@link
-     * #create}: plain file downloads are answered by Jetty directly, everything else by Jersey as before.
-     *
-     * @param server the server
-     * @param snapshots the live snapshot
-     * @param clock the clock for certificate validity
-     * @param files what earlier downloads found (see {@link FileCache})
-     */
-    public static void serveFilesDirectly(Server server, SnapshotHolder snapshots, Clock clock, FileCache files) {
-        for (ContextHandler context : server.getDescendants(ContextHandler.class)) {
-            if (context.getVirtualHosts().contains("@" + TLS_CONNECTOR)) {
-                context.setHandler(new DirectFileHandler(context.getHandler(), snapshots, clock, files));
-                return;
+        server.setRequestLog(new RequestObserver(metrics, snapshots, ADMIN_CONNECTOR));
+        Map<String, LongSupplier> connections = new LinkedHashMap<>();
+        for (Connector connector : server.getConnectors()) {
+            SslConnectionFactory ssl = connector.getConnectionFactory(SslConnectionFactory.class);
+            if (ssl != null) {
+                ssl.addBean(new HandshakeCounter(metrics));
+            }
+            if (connector instanceof AbstractConnector counted) {
+                connections.put(connector.getName(), () -> counted.getConnectedEndPoints().size());
             }
         }
-        throw new IllegalStateException("no node-facing context");
+        metrics.connections(connections);
+        server.addEventListener(readiness);
+        return server;
     }
 
     /**
@@ -242,53 +274,5 @@ public final class HttpServerFactory {
             }
         }
         throw new IllegalStateException("no connector " + TLS_CONNECTOR);
-    }
-
-    /**
-     * Wires observation into a server from {@link #create}: every completed request is counted and access-logged
-     * ({@link RequestObserver}), TLS handshakes on the node-facing listener are counted, open connections are
-     * read per listener at scrape time, and {@code readiness} follows the server's lifecycle.
-     *
-     * @param server the server
-     * @param metrics the instance's metrics
-     * @param snapshots the live snapshot (for the access log settings)
-     * @param readiness what {@code /ready} reports
-     */
-    public static void observe(Server server, ServerMetrics metrics, SnapshotHolder snapshots, Readiness readiness) {
-        server.setRequestLog(new RequestObserver(metrics, snapshots, ADMIN_CONNECTOR));
-        Map<String, LongSupplier> connections = new LinkedHashMap<>();
-        for (Connector connector : server.getConnectors()) {
-            SslConnectionFactory ssl = connector.getConnectionFactory(SslConnectionFactory.class);
-            if (ssl != null) {
-                ssl.addBean(new HandshakeCounter(metrics));
-            }
-            if (connector instanceof AbstractConnector counted) {
-                connections.put(connector.getName(), () -> counted.getConnectedEndPoints().size());
-            }
-        }
-        metrics.connections(connections);
-        server.addEventListener(readiness);
-    }
-
-    /**
-     * Applies overload control to a server from {@link #create}, on the TLS listener only (the admin listener
-     * stays reachable when it is saturated): at most {@code maxConnections} open connections (past it, new ones
-     * wait in the kernel's backlog), the idle timeout, the header timeout and minimum response rate ({@link
-     * ConnectionGuard}), and bounded workers per work class with a 503 past their queue ({@link OverloadHandler}).
-     *
-     * @param server the server
-     * @param limits the configured limits
-     * @param metrics where rejections and closed connections are counted
-     */
-    public static void limit(Server server, ServerConfig.Limits limits, ServerMetrics metrics) {
-        for (Connector connector : server.getConnectors()) {
-            if (TLS_CONNECTOR.equals(connector.getName()) && connector instanceof ServerConnector tls) {
-                tls.setIdleTimeout(limits.idleTimeout().toMillis());
-                tls.addEventListener(new ConnectionGuard(tls, limits.headerTimeout(),
-                        limits.minResponseBytesPerSecond(), ConnectionGuard.RATE_CHECK_PERIOD, metrics));
-                server.addBean(new NetworkConnectionLimit(limits.maxConnections(), tls));
-            }
-        }
-        server.setHandler(new OverloadHandler(server.getHandler(), TLS_CONNECTOR, limits, metrics));
     }
 }

@@ -1,15 +1,11 @@
 package io.pintle.server.http;
 
 import io.pintle.server.metrics.ServerMetrics;
-import io.pintle.server.policy.ChangeWaits;
-import io.pintle.server.policy.DigestCache;
-import io.pintle.server.policy.TreeScanner;
 import io.pintle.server.reload.Reloader;
 import io.pintle.server.reload.SnapshotHolder;
 import io.pintle.server.remoterun.RemoteRunner;
 import io.pintle.server.sharedfiles.SharedFileStore;
 import io.pintle.server.upstream.UpstreamClient;
-import java.time.Clock;
 import java.util.List;
 import org.glassfish.jersey.jackson.JacksonFeature;
 import org.glassfish.jersey.server.ResourceConfig;
@@ -17,7 +13,7 @@ import org.glassfish.jersey.server.ServerProperties;
 
 /**
  * The two Jersey applications, every resource, filter and mapper registered as instances: the node-facing one
- * (TLS listener) and the administration one (loopback listener).
+ * (TLS listener: what is not a file route, see {@link Route}) and the administration one (loopback listener).
  */
 public final class JerseyConfig {
     private JerseyConfig() {}
@@ -26,27 +22,15 @@ public final class JerseyConfig {
      * The node-facing application.
      *
      * @param snapshots the live snapshot
-     * @param clock the clock for certificate validity
-     * @param scanner builds directory manifests
-     * @param digests file digests
-     * @param waits parks {@code ?wait} requests
      * @param sharedFiles node-to-node shared files
      * @param upstream the policy server (forwarding)
      * @param remoteRuns runs remote runs
      * @return the application
      */
-    public static ResourceConfig create(SnapshotHolder snapshots, Clock clock, TreeScanner scanner,
-            DigestCache digests, ChangeWaits waits, SharedFileStore sharedFiles, UpstreamClient upstream,
-            RemoteRunner remoteRuns) {
+    public static ResourceConfig create(SnapshotHolder snapshots, SharedFileStore sharedFiles,
+            UpstreamClient upstream, RemoteRunner remoteRuns) {
         ResourceConfig config = base("pintle");
-        config.register(new PeerIdentityFilter(snapshots, clock));
-        config.register(new RelayApiAlias());
-        config.register(new WaitRouting());
-        config.register(new ProblemExceptionMapper());
-        FileRoutes routes = new FileRoutes(snapshots, clock, scanner, digests, waits);
-        config.registerInstances(resources(routes, sharedFiles, upstream, snapshots, remoteRuns).toArray());
-        // Internal: the same public URLs, reached only through WaitRouting's rewrite.
-        config.register(new WaitResource(routes));
+        config.registerInstances(resources(sharedFiles, upstream, snapshots, remoteRuns).toArray());
         return config;
     }
 
@@ -63,25 +47,20 @@ public final class JerseyConfig {
     public static ResourceConfig admin(SnapshotHolder snapshots, Reloader reloader, ServerMetrics metrics,
             Readiness readiness, RemoteRunner remoteRuns) {
         ResourceConfig config = base("pintle-admin");
-        // relayd's local clients use both prefixes too (Rudder's trigger hook posts to /rudder/relay-api/remote-run/).
-        config.register(new RelayApiAlias());
-        config.register(new ProblemExceptionMapper());
         config.registerInstances(adminResources(snapshots, reloader, metrics, readiness, remoteRuns).toArray());
         return config;
     }
 
     /**
-     * @param routes what the file routes answer (null for the contract test, which only reads routes)
      * @param sharedFiles node-to-node shared files (null for the contract test)
      * @param upstream the policy server (null for the contract test)
      * @param snapshots the live snapshot (null for the contract test)
      * @param remoteRuns runs remote runs (null for the contract test)
      * @return the node-facing resource instances (the OpenAPI contract test reads these)
      */
-    static List<Object> resources(FileRoutes routes, SharedFileStore sharedFiles, UpstreamClient upstream,
-            SnapshotHolder snapshots, RemoteRunner remoteRuns) {
-        return List.of(new PolicyResource(routes), new SharedFolderResource(routes),
-                new SharedFilesResource(sharedFiles, upstream), new ServerInfoResource(),
+    static List<Object> resources(SharedFileStore sharedFiles, UpstreamClient upstream, SnapshotHolder snapshots,
+            RemoteRunner remoteRuns) {
+        return List.of(new SharedFilesResource(sharedFiles, upstream), new ServerInfoResource(),
                 new RemoteRunResource(snapshots, remoteRuns, false));
     }
 
@@ -109,6 +88,10 @@ public final class JerseyConfig {
         // Unknown routes must be problem+json too, not Jersey's HTML/plain 404.
         config.property(ServerProperties.RESPONSE_SET_STATUS_OVER_SEND_ERROR, true);
         config.register(JacksonFeature.withoutExceptionMappers());
+        config.register(new ExchangeFilter());
+        // relayd's clients use both prefixes (Rudder's trigger hook posts to /rudder/relay-api/remote-run/).
+        config.register(new RelayApiAlias());
+        config.register(new ProblemExceptionMapper());
         return config;
     }
 }

@@ -1,22 +1,15 @@
 package io.pintle.server.http;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import io.pintle.api.MediaTypes;
-import io.pintle.api.dto.Problem;
 import io.pintle.server.config.ServerConfig;
-import io.pintle.server.metrics.RouteClass;
 import io.pintle.server.metrics.ServerMetrics;
 import io.pintle.server.overload.Gate;
+import io.pintle.server.problem.PintleException;
 import io.pintle.server.overload.RetryAfter;
 import io.pintle.server.overload.WorkClass;
-import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
-import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
@@ -38,13 +31,6 @@ import org.slf4j.LoggerFactory;
  */
 final class OverloadHandler extends Handler.Wrapper {
     private static final Logger LOG = LoggerFactory.getLogger(OverloadHandler.class);
-    private static final ObjectMapper JSON = new ObjectMapper();
-
-    /**
-     * Request attribute: a {@link Runnable} that gives the request's worker back before the response completes
-     * (once; later calls and the completion do nothing more).
-     */
-    static final String RELEASE_WORKER = OverloadHandler.class.getName() + ".releaseWorker";
 
     private final String limitedConnector;
     private final Map<WorkClass, Gate<Pending>> gates;
@@ -73,25 +59,12 @@ final class OverloadHandler extends Handler.Wrapper {
         metrics.gates(Map.copyOf(gates));
     }
 
-    /**
-     * The routes of each work class. A new class of routes maps its route classes here.
-     *
-     * @param route the route class of a request on the TLS listener
-     * @return its work class
-     */
-    static WorkClass classify(RouteClass route) {
-        return switch (route) {
-            case POLICIES, COMMON, SHARED_FOLDER, SHARED_FILES -> WorkClass.FILES;
-            default -> WorkClass.API;
-        };
-    }
-
     @Override
     public boolean handle(Request request, Response response, Callback callback) throws Exception {
         if (!limitedConnector.equals(request.getConnectionMetaData().getConnector().getName())) {
             return super.handle(request, response, callback);
         }
-        WorkClass work = classify(RouteClass.of(false, request.getHttpURI().getPath()));
+        WorkClass work = Exchange.of(request).route().work();
         Gate<Pending> gate = gates.get(work);
         Pending pending = new Pending(work, gate, request, response, callback);
         Gate.Admission<Pending> admission = gate.enter(pending);
@@ -109,7 +82,7 @@ final class OverloadHandler extends Handler.Wrapper {
 
     /**
      * Runs the request; its worker goes back to the gate when the response is complete, however it ends, or
-     * earlier when the request runs the {@link #RELEASE_WORKER} attribute (a request parked until a change).
+     * earlier when the request runs {@link Exchange#releaseWorker} (a request parked until a change).
      */
     private boolean handleWithWorker(Pending pending) throws Exception {
         AtomicBoolean released = new AtomicBoolean();
@@ -118,7 +91,7 @@ final class OverloadHandler extends Handler.Wrapper {
                 release(pending.gate);
             }
         };
-        pending.request.setAttribute(RELEASE_WORKER, release);
+        Exchange.of(pending.request).onRelease(release);
         Request.addCompletionListener(pending.request, failure -> release.run());
         return super.handle(pending.request, pending.response, pending.callback);
     }
@@ -159,27 +132,9 @@ final class OverloadHandler extends Handler.Wrapper {
         long seconds = retryAfter.nextSeconds();
         LOG.debug("overloaded: {} {} refused: {}", pending.request.getMethod(), pending.request.getHttpURI(), detail);
         Response response = pending.response;
-        if (response.isCommitted()) {
-            pending.callback.failed(new IllegalStateException("response committed before the overload refusal"));
-            return;
-        }
-        response.setStatus(HttpStatus.SERVICE_UNAVAILABLE_503);
-        response.getHeaders().put(HttpHeader.RETRY_AFTER, seconds);
-        response.getHeaders().put(HttpHeader.CONTENT_TYPE, MediaTypes.PROBLEM_JSON);
-        response.write(true, ByteBuffer.wrap(body(pending, detail + "; retry in " + seconds + " s")),
-                pending.callback);
-    }
-
-    private static byte[] body(Pending pending, String detail) {
         // Not a server error: no incident id, nothing to look up in the log.
-        Problem problem = new Problem("urn:pintle:problem:overloaded", "Service Unavailable",
-                HttpStatus.SERVICE_UNAVAILABLE_503, detail, pending.request.getHttpURI().getPath(), "overloaded",
-                null);
-        try {
-            return JSON.writeValueAsBytes(problem);
-        } catch (JsonProcessingException e) {
-            return "{\"status\":503,\"reason\":\"overloaded\"}".getBytes(StandardCharsets.US_ASCII);
-        }
+        Problems.write(new PintleException.Unavailable("overloaded", detail + "; retry in " + seconds + " s", seconds),
+                pending.request, response, pending.callback);
     }
 
     /** A request and its class, while it waits or runs. */

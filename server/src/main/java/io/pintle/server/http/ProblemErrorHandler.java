@@ -1,13 +1,6 @@
 package io.pintle.server.http;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import io.pintle.api.MediaTypes;
 import io.pintle.api.dto.Problem;
-import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
-import java.util.UUID;
-import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
@@ -21,7 +14,6 @@ import org.slf4j.LoggerFactory;
  * refuses) as problem details too, instead of Jetty's HTML page. Never includes a stack trace.
  */
 final class ProblemErrorHandler extends ErrorHandler {
-    private static final ObjectMapper JSON = new ObjectMapper();
     private static final Logger LOG = LoggerFactory.getLogger(ProblemErrorHandler.class);
 
     ProblemErrorHandler() {
@@ -33,29 +25,20 @@ final class ProblemErrorHandler extends ErrorHandler {
     protected void generateResponse(Request request, Response response, int code, String message, Throwable cause,
             Callback callback) {
         String path = request.getHttpURI() != null ? request.getHttpURI().getPath() : null;
-        String incident = null;
+        Problem problem;
         if (code < 500) {
             LOG.info("rejected {} {} from {}: {} {}", request.getMethod(), path,
                     Request.getRemoteAddr(request), code, message);
+            problem = Problems.plain(code, message, path);
         } else {
-            // Same contract as ProblemExceptionMapper: a server error carries an id to find in the log.
-            incident = UUID.randomUUID().toString();
-            AccessRecord.of(request).incident(incident);
-            LOG.warn("incident {}: error {} on {} {} from {}: {}", incident, code, request.getMethod(), path,
-                    Request.getRemoteAddr(request), message, cause);
+            // A server error carries an id to find in the log, and in the request's access log line.
+            problem = Problems.incident(cause != null ? cause : new IllegalStateException(message),
+                    Exchange.find(request), path);
+            if (code != 500) {
+                problem = new Problem(problem.type(), HttpStatus.getMessage(code), code, problem.detail(),
+                        problem.instance(), null, problem.incident());
+            }
         }
-        response.getHeaders().put(HttpHeader.CONTENT_TYPE, MediaTypes.PROBLEM_JSON);
-        response.write(true, ByteBuffer.wrap(body(code, message, path, incident)), callback);
-    }
-
-    private static byte[] body(int code, String message, String path, String incident) {
-        String title = HttpStatus.getMessage(code);
-        Problem problem = new Problem("about:blank", title, code, message != null ? message : title, path, null,
-                incident);
-        try {
-            return JSON.writeValueAsBytes(problem);
-        } catch (JsonProcessingException e) {
-            return ("{\"status\":" + code + "}").getBytes(StandardCharsets.US_ASCII);
-        }
+        Problems.write(problem, response, callback);
     }
 }

@@ -4,14 +4,11 @@ import io.pintle.api.MediaTypes;
 import io.pintle.api.dto.Problem;
 import io.pintle.server.policy.FileVersion;
 import io.pintle.server.problem.PintleException;
-import jakarta.inject.Inject;
-import jakarta.inject.Provider;
 import jakarta.ws.rs.WebApplicationException;
 import jakarta.ws.rs.core.Context;
 import jakarta.ws.rs.core.Response;
 import jakarta.ws.rs.core.UriInfo;
 import jakarta.ws.rs.ext.ExceptionMapper;
-import java.util.UUID;
 import org.eclipse.jetty.io.EofException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -28,22 +25,17 @@ final class ProblemExceptionMapper implements ExceptionMapper<Throwable> {
     @Context
     private UriInfo uriInfo;
 
-    // The incident id also goes into the request's access log line, which the Jetty request carries.
-    @Inject
-    private Provider<org.eclipse.jetty.server.Request> jettyRequest;
 
     @Override
     public Response toResponse(Throwable exception) {
         String instance = "/" + uriInfo.getPath(false);
         if (exception instanceof PintleException.Unavailable unavailable) {
-            return Response.fromResponse(problem("urn:pintle:problem:" + unavailable.reason(), 503,
-                    unavailable.title(), unavailable.detail(), instance, unavailable.reason(), null, null))
+            return Response.fromResponse(problem(Problems.of(unavailable, instance), null))
                     .header("Retry-After", unavailable.retryAfterSeconds())
                     .build();
         }
         if (exception instanceof PintleException pintle) {
-            return problem("urn:pintle:problem:" + pintle.reason(), pintle.status(), pintle.title(), pintle.detail(),
-                    instance, pintle.reason(), null, null);
+            return problem(Problems.of(pintle, instance), null);
         }
         if (exception instanceof WebApplicationException web && web.getResponse().getStatus() < 500) {
             Response original = web.getResponse();
@@ -55,8 +47,7 @@ final class ProblemExceptionMapper implements ExceptionMapper<Throwable> {
                 case 415 -> "unsupported media type";
                 default -> status.getReasonPhrase();
             };
-            return problem("about:blank", status.getStatusCode(), status.getReasonPhrase(), detail, instance, null,
-                    null, original);
+            return problem(Problems.plain(status.getStatusCode(), detail, instance), original);
         }
         for (Throwable cause = exception; cause != null; cause = cause.getCause()) {
             if (cause instanceof EofException) {
@@ -69,24 +60,20 @@ final class ProblemExceptionMapper implements ExceptionMapper<Throwable> {
                 // nothing was sent yet the client gets a 503 to retry at once; if the headers already went out,
                 // the response is aborted, which makes the client retry too.
                 LOG.warn("aborted {}: {}", instance, changed.getMessage());
-                return Response.fromResponse(problem("about:blank", 503, "Service Unavailable",
-                        "the file was replaced while it was being served; retry", instance, "file-changed", null, null))
+                return Response.fromResponse(problem(Problems.of(new PintleException.Unavailable("file-changed",
+                        "the file was replaced while it was being served; retry", 1), instance), null))
                         .header("Retry-After", "1")
                         .build();
             }
         }
-        String incident = UUID.randomUUID().toString();
-        LOG.error("incident {} on {}", incident, instance, exception);
-        AccessRecord.of(jettyRequest.get()).incident(incident);
-        return problem("about:blank", 500, "Internal server error", "an internal error occurred; the server log has the details",
-                instance, null, incident, null);
+        // ExchangeFilter copies the incident id into the request's exchange, for its access log line.
+        return problem(Problems.incident(exception, null, instance), null);
     }
 
-    private static Response problem(String type, int status, String title, String detail, String instance, String reason,
-            String incident, Response original) {
-        Response.ResponseBuilder builder = Response.status(status)
+    private static Response problem(Problem problem, Response original) {
+        Response.ResponseBuilder builder = Response.status(problem.status())
                 .type(MediaTypes.PROBLEM_JSON)
-                .entity(new Problem(type, title, status, detail, instance, reason, incident));
+                .entity(problem);
         if (original != null && original.getHeaderString("Allow") != null) {
             builder.header("Allow", original.getHeaderString("Allow"));
         }

@@ -23,8 +23,6 @@ import io.pintle.server.remoterun.RunOrder;
 import io.pintle.server.remoterun.RunPlan;
 import io.pintle.server.remoterun.RunSink;
 import io.pintle.server.upstream.UpstreamClient;
-import jakarta.inject.Inject;
-import jakarta.inject.Provider;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
@@ -78,10 +76,6 @@ public final class RemoteRunResource {
     private final RemoteRunner runner;
     private final boolean admin;
 
-    // The Jetty request is request-scoped; Jersey's jetty-http container only offers it through injection.
-    @Inject
-    private Provider<org.eclipse.jetty.server.Request> jettyRequest;
-
     /**
      * @param snapshots the live snapshot (the admin listener has no per-request state of its own)
      * @param runner runs plans
@@ -119,7 +113,7 @@ public final class RemoteRunResource {
 
     private Response handle(Target target, String id, ContainerRequestContext context, HttpHeaders headers,
             InputStream body) {
-        ServerSnapshot snapshot = admin ? snapshots.current() : RequestState.of(context).snapshot();
+        ServerSnapshot snapshot = Exchange.of(context).snapshot();
         authorize(snapshot, context);
         int hops = hops(headers.getHeaderString(Routes.REMOTE_RUN_HOPS_HEADER));
         byte[] bytes = read(body, headers);
@@ -148,13 +142,9 @@ public final class RemoteRunResource {
                         : " -D " + ask.order().conditions().joined(),
                 plan.targets().size(), plan.targets().size() - plan.unresolved().size() - (plan.local() ? 1 : 0),
                 plan.hops().size(), plan.local() ? 1 : 0, plan.unresolved().size(), hops, caller(context));
-        org.eclipse.jetty.server.Request request = jettyRequest.get();
         // A run lasts as long as its agents: it must not hold one of the api class's workers, nor be cut by the
         // connection's idle timeout (the agent timeout and keep-alive events bound it instead).
-        if (request.getAttribute(OverloadHandler.RELEASE_WORKER) instanceof Runnable release) {
-            release.run();
-        }
-        request.addIdleTimeoutListener(timeout -> false);
+        Exchange.of(context).park();
 
         if (ask.asynchronous() && (ask.json() || !ask.keepOutput())) {
             runner.start(snapshot, ask.order(), plan, hops, RemoteRunResource::log, summary ->
@@ -189,7 +179,7 @@ public final class RemoteRunResource {
             }
             return;
         }
-        RequestState state = RequestState.of(context);
+        Exchange state = Exchange.of(context);
         String pin = null;
         if (snapshot.config().upstream().configured()) {
             try {
@@ -197,18 +187,18 @@ public final class RemoteRunResource {
             } catch (IOException | RuntimeException e) {
                 LOG.warn("remote run: cannot read the policy server's certificate {}: {}",
                         snapshot.config().upstream().certificate(), e.getMessage());
-                FileRoutes.authorize(new Decision.Deny("policy-server-unknown", "this server cannot read its policy "
-                        + "server's certificate to check the caller"), state, context);
+                state.authorize(new Decision.Deny("policy-server-unknown", "this server cannot read its policy "
+                        + "server's certificate to check the caller"));
             }
         }
-        FileRoutes.authorize(AclEvaluator.remoteRun(enabled, state.peer().leaf(), pin), state, context);
+        state.authorize(AclEvaluator.remoteRun(enabled, state.peer().leaf(), pin));
     }
 
     private String caller(ContainerRequestContext context) {
         if (admin) {
             return "the admin listener";
         }
-        RequestState state = RequestState.of(context);
+        Exchange state = Exchange.of(context);
         return state.caller().address().getHostAddress();
     }
 

@@ -27,8 +27,8 @@ import org.slf4j.LoggerFactory;
  * Jetty calls this once per completed request, on both listeners, including requests Jetty itself refused (bad
  * requests, URIs it rejects) that never reached Jersey: it counts the request in the metrics and, when {@code
  * [log] access} is on, writes one access log line through the SLF4J logger {@code io.pintle.access}. Who the
- * caller was and what was decided come from the request's own {@link AccessRecord}, never from the snapshot live
- * by the time the response ends.
+ * caller was, its route and what was decided come from the request's own {@link Exchange}, never from the snapshot
+ * live by the time the response ends; a request Jetty refused before any handler ran has none.
  */
 final class RequestObserver implements RequestLog {
     /** The access log's logger: route it with Logback (its own appender, file or level). */
@@ -55,11 +55,11 @@ final class RequestObserver implements RequestLog {
         HttpURI uri = request.getHttpURI();
         String path = uri != null ? uri.getPath() : null;
         boolean admin = adminConnector.equals(request.getConnectionMetaData().getConnector().getName());
-        RouteClass route = RouteClass.of(admin, path);
+        Exchange exchange = Exchange.find(request);
+        RouteClass route = (exchange != null ? exchange.route() : Route.of(admin, path)).metricClass();
         int status = response.getStatus();
         long bytes = Response.getContentBytesWritten(response);
-        AccessRecord record = AccessRecord.find(request);
-        Decision decision = record != null ? record.decision() : null;
+        Decision decision = exchange != null ? exchange.decision() : null;
 
         metrics.request(route, status, bytes, nanos);
         if (decision instanceof Decision.Deny deny) {
@@ -70,18 +70,18 @@ final class RequestObserver implements RequestLog {
         ServerConfig.Log log = snapshots.current().config().log();
         if (log.access() && ACCESS.isInfoEnabled()) {
             Line line = new Line(Instant.ofEpochMilli(Request.getTimeStamp(request)).toString(),
-                    Request.getRemoteAddr(request), node(record), request.getMethod(), path,
+                    Request.getRemoteAddr(request), node(exchange), request.getMethod(), path,
                     uri != null ? uri.getQuery() : null, request.getConnectionMetaData().getProtocol(), status, bytes,
                     nanos / 1_000_000.0, admin ? adminConnector : "tls", route.label(), verdict(decision),
                     decision instanceof Decision.Deny deny ? deny.reason() : null,
                     decision instanceof Decision.Allow allow ? allow.rule() : null,
-                    record != null ? record.incident() : null);
+                    exchange != null ? exchange.incident() : null);
             ACCESS.info(log.accessFormat() == ServerConfig.AccessFormat.JSON ? json(line) : common(line, request));
         }
     }
 
-    private static String node(AccessRecord record) {
-        Caller caller = record != null ? record.caller() : null;
+    private static String node(Exchange exchange) {
+        Caller caller = exchange != null ? exchange.caller() : null;
         if (caller != null && caller.identification() instanceof Identification.Authenticated authenticated) {
             return authenticated.node().value();
         }

@@ -14,22 +14,15 @@ import jakarta.ws.rs.core.Context;
 import jakarta.ws.rs.core.MediaType;
 import java.security.cert.X509Certificate;
 
-/** {@code /uuid} (Rudder's) and {@code /v1/whoami} (Pintle's debugging entry point). Open to any caller. */
+/** {@code /v1/whoami}: Pintle's debugging entry point. Open to any caller. */
 @Path("/")
 public final class ServerInfoResource {
-
-    @GET
-    @Path(Routes.UUID)
-    @Produces(MediaType.TEXT_PLAIN)
-    public String uuid(@Context ContainerRequestContext context) {
-        return RequestState.of(context).snapshot().self().value();
-    }
 
     @GET
     @Path(Routes.WHOAMI)
     @Produces(MediaType.APPLICATION_JSON)
     public WhoAmI whoami(@Context ContainerRequestContext context) {
-        RequestState state = RequestState.of(context);
+        Exchange state = Exchange.of(context);
         Caller caller = state.caller();
         X509Certificate leaf = state.peer().leaf();
         WhoAmI.Certificate certificate = leaf == null ? null : new WhoAmI.Certificate(

@@ -42,7 +42,7 @@ import org.slf4j.LoggerFactory;
  *       past {@code [limits] max_shared_file_bytes}. From an allowed network, as Rudder's Apache.
  *   <li>{@code HEAD ...?hash=}: 200 when stored with that hash, 404 otherwise (what ncf's caller expects).
  *   <li>{@code GET ...}: the file, only to the target node's own certificate — HTTPS's replacement for
- *       {@code sharedfile_from_node}.
+ *       {@code sharedfile_from_node}; a file route, answered by {@link FileHandler}.
  * </ul>
  *
  * A target that is not below this server is forwarded to the policy server ({@code [upstream]}), as relayd does.
@@ -74,8 +74,8 @@ public final class SharedFilesResource {
             @Context ContainerRequestContext context,
             @Context HttpHeaders headers,
             InputStream body) {
-        RequestState state = RequestState.of(context);
-        FileRoutes.authorize(state.snapshot().acl().sharedFilesUpload(state.caller()), state, context);
+        Exchange state = Exchange.of(context);
+        state.authorize(state.snapshot().acl().sharedFilesUpload(state.caller()));
         SharedFileId id = id(target, source, fileId);
         Duration duration = rejected(() -> SharedFileStore.ttl(ttl));
         long length = headers.getLength();
@@ -106,8 +106,8 @@ public final class SharedFilesResource {
             @PathParam("fileId") String fileId,
             @QueryParam(Routes.HASH) String hash,
             @Context ContainerRequestContext context) {
-        RequestState state = RequestState.of(context);
-        FileRoutes.authorize(state.snapshot().acl().sharedFilesUpload(state.caller()), state, context);
+        Exchange state = Exchange.of(context);
+        state.authorize(state.snapshot().acl().sharedFilesUpload(state.caller()));
         SharedFileId id = id(target, source, fileId);
         if (hash == null || !hash.matches("[0-9a-fA-F]{1,128}")) {
             throw new PintleException.InvalidRequest("bad-hash", "hash (hexadecimal) is required");
@@ -118,37 +118,6 @@ public final class SharedFilesResource {
         java.nio.file.Path root = state.snapshot().config().paths().sharedFiles();
         boolean present = rejected(() -> store.present(root, id, hash));
         return Response.status(present ? 200 : 404).build();
-    }
-
-    @GET
-    @Path(Routes.RELAY_API + Routes.SHARED_FILES + ID)
-    public Response get(
-            @PathParam("target") String target,
-            @PathParam("source") String source,
-            @PathParam("fileId") String fileId,
-            @Context ContainerRequestContext context,
-            @Context Request request,
-            @Context HttpHeaders headers) {
-        RequestState state = RequestState.of(context);
-        NodeId targetNode;
-        try {
-            targetNode = new NodeId(target);
-        } catch (IllegalArgumentException e) {
-            throw new PintleException.InvalidRequest("bad-id", "invalid target: " + e.getMessage());
-        }
-        FileRoutes.authorize(state.snapshot().acl().sharedFilesDownload(state.caller(), targetNode), state, context);
-        SharedFileId id = id(target, source, fileId);
-        java.nio.file.Path root = state.snapshot().config().paths().sharedFiles();
-        if (rejected(() -> store.current(root, id)).isEmpty()) {
-            throw new PintleException.NotFound("no-such-file", "no such shared file (or it expired)");
-        }
-        try {
-            return FileResponses.serve(FileVersion.of(id.file(root)), request, headers);
-        } catch (NoSuchFileException e) {
-            throw new PintleException.NotFound("no-such-file", "no such shared file (or it expired)");
-        } catch (IOException e) {
-            throw new IllegalStateException("cannot read " + id.file(root), e);
-        }
     }
 
     /** Whether the target is this server or a node below it (in its {@code nodeslist.json}). */

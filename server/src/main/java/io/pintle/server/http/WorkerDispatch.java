@@ -16,9 +16,10 @@ import org.eclipse.jetty.util.thread.ThreadPool;
  * which is most of what a small keep-alive download costs. This wrapper is what makes the tree non-blocking: it
  * declares itself so and hands the request to the worker pool (virtual threads where the JVM has them).
  *
- * <p>What runs in front of it on the selector thread must never wait: {@link DirectFileHandler}'s answers (a few
- * system calls on local files, a body read in one go or streamed by callbacks), the overload gate, compression,
- * context matching. Anything else is Jersey's, behind this.
+ * <p>What runs in front of it on the selector thread must never wait: {@link ExchangeHandler}, the overload gate,
+ * compression, context matching and {@link FileHandler}'s plain downloads (a few system calls on local files, a
+ * body read in one go or streamed by callbacks; what may take longer it hands to a worker itself). Anything else
+ * is Jersey's, behind this.
  */
 final class WorkerDispatch extends Handler.Wrapper {
     /**

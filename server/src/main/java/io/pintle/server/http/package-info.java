@@ -1,10 +1,10 @@
 /**
- * The web layer: Jetty connectors and handler tree, Jersey configuration, the filter that establishes who the
- * caller is, thin resources, and the one exception mapper. Only this package and {@code tls} import Jetty or
- * Jersey. Each request reads the snapshot once, in {@link io.pintle.server.http.PeerIdentityFilter} (or, for a
- * plain file download, in {@code DirectFileHandler}, which serves it without Jersey and hands everything else on
- * with the state it established), and every later step uses that same snapshot. {@link
- * io.pintle.server.http.RequestObserver} sees every completed request, Jetty's own refusals included, for the
- * metrics and the access log.
+ * The web layer: Jetty connectors and the handler tree, one route table ({@link io.pintle.server.http.Route}), the
+ * file pipeline on Jetty's core API, the Jersey applications for the JSON and streaming APIs, and one problem
+ * writer. {@code ExchangeHandler} reads the snapshot once per request and makes the request's {@code Exchange}
+ * (snapshot, route, caller, decision, incident id, worker release), which every later step is handed: the overload
+ * gate, {@code FileHandler}, Jersey's resources (through their request's properties) and {@link
+ * io.pintle.server.http.RequestObserver}, which sees every completed request, Jetty's own refusals included, for
+ * the metrics and the access log. Only this package and {@code tls} import Jetty or Jersey.
  */
 package io.pintle.server.http;

@@ -91,6 +91,12 @@ public final class AgentLauncher {
         } catch (IOException e) {
             stop.cancel(false);
             stop(process);
+            if (timedOut.get()) {
+                // Stopping the agent can close its output under the reader ("Stream closed"): still a timeout.
+                sink.accept(RemoteRunEvent.status(node, RemoteRunEvent.TIMEOUT, null, millisSince(start), true,
+                        "the agent was stopped after " + timeout.toSeconds() + " s"));
+                return;
+            }
             sink.accept(RemoteRunEvent.status(node, RemoteRunEvent.ERROR, null, millisSince(start), false,
                     "reading the agent's output failed: " + e.getMessage()));
         } catch (InterruptedException e) {

@@ -21,9 +21,9 @@ import org.glassfish.jersey.server.model.ResourceMethod;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@code openapi.yaml} must list exactly the routes the server has: every (method, path) of the Jersey resources
- * registered by {@link JerseyConfig} on both listeners, plus HEAD wherever there is GET (Jersey answers HEAD from
- * GET).
+ * {@code openapi.yaml} must list exactly the routes the server has: every (method, path) the file pipeline answers
+ * (declared in the {@link Route} table), and every one of the Jersey resources registered by {@link JerseyConfig}
+ * on both listeners, plus HEAD wherever Jersey has GET (Jersey answers HEAD from GET).
  */
 class OpenApiContractTest {
     private static final Set<String> HTTP_METHODS =
@@ -43,15 +43,18 @@ class OpenApiContractTest {
     }
 
     /**
-     * Query parameters too: every {@code @QueryParam} of a route is in the spec for that operation and the other
-     * way round. The internal {@link WaitResource} (the same public URLs, reached by {@link WaitRouting}'s
-     * rewrite when {@code wait} is present) counts for the public route.
+     * Query parameters too: every query parameter a route reads ({@code @QueryParam} of a Jersey resource, or
+     * listed in the {@link Route} table for the file pipeline) is in the spec for that operation and the other way
+     * round.
      */
     @Test
     void specListsExactlyTheQueryParametersOfEachRoute() throws Exception {
         Map<String, Set<String>> server = new TreeMap<>();
-        List<Object> resources = new ArrayList<>(JerseyConfig.resources(null, null, null, null, null));
-        resources.add(new WaitResource(null));
+        for (Route route : Route.values()) {
+            route.filePipelineOperations().forEach((method, names) ->
+                    server.put(method + " " + normalize(route.template()), new TreeSet<>(names)));
+        }
+        List<Object> resources = new ArrayList<>(JerseyConfig.resources(null, null, null, null));
         resources.addAll(JerseyConfig.adminResources(null, null, null, null, null));
         for (Object resource : resources) {
             collectQueries(Resource.from(resource.getClass()), "", server);
@@ -64,7 +67,7 @@ class OpenApiContractTest {
     private static void collectQueries(Resource resource, String prefix, Map<String, Set<String>> queries) {
         String path = (prefix + "/" + (resource.getPath() == null ? "" : resource.getPath())).replaceAll("/+", "/");
         for (ResourceMethod method : resource.getResourceMethods()) {
-            String key = method.getHttpMethod() + " " + normalize(path.replace(WaitRouting.PREFIX, ""));
+            String key = method.getHttpMethod() + " " + normalize(path);
             Set<String> names = queries.computeIfAbsent(key, k -> new TreeSet<>());
             for (Parameter parameter : method.getInvocable().getParameters()) {
                 if (parameter.getSource() == Parameter.Source.QUERY) {
@@ -158,7 +161,7 @@ class OpenApiContractTest {
 
     static Set<String> serverOperations() {
         Set<String> operations = new TreeSet<>();
-        List<Object> resources = new ArrayList<>(JerseyConfig.resources(null, null, null, null, null));
+        List<Object> resources = new ArrayList<>(JerseyConfig.resources(null, null, null, null));
         resources.addAll(JerseyConfig.adminResources(null, null, null, null, null));
         for (Object resource : resources) {
             collect(Resource.from(resource.getClass()), "", operations);
@@ -167,6 +170,11 @@ class OpenApiContractTest {
         for (String operation : operations) {
             if (operation.startsWith("GET ")) {
                 withHead.add("HEAD " + operation.substring(4));
+            }
+        }
+        for (Route route : Route.values()) {
+            for (String method : route.filePipelineOperations().keySet()) {
+                withHead.add(method + " " + normalize(route.template()));
             }
         }
         return withHead;

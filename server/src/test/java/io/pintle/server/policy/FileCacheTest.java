@@ -36,7 +36,7 @@ class FileCacheTest {
         cache = new FileCache(1024 * 1024, LATER);
     }
 
-    /** What DirectFileHandler does on a miss: stamp, the full path, keep, then the bytes. */
+    /** What FileHandler does on a miss: stamp, the full path, keep, then the bytes. */
     private FileCache.Entry download(Path path) throws IOException {
         FileCache.Stamp stamp = FileCache.stamp(path);
         FileCache.Entry cached = cache.get(path, stamp);

@@ -1,0 +1,167 @@
+package io.pintle.server.http;
+
+import io.pintle.server.acl.Caller;
+import io.pintle.server.acl.Decision;
+import io.pintle.server.problem.PintleException;
+import io.pintle.server.reload.ServerSnapshot;
+import io.pintle.server.tls.PeerCertificates;
+import jakarta.ws.rs.container.ContainerRequestContext;
+import java.util.concurrent.atomic.AtomicReference;
+import org.eclipse.jetty.server.Request;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One request, as Pintle sees it from the edge to the access log: the snapshot it runs on (read once, when the
+ * request arrived), its route, the caller, and what happened to it (the access decision, the incident id of a
+ * server error). {@link ExchangeHandler} creates it before anything else runs and every later step is handed it:
+ * the overload gate installs the worker release, the file pipeline decides and answers, Jersey's resources read it
+ * from their request's properties, and {@link RequestObserver} reads it when the response is complete.
+ *
+ * <p>Written by the threads that run the request one after another, read by the one that logs it after the
+ * response completed: the mutable fields are volatile, and the worker release is given back once.
+ */
+final class Exchange {
+    /** The Jetty request attribute, and the Jersey request property, that holds it. */
+    static final String ATTRIBUTE = Exchange.class.getName();
+
+    private static final Logger LOG = LoggerFactory.getLogger(Exchange.class);
+    private static final Runnable NOTHING = () -> { };
+
+    private final ServerSnapshot snapshot;
+    private final Route route;
+    private final Caller caller;
+    private final PeerCertificates peer;
+    private final Request request;
+    private final AtomicReference<Runnable> release = new AtomicReference<>(NOTHING);
+    private volatile Decision decision;
+    private volatile String incident;
+
+    /**
+     * @param snapshot the snapshot read for this request
+     * @param route its route
+     * @param caller address and identification, or null on the admin listener
+     * @param peer the TLS facts, or null on the admin listener
+     * @param request the Jetty request as it arrived
+     */
+    Exchange(ServerSnapshot snapshot, Route route, Caller caller, PeerCertificates peer, Request request) {
+        this.snapshot = snapshot;
+        this.route = route;
+        this.caller = caller;
+        this.peer = peer;
+        this.request = request;
+    }
+
+    /**
+     * @param request a Jetty request, or a wrapper of one
+     * @return its exchange, or null for a request Jetty refused before any handler ran
+     */
+    static Exchange find(Request request) {
+        return request.getAttribute(ATTRIBUTE) instanceof Exchange exchange ? exchange : null;
+    }
+
+    /**
+     * @param request a Jetty request that went through {@link ExchangeHandler}
+     * @return its exchange
+     */
+    static Exchange of(Request request) {
+        Exchange exchange = find(request);
+        if (exchange == null) {
+            throw new IllegalStateException("no exchange for " + request.getHttpURI());
+        }
+        return exchange;
+    }
+
+    /**
+     * @param context a Jersey request
+     * @return its exchange
+     */
+    static Exchange of(ContainerRequestContext context) {
+        if (context.getProperty(ATTRIBUTE) instanceof Exchange exchange) {
+            return exchange;
+        }
+        throw new IllegalStateException("no exchange for " + context.getUriInfo().getPath());
+    }
+
+    /** @return the snapshot this request runs on */
+    ServerSnapshot snapshot() {
+        return snapshot;
+    }
+
+    /** @return its route */
+    Route route() {
+        return route;
+    }
+
+    /** @return the caller (address and identification); null on the admin listener */
+    Caller caller() {
+        return caller;
+    }
+
+    /** @return the TLS facts (protocol, client certificate); null on the admin listener */
+    PeerCertificates peer() {
+        return peer;
+    }
+
+    /** @return the Jetty request as it arrived (for its executor, its idle timeout, its log lines) */
+    Request request() {
+        return request;
+    }
+
+    /** @param value the access decision, for the access log and the denial counter */
+    void decision(Decision value) {
+        decision = value;
+    }
+
+    /**
+     * Records the access decision for the access log and, when it denies, logs it and refuses the request.
+     *
+     * @param value the access decision
+     * @throws PintleException.AccessDenied when it denies
+     */
+    void authorize(Decision value) {
+        decision = value;
+        if (value instanceof Decision.Deny deny) {
+            LOG.info("denied {} {} to {} ({}): {}", request.getMethod(), request.getHttpURI().getPath(),
+                    caller.address().getHostAddress(), caller.describe(), deny.detail());
+            throw new PintleException.AccessDenied(deny.reason(), deny.detail());
+        }
+    }
+
+    /** @return the access decision, or null for routes without one */
+    Decision decision() {
+        return decision;
+    }
+
+    /** @param value the incident id of the server error this request got */
+    void incident(String value) {
+        incident = value;
+    }
+
+    /** @return the incident id of a server error, or null */
+    String incident() {
+        return incident;
+    }
+
+    /**
+     * @param value gives this request's worker back to its gate (run once, by {@link #releaseWorker} or when
+     *     the response completes)
+     */
+    void onRelease(Runnable value) {
+        release.set(value);
+    }
+
+    /** Gives the request's worker back now (a request parked until a change holds none); later calls do nothing. */
+    void releaseWorker() {
+        release.getAndSet(NOTHING).run();
+    }
+
+    /**
+     * The request waits for an event with no bytes flowing: it holds no worker, and its connection's idle timeout
+     * must not fail it (the wait itself is bounded).
+     */
+    void park() {
+        releaseWorker();
+        request.addIdleTimeoutListener(timeout -> false);
+    }
+}

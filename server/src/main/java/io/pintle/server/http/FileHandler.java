@@ -1,0 +1,845 @@
+package io.pintle.server.http;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.pintle.api.MediaTypes;
+import io.pintle.api.Routes;
+import io.pintle.server.acl.Caller;
+import io.pintle.server.acl.Decision;
+import io.pintle.server.nodes.NodeId;
+import io.pintle.server.policy.ChangeWaits;
+import io.pintle.server.policy.DigestCache;
+import io.pintle.server.policy.FileCache;
+import io.pintle.server.policy.FileStat;
+import io.pintle.server.policy.FileVersion;
+import io.pintle.server.policy.SafePaths;
+import io.pintle.server.policy.TreeArchive;
+import io.pintle.server.policy.TreeScanner;
+import io.pintle.server.policy.TreeVersion;
+import io.pintle.server.policy.UnsafePathException;
+import io.pintle.server.problem.PintleException;
+import io.pintle.server.reload.ServerSnapshot;
+import io.pintle.server.reload.SnapshotHolder;
+import io.pintle.server.sharedfiles.SharedFileId;
+import io.pintle.server.sharedfiles.SharedFileStore;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.function.BiFunction;
+import org.eclipse.jetty.http.DateGenerator;
+import org.eclipse.jetty.http.HttpField;
+import org.eclipse.jetty.http.HttpFields;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpMethod;
+import org.eclipse.jetty.http.HttpStatus;
+import org.eclipse.jetty.http.PreEncodedHttpField;
+import org.eclipse.jetty.io.ByteBufferPool;
+import org.eclipse.jetty.io.Content;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.Fields;
+import org.eclipse.jetty.util.URIUtil;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The file pipeline: every {@code GET} and {@code HEAD} an agent or a relay makes — {@code /policies/{node}/...},
+ * {@code /common/...}, {@code /uuid}, relayd's {@code shared-folder/...} (with its {@code HEAD ?hash=}) and the
+ * {@code GET} of a shared file — with the directory views {@code ?view=manifest|archive} and the change wait
+ * {@code ?wait=}, answered on Jetty's core API. Everything else ({@link Route#filePipeline} false) goes on to
+ * Jersey.
+ *
+ * <p>Each request is decided before the file system is touched (a denial never reveals whether a path exists),
+ * then resolved by {@link SafePaths}, then answered through {@link FileConditions}. A plain download is answered
+ * on the thread that read the request (a selector, as nginx's worker): an unchanged small file costs one {@code
+ * lstat} with the {@link FileCache}. What takes longer — a tree scan for a view, a digest for {@code ?hash=}, an
+ * archive — runs on a worker. A request that waits for a change is parked in {@link ChangeWaits} and holds no
+ * thread and no worker: its callback is completed when the change arrives or its time is up.
+ */
+final class FileHandler extends Handler.Wrapper {
+    private static final Logger LOG = LoggerFactory.getLogger(FileHandler.class);
+
+    /**
+     * Bodies up to this size are read in one go and written with the headers (and kept by the {@link FileCache});
+     * larger ones are streamed.
+     */
+    static final int INLINE_BODY_BYTES = FileCache.MAX_BODY_BYTES;
+    /** Buffer of a streamed body (pooled by Jetty). */
+    static final int STREAM_BUFFER_BYTES = 64 * 1024;
+    /** {@code Retry-After} when every waiter slot is taken: waits end within minutes, so come back soon. */
+    static final long WAITERS_RETRY_AFTER_SECONDS = 5;
+
+    private static final HttpField ACCEPT_RANGES = new PreEncodedHttpField(HttpHeader.ACCEPT_RANGES, "bytes");
+    private static final HttpField NO_CACHE = new PreEncodedHttpField(HttpHeader.CACHE_CONTROL, "no-cache");
+    private static final HttpField ALLOW = new PreEncodedHttpField(HttpHeader.ALLOW, "GET, HEAD");
+    private static final HttpField TEXT = new PreEncodedHttpField(HttpHeader.CONTENT_TYPE, "text/plain");
+    private static final HttpField JSON_TYPE = new PreEncodedHttpField(HttpHeader.CONTENT_TYPE, "application/json");
+
+    private static final Map<String, String> TYPES = Map.ofEntries(
+            Map.entry("zip", "application/zip"),
+            Map.entry("bz2", "application/x-bzip2"),
+            Map.entry("gz", "application/gzip"),
+            Map.entry("tgz", "application/gzip"),
+            Map.entry("xz", "application/x-xz"),
+            Map.entry("tar", "application/x-tar"),
+            Map.entry("json", "application/json"),
+            Map.entry("xml", "application/xml"),
+            Map.entry("cf", "text/plain"),
+            Map.entry("st", "text/plain"),
+            Map.entry("csv", "text/plain"),
+            Map.entry("txt", "text/plain"),
+            Map.entry("pem", "text/plain"),
+            Map.entry("cert", "text/plain"),
+            Map.entry("ps1", "text/plain"),
+            Map.entry("psm1", "text/plain"),
+            Map.entry("sh", "text/plain"),
+            Map.entry("hive", "text/plain"));
+
+    private final SnapshotHolder snapshots;
+    private final Clock clock;
+    private final FileCache files;
+    private final TreeScanner scanner;
+    private final DigestCache digests;
+    private final ChangeWaits waits;
+    private final SharedFileStore sharedFiles;
+    private final ObjectMapper json = new ObjectMapper();
+
+    /**
+     * @param jersey answers every request this does not
+     * @param snapshots the live snapshot (a woken request is authorised again on the current one)
+     * @param clock the clock for certificate validity
+     * @param files what earlier downloads found, checked by one stat per request
+     * @param scanner builds manifests and archives
+     * @param digests file digests (relayd's shared-folder {@code HEAD ?hash=})
+     * @param waits parks {@code ?wait} requests
+     * @param sharedFiles node-to-node shared files
+     */
+    FileHandler(Handler jersey, SnapshotHolder snapshots, Clock clock, FileCache files, TreeScanner scanner,
+            DigestCache digests, ChangeWaits waits, SharedFileStore sharedFiles) {
+        super(jersey);
+        this.snapshots = snapshots;
+        this.clock = clock;
+        this.files = files;
+        this.scanner = scanner;
+        this.digests = digests;
+        this.waits = waits;
+        this.sharedFiles = sharedFiles;
+    }
+
+    @Override
+    public InvocationType getInvocationType() {
+        // Plain downloads never wait; everything that may is handed to a worker below, and Jersey behind
+        // WorkerDispatch.
+        return InvocationType.NON_BLOCKING;
+    }
+
+    /** Which representation of a path is asked for. */
+    enum View {
+        /** The file itself (no {@code view}). */
+        FILE,
+        /** {@code ?view=manifest} of a directory. */
+        MANIFEST,
+        /** {@code ?view=archive} of a directory. */
+        ARCHIVE;
+
+        static View parse(String value) {
+            if (value == null) {
+                return FILE;
+            }
+            return switch (value) {
+                case Routes.VIEW_MANIFEST -> MANIFEST;
+                case Routes.VIEW_ARCHIVE -> ARCHIVE;
+                default -> throw new PintleException.InvalidRequest("bad-view", "unknown view '" + printable(value)
+                        + "'; expected '" + Routes.VIEW_MANIFEST + "' or '" + Routes.VIEW_ARCHIVE + "'");
+            };
+        }
+    }
+
+    /**
+     * A path the caller asked for, with how its access is decided.
+     *
+     * @param root the tree it is below
+     * @param share what a change watch is anchored to
+     * @param relative the percent-encoded path below the root
+     * @param decide the access decision, for a caller on a snapshot
+     */
+    private record Target(Path root, Path share, String relative,
+            BiFunction<ServerSnapshot, Caller, Decision> decide) {}
+
+    /** One file request, parsed: what it names, which view, and its conditions. */
+    private record Ask(Exchange exchange, Target target, View view, boolean get, FileConditions.Headers conditions) {}
+
+    @Override
+    public boolean handle(Request request, Response response, Callback callback) throws Exception {
+        Exchange exchange = Exchange.of(request);
+        Route route = exchange.route();
+        String method = request.getMethod();
+        if (!route.filePipeline(method)) {
+            if (!route.filesOnly()) {
+                return super.handle(request, response, callback);
+            }
+            response.getHeaders().put(ALLOW);
+            Problems.write(Problems.plain(HttpStatus.METHOD_NOT_ALLOWED_405, "method not allowed on this route; "
+                    + "allowed: GET, HEAD", request.getHttpURI().getPath()), response, callback);
+            return true;
+        }
+        try {
+            answer(exchange, request, response, callback);
+        } catch (PintleException refusal) {
+            Problems.write(refusal, request, response, callback);
+        } catch (RuntimeException failure) {
+            fail(failure, exchange, request, response, callback);
+        }
+        return true;
+    }
+
+    private void answer(Exchange exchange, Request request, Response response, Callback callback) {
+        boolean get = HttpMethod.GET.is(request.getMethod());
+        String path = request.getHttpURI().getPath();
+        ServerSnapshot snapshot = exchange.snapshot();
+        Route route = exchange.route();
+        if (route == Route.UUID) {
+            byte[] self = snapshot.self().value().getBytes(StandardCharsets.UTF_8);
+            response.setStatus(HttpStatus.OK_200);
+            response.getHeaders().put(TEXT);
+            response.getHeaders().put(HttpHeader.CONTENT_LENGTH, self.length);
+            response.write(true, get ? ByteBuffer.wrap(self) : null, callback);
+            return;
+        }
+        if (route == Route.SHARED_FILES) {
+            sharedFile(exchange, route.below(path), request, response, callback);
+            return;
+        }
+        Fields query = query(request);
+        Target target = switch (route) {
+            case POLICIES -> policies(route.below(path), snapshot);
+            case COMMON -> new Target(snapshot.share().commonRoot(), snapshot.share().root(), route.below(path),
+                    (s, caller) -> s.acl().common(caller));
+            case SHARED_FOLDER -> new Target(snapshot.config().paths().sharedFolder(),
+                    snapshot.config().paths().sharedFolder(), route.below(path),
+                    (s, caller) -> s.acl().sharedFolder(caller));
+            default -> throw new IllegalStateException("not a file route: " + route);
+        };
+        View view = View.parse(query.getValue(Routes.VIEW));
+        Ask ask = new Ask(exchange, target, view, get, conditions(request.getHeaders()));
+        exchange.authorize(target.decide().apply(snapshot, exchange.caller()));
+        if (route == Route.SHARED_FOLDER && !get) {
+            String hash = query.getValue(Routes.HASH);
+            String hashType = query.getValue(Routes.HASH_TYPE);
+            String algorithm = algorithm(hash, hashType);
+            if (hash != null) {
+                onWorker(request, response, callback, exchange, () -> headWithHash(ask, hash, algorithm, response,
+                        callback));
+                return;
+            }
+        }
+        int waitSeconds = waitSeconds(query.getValue(Routes.WAIT));
+        if (waitSeconds > 0 && ask.conditions().ifNoneMatch() != null) {
+            onWorker(request, response, callback, exchange, () -> respondOrPark(ask, waitSeconds, request, response,
+                    callback));
+            return;
+        }
+        if (view == View.FILE) {
+            serveFile(ask, lookup(ask, request), response, callback);
+        } else {
+            onWorker(request, response, callback, exchange, () -> serveTree(ask, tree(ask, request), response,
+                    callback));
+        }
+    }
+
+    private static Target policies(String below, ServerSnapshot snapshot) {
+        int slash = below.indexOf('/');
+        String node = slash < 0 ? below : below.substring(0, slash);
+        if (slash < 0 || !node.matches(Routes.NODE_ID_PATTERN)) {
+            throw new PintleException.NotFound("no-such-route", "no such route");
+        }
+        NodeId owner;
+        try {
+            owner = new NodeId(node);
+        } catch (IllegalArgumentException e) {
+            throw new PintleException.NotFound("no-such-node", "no such node directory");
+        }
+        return new Target(snapshot.share().nodeRoot(owner), snapshot.share().root(), below.substring(slash + 1),
+                (s, caller) -> s.acl().policies(caller, owner));
+    }
+
+    // ---- files
+
+    /** A file found, with what the cache knows of it. */
+    private record Found(FileVersion version, Path named, FileCache.Entry entry) {}
+
+    /** Safe resolution of a file, through the cache when the named path is a plain file below the root. */
+    private Found lookup(Ask ask, Request request) {
+        Path root = ask.target().root();
+        String relative = ask.target().relative();
+        try {
+            if (relative.isEmpty() || relative.endsWith("/")) {
+                return new Found(file(SafePaths.resolve(root, relative)), null, null);
+            }
+            Path named = SafePaths.lexical(root, relative);
+            FileCache.Stamp stamp = null;
+            if (files.enabled()) {
+                stamp = FileCache.stamp(named);
+                if (stamp.regular()) {
+                    FileCache.Entry entry = files.get(named, stamp);
+                    if (entry != null) {
+                        return new Found(entry.version(), named, entry);
+                    }
+                }
+            }
+            Path real = SafePaths.real(root, named);
+            FileVersion version = file(real);
+            FileCache.Entry entry = null;
+            // A regular file's stamp, not a link's or a directory's; only then can linkFree be true cheaply.
+            if (stamp != null && stamp.regular() && SafePaths.linkFree(root, named, real)) {
+                entry = files.keep(named, stamp, version);
+            }
+            return new Found(version, named, entry);
+        } catch (UnsafePathException e) {
+            throw pathRejected(ask.exchange(), request, e);
+        } catch (SafePaths.EscapeException e) {
+            LOG.warn("refused path {} from {} ({}): {}", request.getHttpURI().getPath(),
+                    ask.exchange().caller().address().getHostAddress(), ask.exchange().caller().describe(),
+                    e.getMessage());
+            throw notFound();
+        } catch (NoSuchFileException e) {
+            throw notFound();
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot read " + root + "/" + relative, e);
+        }
+    }
+
+    private static FileVersion file(Path real) throws IOException {
+        FileVersion version = FileVersion.of(real);
+        if (version.directory()) {
+            throw new PintleException.NotFound("directory", "this path is a directory; only files are served "
+                    + "(add ?view=" + Routes.VIEW_MANIFEST + " or ?view=" + Routes.VIEW_ARCHIVE + ")");
+        }
+        return version;
+    }
+
+    private static PintleException pathRejected(Exchange exchange, Request request, UnsafePathException e) {
+        LOG.warn("refused path {} from {} ({}): {}", request.getHttpURI().getPath(),
+                exchange.caller().address().getHostAddress(), exchange.caller().describe(), e.getMessage());
+        Decision.Deny deny = new Decision.Deny("path-rejected", "path refused: " + e.getMessage());
+        exchange.decision(deny);
+        return new PintleException.AccessDenied(deny.reason(), deny.detail());
+    }
+
+    /** 200, 206, 304, 412 or 416 for one file version, its body from exactly that version. */
+    private void serveFile(Ask ask, Found found, Response response, Callback callback) {
+        FileVersion version = found.version();
+        FileConditions.Outcome outcome = FileConditions.evaluate(ask.get(), ask.conditions(),
+                new FileConditions.Representation(version.etag(), version.lastModified(), version.size()));
+        HttpFields.Mutable out = response.getHeaders();
+        out.put(HttpHeader.ETAG, version.etag());
+        out.put(HttpHeader.LAST_MODIFIED, DateGenerator.formatDate(version.lastModified()));
+        out.put(NO_CACHE);
+        long size = version.size();
+        long first = 0;
+        long length = size;
+        if (outcome instanceof FileConditions.Outcome.NotModified) {
+            response.setStatus(HttpStatus.NOT_MODIFIED_304);
+            response.write(true, null, callback);
+            return;
+        }
+        if (outcome instanceof FileConditions.Outcome.PreconditionFailed) {
+            response.setStatus(HttpStatus.PRECONDITION_FAILED_412);
+            out.put(HttpHeader.CONTENT_LENGTH, 0);
+            response.write(true, null, callback);
+            return;
+        }
+        if (outcome instanceof FileConditions.Outcome.Unsatisfiable) {
+            response.setStatus(HttpStatus.RANGE_NOT_SATISFIABLE_416);
+            out.put(HttpHeader.CONTENT_RANGE, "bytes */" + size);
+            out.put(HttpHeader.CONTENT_LENGTH, 0);
+            response.write(true, null, callback);
+            return;
+        }
+        if (outcome instanceof FileConditions.Outcome.Partial partial) {
+            response.setStatus(HttpStatus.PARTIAL_CONTENT_206);
+            out.put(HttpHeader.CONTENT_RANGE, "bytes " + partial.first() + "-" + partial.last() + "/" + size);
+            first = partial.first();
+            length = partial.length();
+        } else {
+            response.setStatus(HttpStatus.OK_200);
+        }
+        out.put(HttpHeader.CONTENT_TYPE, mediaType(version.path().getFileName().toString()));
+        out.put(ACCEPT_RANGES);
+        out.put(HttpHeader.CONTENT_LENGTH, length);
+        if (!ask.get()) {
+            response.write(true, null, callback);
+            return;
+        }
+        byte[] cached = found.entry() != null ? found.entry().body() : null;
+        if (cached != null) {
+            response.write(true, ByteBuffer.wrap(cached, (int) first, (int) length), callback);
+            return;
+        }
+        FileChannel channel = null;
+        try {
+            channel = version.open();
+            if (size <= INLINE_BODY_BYTES) {
+                byte[] body = readAll(channel, (int) size);
+                channel.close();
+                if (found.entry() != null) {
+                    files.withBody(found.named(), found.entry(), body);
+                }
+                response.write(true, ByteBuffer.wrap(body, (int) first, (int) length), callback);
+                return;
+            }
+            ByteBufferPool.Sized buffers = new ByteBufferPool.Sized(
+                    ask.exchange().request().getComponents().getByteBufferPool(), true, STREAM_BUFFER_BYTES);
+            Content.copy(Content.Source.from(buffers, channel, first, length), response, callback);
+        } catch (IOException e) {
+            close(channel);
+            changed(e, ask, response, callback);
+        }
+    }
+
+    /**
+     * The file was replaced between describing it and opening it (a rename racing the request): nothing was sent
+     * yet, so the client gets a 503 to retry at once.
+     */
+    private static void changed(IOException e, Ask ask, Response response, Callback callback) {
+        Request request = ask.exchange().request();
+        if (e instanceof FileVersion.FileChangedException) {
+            LOG.warn("aborted {}: {}", request.getHttpURI().getPath(), e.getMessage());
+            response.getHeaders().remove(HttpHeader.CONTENT_LENGTH);
+            Problems.write(new PintleException.Unavailable("file-changed",
+                    "the file was replaced while it was being served; retry", 1), request, response, callback);
+            return;
+        }
+        response.getHeaders().remove(HttpHeader.CONTENT_LENGTH);
+        fail(e, ask.exchange(), request, response, callback);
+    }
+
+    private static byte[] readAll(FileChannel channel, int size) throws IOException {
+        ByteBuffer buffer = ByteBuffer.allocate(size);
+        long position = 0;
+        while (buffer.hasRemaining()) {
+            int read = channel.read(buffer, position);
+            if (read < 0) {
+                throw new FileVersion.FileChangedException("file shrank while it was being read");
+            }
+            position += read;
+        }
+        return buffer.array();
+    }
+
+    // ---- directory views
+
+    private TreeVersion tree(Ask ask, Request request) {
+        Path directory = real(ask, request);
+        try {
+            return scanner.scan(directory);
+        } catch (TreeScanner.NotADirectoryException e) {
+            throw new PintleException.NotFound("not-a-directory",
+                    "this path is a file; views '" + Routes.VIEW_MANIFEST + "' and '" + Routes.VIEW_ARCHIVE
+                            + "' are for directories");
+        } catch (TreeScanner.TreeTooLargeException e) {
+            LOG.warn("refused a manifest: {}", e.getMessage());
+            throw new PintleException.InvalidRequest("tree-too-large", e.getMessage().replace(directory.toString(),
+                    "this directory") + "; ask for a subdirectory");
+        } catch (NoSuchFileException e) {
+            throw notFound();
+        } catch (FileVersion.FileChangedException e) {
+            throw new PintleException.Unavailable("file-changed", "the tree kept changing while it was being "
+                    + "read; retry", 1);
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot scan " + directory, e);
+        }
+    }
+
+    /** The real path of what a request names (a file or a directory), refusals mapped. */
+    private static Path real(Ask ask, Request request) {
+        try {
+            return SafePaths.resolve(ask.target().root(), ask.target().relative());
+        } catch (UnsafePathException e) {
+            throw pathRejected(ask.exchange(), request, e);
+        } catch (SafePaths.EscapeException e) {
+            LOG.warn("refused path {} from {} ({}): {}", request.getHttpURI().getPath(),
+                    ask.exchange().caller().address().getHostAddress(), ask.exchange().caller().describe(),
+                    e.getMessage());
+            throw notFound();
+        } catch (NoSuchFileException e) {
+            throw notFound();
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot resolve " + ask.target().root() + "/" + ask.target().relative(),
+                    e);
+        }
+    }
+
+    /** A manifest or an archive of a tree already scanned (on a worker: an archive is written as it is read). */
+    private void serveTree(Ask ask, TreeVersion tree, Response response, Callback callback) throws IOException {
+        HttpFields.Mutable out = response.getHeaders();
+        out.put(HttpHeader.ETAG, tree.etag());
+        out.put(NO_CACHE);
+        FileConditions.Outcome outcome = FileConditions.evaluate(ask.get(), ask.conditions(),
+                new FileConditions.Representation(tree.etag(), null, -1));
+        if (outcome instanceof FileConditions.Outcome.NotModified) {
+            response.setStatus(HttpStatus.NOT_MODIFIED_304);
+            response.write(true, null, callback);
+            return;
+        }
+        if (outcome instanceof FileConditions.Outcome.PreconditionFailed) {
+            response.setStatus(HttpStatus.PRECONDITION_FAILED_412);
+            out.put(HttpHeader.CONTENT_LENGTH, 0);
+            response.write(true, null, callback);
+            return;
+        }
+        response.setStatus(HttpStatus.OK_200);
+        if (ask.view() == View.MANIFEST) {
+            byte[] body = json.writeValueAsBytes(tree.manifest());
+            out.put(JSON_TYPE);
+            out.put(HttpHeader.CONTENT_LENGTH, body.length);
+            response.write(true, ask.get() ? ByteBuffer.wrap(body) : null, callback);
+            return;
+        }
+        Path directory = tree.root();
+        String name = directory.getFileName() == null ? "archive" : directory.getFileName().toString();
+        out.put(HttpHeader.CONTENT_TYPE, MediaTypes.TAR_GZIP);
+        out.put("Content-Disposition", "attachment; filename=\"" + printable(name) + ".tar.gz\"");
+        if (!ask.get()) {
+            response.write(true, null, callback);
+            return;
+        }
+        try (OutputStream body = Content.Sink.asOutputStream(response)) {
+            TreeArchive.write(tree, body);
+        }
+        callback.succeeded();
+    }
+
+    // ---- relayd's shared folder HEAD ?hash=
+
+    private static String algorithm(String hash, String hashType) {
+        String algorithm = hashType == null || hashType.isEmpty() || hashType.equals("sha256") ? "SHA-256"
+                : hashType.equals("sha512") ? "SHA-512"
+                : null;
+        if (algorithm == null) {
+            throw new PintleException.InvalidRequest("bad-hash-type",
+                    "hash_type must be 'sha256' or 'sha512', not '" + printable(hashType) + "'");
+        }
+        if (hash != null && !hash.matches("[0-9a-fA-F]{1,128}")) {
+            throw new PintleException.InvalidRequest("bad-hash", "hash must be hexadecimal");
+        }
+        return algorithm;
+    }
+
+    /**
+     * relayd's {@code HEAD shared-folder/{path}?hash=&hash_type=}: 304 when the file's digest is {@code hash}, 200
+     * (with the file's headers) when it differs, 404 when there is no such file.
+     */
+    private void headWithHash(Ask ask, String hash, String algorithm, Response response, Callback callback) {
+        Request request = ask.exchange().request();
+        Path real = real(ask, request);
+        FileVersion version;
+        try {
+            version = file(real);
+        } catch (NoSuchFileException e) {
+            throw notFound();
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot read " + real, e);
+        }
+        String actual;
+        try {
+            FileStat stat = FileStat.of(real);
+            actual = algorithm.equals("SHA-256") ? digests.sha256(stat).get() : digests.compute(stat, algorithm);
+        } catch (NoSuchFileException gone) {
+            throw notFound();
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot hash " + real, e);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof NoSuchFileException) {
+                throw notFound();
+            }
+            throw new IllegalStateException("cannot hash " + real, e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while hashing " + real, e);
+        }
+        if (actual.equalsIgnoreCase(hash)) {
+            response.setStatus(HttpStatus.NOT_MODIFIED_304);
+            response.getHeaders().put(HttpHeader.ETAG, version.etag());
+            response.write(true, null, callback);
+            return;
+        }
+        serveFile(ask, new Found(version, null, null), response, callback);
+    }
+
+    // ---- shared files: the target node's download
+
+    private void sharedFile(Exchange exchange, String below, Request request, Response response,
+            Callback callback) {
+        String[] parts = below.split("/", -1);
+        if (parts.length != 3) {
+            throw new PintleException.NotFound("no-such-route", "no such route");
+        }
+        String target = URIUtil.decodePath(parts[0]);
+        String source = URIUtil.decodePath(parts[1]);
+        String fileId = URIUtil.decodePath(parts[2]);
+        NodeId targetNode;
+        try {
+            targetNode = new NodeId(target);
+        } catch (IllegalArgumentException e) {
+            throw new PintleException.InvalidRequest("bad-id", "invalid target: " + e.getMessage());
+        }
+        ServerSnapshot snapshot = exchange.snapshot();
+        exchange.authorize(snapshot.acl().sharedFilesDownload(exchange.caller(), targetNode));
+        SharedFileId id;
+        try {
+            id = new SharedFileId(target, source, fileId);
+        } catch (IllegalArgumentException e) {
+            throw new PintleException.InvalidRequest("bad-id", e.getMessage());
+        }
+        Path root = snapshot.config().paths().sharedFiles();
+        FileVersion version;
+        try {
+            if (sharedFiles.current(root, id).isEmpty()) {
+                throw new PintleException.NotFound("no-such-file", "no such shared file (or it expired)");
+            }
+            version = FileVersion.of(id.file(root));
+        } catch (SharedFileStore.RejectedException e) {
+            LOG.warn("shared file refused ({}): {}", e.reason(), e.getMessage());
+            throw new PintleException.Refused(e.status(), e.reason(), e.getMessage());
+        } catch (NoSuchFileException e) {
+            throw new PintleException.NotFound("no-such-file", "no such shared file (or it expired)");
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot read " + id.file(root), e);
+        }
+        Ask ask = new Ask(exchange, null, View.FILE, HttpMethod.GET.is(request.getMethod()),
+                conditions(request.getHeaders()));
+        serveFile(ask, new Found(version, null, null), response, callback);
+    }
+
+    // ---- change waits
+
+    /**
+     * Answers at once, unless the request's {@code If-None-Match} is the current ETag: then it is parked, holding
+     * no thread and no worker, until the ETag changes (200, authorised again on the then current snapshot) or the
+     * wait is over (304).
+     */
+    private void respondOrPark(Ask ask, int waitSeconds, Request request, Response response, Callback callback)
+            throws IOException {
+        String ifNoneMatch = ask.conditions().ifNoneMatch();
+        Path path = real(ask, request);
+        ChangeWaits.Observation now;
+        if (ask.view() == View.FILE) {
+            now = observe(ask, path);
+            if (now.etag() == null || !FileConditions.matches(ifNoneMatch, now.etag(), false)) {
+                serveFile(ask, lookup(ask, request), response, callback);
+                return;
+            }
+        } else {
+            // One scan serves the comparison, and the answer when the tree already differs.
+            TreeVersion tree = tree(ask, request);
+            if (!FileConditions.matches(ifNoneMatch, tree.etag(), false)) {
+                serveTree(ask, tree, response, callback);
+                return;
+            }
+            now = observation(ask, path, tree);
+        }
+        String etag = now.etag();
+        Exchange exchange = ask.exchange();
+        ChangeWaits.Listener listener = new ChangeWaits.Listener() {
+            @Override
+            public void changed() {
+                onWorker(request, response, callback, exchange, () -> {
+                    Ask current = reauthorize(ask, request);
+                    if (current.view() == View.FILE) {
+                        serveFile(current, lookup(current, request), response, callback);
+                    } else {
+                        serveTree(current, tree(current, request), response, callback);
+                    }
+                });
+            }
+
+            @Override
+            public void timedOut() {
+                onWorker(request, response, callback, exchange, () -> {
+                    response.setStatus(HttpStatus.NOT_MODIFIED_304);
+                    response.getHeaders().put(HttpHeader.ETAG, etag);
+                    response.getHeaders().put(NO_CACHE);
+                    response.write(true, null, callback);
+                });
+            }
+        };
+        boolean accepted = waits.park(ask.view() + ":" + path, etag, now, () -> observe(ask, path),
+                Duration.ofSeconds(waitSeconds), listener);
+        if (!accepted) {
+            throw new PintleException.Unavailable("too-many-waiters", "all " + waits.maxWaiters()
+                    + " change-wait slots are taken; retry in " + WAITERS_RETRY_AFTER_SECONDS + " s",
+                    WAITERS_RETRY_AFTER_SECONDS);
+        }
+        exchange.park();
+    }
+
+    private ChangeWaits.Observation observe(Ask ask, Path path) {
+        List<Path> directories = new ArrayList<>(ChangeWaits.ancestors(path, ask.target().share(), false));
+        try {
+            if (ask.view() == View.FILE) {
+                FileVersion version = FileVersion.of(path);
+                return new ChangeWaits.Observation(version.directory() ? null : version.etag(), directories);
+            }
+            return observation(ask, path, scanner.scan(path));
+        } catch (IOException gone) {
+            // Removed, replaced by a file, or unreadable: the ETag the request has is no longer current.
+            return new ChangeWaits.Observation(null, directories);
+        }
+    }
+
+    /** A tree's ETag, and what it depends on: every directory in it and the ones above it up to the share. */
+    private static ChangeWaits.Observation observation(Ask ask, Path path, TreeVersion tree) {
+        List<Path> directories = new ArrayList<>(ChangeWaits.ancestors(path, ask.target().share(), false));
+        directories.addAll(tree.directories());
+        return new ChangeWaits.Observation(tree.etag(), directories);
+    }
+
+    /**
+     * A woken request is authorised again when the snapshot changed while it waited (the node may be gone), and
+     * answered from the current snapshot's tree.
+     */
+    private Ask reauthorize(Ask ask, Request request) {
+        Exchange exchange = ask.exchange();
+        ServerSnapshot current = snapshots.current();
+        if (current == exchange.snapshot()) {
+            return ask;
+        }
+        Caller caller = new Caller(exchange.caller().address(),
+                current.nodes().identifyClient(exchange.peer().client(), clock.instant()));
+        Decision decision = ask.target().decide().apply(current, caller);
+        exchange.decision(decision);
+        if (decision instanceof Decision.Deny deny) {
+            LOG.info("denied {} {} to {} ({}) after a wait: {}", request.getMethod(), request.getHttpURI().getPath(),
+                    caller.address().getHostAddress(), caller.describe(), deny.detail());
+            throw new PintleException.AccessDenied(deny.reason(), deny.detail());
+        }
+        return ask;
+    }
+
+    // ---- plumbing
+
+    /** A step that may block or fail, run on a worker with its failures answered. */
+    @FunctionalInterface
+    private interface Step {
+        void run() throws IOException;
+    }
+
+    private static void onWorker(Request request, Response response, Callback callback, Exchange exchange,
+            Step step) {
+        request.getComponents().getExecutor().execute(() -> run(step, exchange, request, response, callback));
+    }
+
+    private static void run(Step step, Exchange exchange, Request request, Response response, Callback callback) {
+        try {
+            step.run();
+        } catch (PintleException refusal) {
+            Problems.write(refusal, request, response, callback);
+        } catch (IOException | RuntimeException failure) {
+            fail(failure, exchange, request, response, callback);
+        }
+    }
+
+    private static void fail(Throwable failure, Exchange exchange, Request request, Response response,
+            Callback callback) {
+        if (response.isCommitted()) {
+            // Headers went out: all that is left is to cut the response, which tells the client it is incomplete.
+            LOG.debug("aborted {} {}: {}", request.getMethod(), request.getHttpURI().getPath(), failure.toString());
+            callback.failed(failure);
+            return;
+        }
+        Problems.write(Problems.incident(failure, exchange, request.getHttpURI().getPath()), response, callback);
+    }
+
+    private static Fields query(Request request) {
+        try {
+            return Request.extractQueryParameters(request, StandardCharsets.UTF_8);
+        } catch (RuntimeException malformed) {
+            throw new PintleException.InvalidRequest("bad-query", "the query string is not valid "
+                    + "percent-encoded UTF-8");
+        }
+    }
+
+    private static FileConditions.Headers conditions(HttpFields headers) {
+        if (!headers.contains(HttpHeader.IF_NONE_MATCH) && !headers.contains(HttpHeader.IF_MATCH)
+                && !headers.contains(HttpHeader.IF_MODIFIED_SINCE) && !headers.contains(HttpHeader.IF_UNMODIFIED_SINCE)
+                && !headers.contains(HttpHeader.RANGE)) {
+            return FileConditions.Headers.NONE;
+        }
+        return new FileConditions.Headers(list(headers, HttpHeader.IF_MATCH), list(headers, HttpHeader.IF_NONE_MATCH),
+                single(headers, HttpHeader.IF_MODIFIED_SINCE), single(headers, HttpHeader.IF_UNMODIFIED_SINCE),
+                single(headers, HttpHeader.IF_RANGE), single(headers, HttpHeader.RANGE));
+    }
+
+    /** A list header's fields joined, or null. */
+    private static String list(HttpFields headers, HttpHeader name) {
+        List<String> values = headers.getValuesList(name);
+        return values.isEmpty() ? null : values.size() == 1 ? values.get(0) : String.join(", ", values);
+    }
+
+    /** A single-valued header, or null; several fields of it are invalid, which a condition then ignores. */
+    private static String single(HttpFields headers, HttpHeader name) {
+        List<String> values = headers.getValuesList(name);
+        return values.isEmpty() ? null : values.size() == 1 ? values.get(0) : "";
+    }
+
+    /**
+     * @param text a {@code wait} value
+     * @return the seconds, 0 to {@link Routes#MAX_WAIT_SECONDS}
+     */
+    static int waitSeconds(String text) {
+        if (text == null || text.isEmpty()) {
+            return 0;
+        }
+        try {
+            int seconds = Integer.parseInt(text);
+            if (seconds >= 0 && seconds <= Routes.MAX_WAIT_SECONDS) {
+                return seconds;
+            }
+        } catch (NumberFormatException notANumber) {
+            // Reported below.
+        }
+        throw new PintleException.InvalidRequest("bad-wait", "'" + Routes.WAIT + "' must be a whole number of "
+                + "seconds from 0 to " + Routes.MAX_WAIT_SECONDS + ", not '" + printable(text) + "'");
+    }
+
+    static String mediaType(String fileName) {
+        int dot = fileName.lastIndexOf('.');
+        String extension = dot < 0 ? "" : fileName.substring(dot + 1).toLowerCase(Locale.ROOT);
+        return TYPES.getOrDefault(extension, "application/octet-stream");
+    }
+
+    private static PintleException notFound() {
+        return new PintleException.NotFound("no-such-file", "no such file");
+    }
+
+    private static void close(FileChannel channel) {
+        if (channel != null) {
+            try {
+                channel.close();
+            } catch (IOException ignored) {
+                // Nothing was read from it that matters any more.
+            }
+        }
+    }
+
+    /** Keeps client-supplied text short and free of control characters in problem details. */
+    static String printable(String text) {
+        String shortened = text.length() > 64 ? text.substring(0, 64) + "..." : text;
+        StringBuilder out = new StringBuilder(shortened.length());
+        shortened.codePoints().forEach(c -> out.appendCodePoint(Character.isISOControl(c) || c == '"' ? '?' : c));
+        return out.toString();
+    }
+}

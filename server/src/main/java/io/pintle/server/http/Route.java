@@ -1,0 +1,187 @@
+package io.pintle.server.http;
+
+import io.pintle.api.Routes;
+import io.pintle.server.metrics.RouteClass;
+import io.pintle.server.overload.WorkClass;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The route table: every route family of both listeners, declared once with its metric class, its work class
+ * (workers and queue on the TLS listener) and who answers which of its methods. {@link ExchangeHandler} looks a
+ * request up here once; the overload gate, the file pipeline, Jersey's dispatch, the metrics and the access log
+ * all read the answer from the request's {@link Exchange}.
+ *
+ * <p>relayd's API is reachable under its versioned prefix and under the unversioned one Rudder's Apache exposes
+ * ({@code ProxyPass /rudder/relay-api/ http://localhost:3030/rudder/relay-api/1/}); both are this one route.
+ */
+enum Route {
+    /** {@code /policies/{node}/{path}}: a node's own policies. */
+    POLICIES(Listener.TLS, Routes.POLICIES + "/", false, RouteClass.POLICIES, WorkClass.FILES,
+            Routes.POLICIES + "/{node}/{path}", Map.of("GET", Set.of(Routes.VIEW, Routes.WAIT), "HEAD", Set.of())),
+    /** {@code /common/{path}}: files every node of an allowed network reads. */
+    COMMON(Listener.TLS, Routes.COMMON + "/", false, RouteClass.COMMON, WorkClass.FILES,
+            Routes.COMMON + "/{path}", Map.of("GET", Set.of(Routes.VIEW, Routes.WAIT), "HEAD", Set.of())),
+    /** relayd's {@code shared-folder/{path}}, whose {@code HEAD ?hash=} compares a digest. */
+    SHARED_FOLDER(Listener.TLS, Routes.SHARED_FOLDER + "/", true, RouteClass.SHARED_FOLDER, WorkClass.FILES,
+            Routes.RELAY_API + Routes.SHARED_FOLDER + "/{path}",
+            Map.of("GET", Set.of(Routes.VIEW, Routes.WAIT), "HEAD", Set.of(Routes.HASH, Routes.HASH_TYPE))),
+    /**
+     * relayd's {@code shared-files/{target}/{source}/{id}}: the download ({@code GET}) is a file route; the upload
+     * ({@code PUT}) and the presence check ({@code HEAD ?hash=}, which may be forwarded upstream) are Jersey's.
+     */
+    SHARED_FILES(Listener.TLS, Routes.SHARED_FILES + "/", true, RouteClass.SHARED_FILES, WorkClass.FILES,
+            Routes.RELAY_API + Routes.SHARED_FILES + "/{target}/{source}/{fileId}", Map.of("GET", Set.of())),
+    /** relayd's {@code remote-run/...}. */
+    REMOTE_RUN(Listener.TLS, Routes.REMOTE_RUN + "/", true, RouteClass.REMOTE_RUN, WorkClass.API, null, Map.of()),
+    /** {@code /uuid}: the server's node id, the first request of a new node. */
+    UUID(Listener.TLS, Routes.UUID, false, RouteClass.UUID, WorkClass.API, Routes.UUID,
+            Map.of("GET", Set.of(), "HEAD", Set.of())),
+    /** {@code /v1/whoami}. */
+    WHOAMI(Listener.TLS, Routes.WHOAMI, false, RouteClass.WHOAMI, WorkClass.API, null, Map.of()),
+    /** Anything else on the TLS listener (Jersey answers it: 404 problem). */
+    OTHER(Listener.TLS, null, false, RouteClass.OTHER, WorkClass.API, null, Map.of()),
+    /** relayd's {@code system/...} and {@code remote-run/...} on the admin listener. */
+    SYSTEM(Listener.ADMIN, "/rudder/relay-api/", false, RouteClass.SYSTEM, WorkClass.API, null, Map.of()),
+    /** {@code /v1/status} on the admin listener. */
+    STATUS(Listener.ADMIN, "/v1/status", false, RouteClass.STATUS, WorkClass.API, null, Map.of()),
+    /** {@code /health} on the admin listener. */
+    HEALTH(Listener.ADMIN, "/health", false, RouteClass.HEALTH, WorkClass.API, null, Map.of()),
+    /** {@code /ready} on the admin listener. */
+    READY(Listener.ADMIN, "/ready", false, RouteClass.HEALTH, WorkClass.API, null, Map.of()),
+    /** {@code /metrics} on the admin listener. */
+    METRICS(Listener.ADMIN, "/metrics", false, RouteClass.METRICS, WorkClass.API, null, Map.of()),
+    /** Anything else on the admin listener. */
+    ADMIN_OTHER(Listener.ADMIN, null, false, RouteClass.OTHER, WorkClass.API, null, Map.of());
+
+    /** Which listener a route lives on. */
+    enum Listener {
+        /** The node-facing TLS listener. */
+        TLS,
+        /** The loopback administration listener. */
+        ADMIN
+    }
+
+    private static final String VERSIONED = Routes.RELAY_API;
+    private static final String ALIAS = Routes.RELAY_API_ALIAS;
+    private static final Route[] VALUES = values();
+
+    private final Listener listener;
+    /** A prefix (ends with '/') or an exact path; null for the catch-all. */
+    private final String path;
+    private final boolean relayApi;
+    private final RouteClass metricClass;
+    private final WorkClass work;
+    private final String template;
+    private final Map<String, Set<String>> filePipeline;
+
+    /**
+     * @param listener where it lives
+     * @param path its prefix (ending with '/') or exact path; relative to relayd's API for {@code relayApi}
+     * @param relayApi whether it is under relayd's API (both prefixes)
+     * @param metricClass what its requests are counted under
+     * @param work whose workers its requests use
+     * @param template its public path template, where the file pipeline answers it (null otherwise)
+     * @param filePipeline the methods the file pipeline answers, each with the query parameters it reads
+     */
+    Route(Listener listener, String path, boolean relayApi, RouteClass metricClass, WorkClass work, String template,
+            Map<String, Set<String>> filePipeline) {
+        this.listener = listener;
+        this.path = path;
+        this.relayApi = relayApi;
+        this.metricClass = metricClass;
+        this.work = work;
+        this.template = template;
+        this.filePipeline = filePipeline;
+    }
+
+    /** @return the public path template of a file pipeline route, or null */
+    String template() {
+        return template;
+    }
+
+    /** @return the methods the file pipeline answers on this route, each with the query parameters it reads */
+    Map<String, Set<String>> filePipelineOperations() {
+        return filePipeline;
+    }
+
+    /** @return the class requests of this route are counted under */
+    RouteClass metricClass() {
+        return metricClass;
+    }
+
+    /** @return whose workers and queue requests of this route use on the TLS listener */
+    WorkClass work() {
+        return work;
+    }
+
+    /**
+     * @param method the request method
+     * @return whether the file pipeline ({@link FileHandler}) answers it; otherwise Jersey does
+     */
+    boolean filePipeline(String method) {
+        return filePipeline.containsKey(method);
+    }
+
+    /**
+     * @return whether the route answers {@code GET} and {@code HEAD} only, all in the file pipeline (any other
+     *     method gets 405 there)
+     */
+    boolean filesOnly() {
+        return filePipeline.containsKey("HEAD");
+    }
+
+    /**
+     * Where a request goes.
+     *
+     * @param admin whether it came in on the admin listener
+     * @param rawPath its path, percent-encoded as received, or null
+     * @return its route
+     */
+    static Route of(boolean admin, String rawPath) {
+        Listener on = admin ? Listener.ADMIN : Listener.TLS;
+        if (rawPath != null) {
+            String relative = relayApiRelative(rawPath);
+            for (Route route : VALUES) {
+                if (route.listener == on && route.path != null && route.matches(route.relayApi ? relative : rawPath)) {
+                    return route;
+                }
+            }
+        }
+        return admin ? ADMIN_OTHER : OTHER;
+    }
+
+    private boolean matches(String candidate) {
+        if (candidate == null) {
+            return false;
+        }
+        return path.endsWith("/") ? candidate.startsWith(path) : candidate.equals(path);
+    }
+
+    /**
+     * @param rawPath a request path
+     * @return the rest of it after {@code /rudder/relay-api/1} or {@code /rudder/relay-api} (starting with '/'),
+     *     or null when it is not under relayd's API
+     */
+    static String relayApiRelative(String rawPath) {
+        if (rawPath.startsWith(VERSIONED + "/")) {
+            return rawPath.substring(VERSIONED.length());
+        }
+        if (rawPath.startsWith(ALIAS + "/")) {
+            return rawPath.substring(ALIAS.length());
+        }
+        return null;
+    }
+
+    /**
+     * @param rawPath a path of this route
+     * @return what follows the route's prefix (percent-encoded), or null for an exact route
+     */
+    String below(String rawPath) {
+        if (!path.endsWith("/")) {
+            return null;
+        }
+        String candidate = relayApi ? relayApiRelative(rawPath) : rawPath;
+        return candidate.substring(path.length());
+    }
+}
