@@ -41,7 +41,7 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
  * presenting a node's certificate and pinning the server's key. Every response is checked: status, body length
  * and ETag; anything else is an error, counted by kind.
  */
-final class Load {
+public final class Load {
     /** A request that takes longer than this fails; only a stuck request gets near it. */
     static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(30);
     /** The large file at a few MB/s still fits. */
@@ -60,7 +60,8 @@ final class Load {
      * @param maxConnections connections per server
      * @return a started client
      */
-    static HttpClient client(SSLContext tls, boolean http2, boolean resume, int maxConnections) throws Exception {
+    public static HttpClient client(SSLContext tls, boolean http2, boolean resume, int maxConnections)
+            throws Exception {
         ClientConnector connector = new ClientConnector();
         SslContextFactory.Client ssl = new SslContextFactory.Client();
         ssl.setSslContext(tls);
