@@ -195,8 +195,9 @@ final class FileConditions {
 
     /**
      * One {@code bytes} range (RFC 9110 section 14.1.2). A position past what a {@code long} holds is as good as
-     * the end of the file: {@code bytes=0-99999999999999999999} is the whole file and {@code bytes=-9999999999999999999}
-     * too. Several ranges, another unit or a syntax error: the whole representation, as RFC 9110 allows.
+     * the end of the file: {@code bytes=0-99999999999999999999} is the whole file, and so is {@code
+     * bytes=-9999999999999999999}. Several ranges, another unit or a syntax error: the whole representation, as
+     * RFC 9110 allows.
      */
     static Outcome range(String value, long size) {
         String spec = value.strip();

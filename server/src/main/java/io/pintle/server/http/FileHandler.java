@@ -613,7 +613,7 @@ final class FileHandler extends Handler.Wrapper {
             version = FileVersion.of(id.file(root));
         } catch (SharedFileStore.RejectedException e) {
             LOG.warn("shared file refused ({}): {}", e.reason(), e.getMessage());
-            throw new PintleException.Refused(e.status(), e.reason(), e.getMessage());
+            throw e.refusal();
         } catch (NoSuchFileException e) {
             throw new PintleException.NotFound("no-such-file", "no such shared file (or it expired)");
         } catch (IOException e) {

@@ -37,8 +37,42 @@ final class Problems {
      * @return its problem
      */
     static Problem of(PintleException refusal, String instance) {
-        return new Problem(TYPE_PREFIX + refusal.reason(), refusal.title(), refusal.status(), refusal.detail(),
+        int status = status(refusal);
+        return new Problem(TYPE_PREFIX + refusal.reason(), title(refusal, status), status, refusal.detail(),
                 instance, refusal.reason(), null);
+    }
+
+    /**
+     * @param refusal a refusal of the request
+     * @return the HTTP status of its kind
+     */
+    static int status(PintleException refusal) {
+        if (refusal instanceof PintleException.AccessDenied) {
+            return HttpStatus.FORBIDDEN_403;
+        } else if (refusal instanceof PintleException.NotFound) {
+            return HttpStatus.NOT_FOUND_404;
+        } else if (refusal instanceof PintleException.InvalidRequest) {
+            return HttpStatus.BAD_REQUEST_400;
+        } else if (refusal instanceof PintleException.Unavailable) {
+            return HttpStatus.SERVICE_UNAVAILABLE_503;
+        } else if (refusal instanceof PintleException.TooLarge) {
+            return HttpStatus.PAYLOAD_TOO_LARGE_413;
+        } else if (refusal instanceof PintleException.LengthRequired) {
+            return HttpStatus.LENGTH_REQUIRED_411;
+        } else if (refusal instanceof PintleException.UnsupportedMediaType) {
+            return HttpStatus.UNSUPPORTED_MEDIA_TYPE_415;
+        }
+        return HttpStatus.BAD_GATEWAY_502;
+    }
+
+    private static String title(PintleException refusal, int status) {
+        return switch (status) {
+            case HttpStatus.FORBIDDEN_403 -> "Access denied";
+            case HttpStatus.NOT_FOUND_404 -> "Not found";
+            case HttpStatus.BAD_REQUEST_400 -> "Invalid request";
+            case HttpStatus.PAYLOAD_TOO_LARGE_413 -> "Content Too Large";
+            default -> HttpStatus.getMessage(status);
+        };
     }
 
     /**

@@ -124,7 +124,7 @@ public final class RemoteRunResource {
         } else if (type == null || type.isCompatible(MediaType.APPLICATION_FORM_URLENCODED_TYPE)) {
             ask = form(bytes, target);
         } else {
-            throw new PintleException.Refused(415, "unsupported-media-type", "send relayd's form "
+            throw new PintleException.UnsupportedMediaType("unsupported-media-type", "send relayd's form "
                     + "(application/x-www-form-urlencoded) or Pintle's JSON (application/json), not " + type);
         }
         List<NodeId> targets = ask.nodes();
@@ -222,13 +222,13 @@ public final class RemoteRunResource {
 
     private static byte[] read(InputStream body, HttpHeaders headers) {
         if (headers.getLength() > MAX_BODY_BYTES) {
-            throw new PintleException.Refused(413, "body-too-large", "a remote-run request is at most "
+            throw new PintleException.TooLarge("body-too-large", "a remote-run request is at most "
                     + MAX_BODY_BYTES + " bytes");
         }
         try {
             byte[] bytes = body.readNBytes(MAX_BODY_BYTES + 1);
             if (bytes.length > MAX_BODY_BYTES) {
-                throw new PintleException.Refused(413, "body-too-large", "a remote-run request is at most "
+                throw new PintleException.TooLarge("body-too-large", "a remote-run request is at most "
                         + MAX_BODY_BYTES + " bytes");
             }
             return bytes;

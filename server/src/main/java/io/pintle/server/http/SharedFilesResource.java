@@ -80,11 +80,11 @@ public final class SharedFilesResource {
         Duration duration = rejected(() -> SharedFileStore.ttl(ttl));
         long length = headers.getLength();
         if (length < 0) {
-            throw new PintleException.Refused(411, "length-required",
+            throw new PintleException.LengthRequired("length-required",
                     "a shared file upload needs a Content-Length (at most " + store.maxBytes() + " bytes)");
         }
         if (length > store.maxBytes()) {
-            throw new PintleException.Refused(413, "too-large", "the upload is " + length + " bytes; at most "
+            throw new PintleException.TooLarge("too-large", "the upload is " + length + " bytes; at most "
                     + store.maxBytes() + " are accepted ([limits] max_shared_file_bytes)");
         }
         if (!local(state.snapshot(), id)) {
@@ -160,11 +160,11 @@ public final class SharedFilesResource {
             return body != null && answer.body().length > 0 ? response.entity(answer.body()).build() : response.build();
         } catch (IOException | GeneralSecurityException e) {
             LOG.warn("cannot forward shared file {} for {} upstream: {}", id.fileId(), id.target(), e.toString());
-            throw new PintleException.Refused(502, "upstream-unreachable", "the target node " + id.target()
+            throw new PintleException.UpstreamFailed("upstream-unreachable", "the target node " + id.target()
                     + " is not below this server, and its policy server cannot be reached: " + e.getMessage());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new PintleException.Refused(502, "upstream-unreachable", "interrupted while forwarding");
+            throw new PintleException.UpstreamFailed("upstream-unreachable", "interrupted while forwarding");
         }
     }
 
@@ -182,7 +182,7 @@ public final class SharedFilesResource {
             return step.run();
         } catch (SharedFileStore.RejectedException e) {
             LOG.warn("shared file refused ({}): {}", e.reason(), e.getMessage());
-            throw new PintleException.Refused(e.status(), e.reason(), e.getMessage());
+            throw e.refusal();
         } catch (IOException e) {
             throw new IllegalStateException("shared files: " + e.getMessage(), e);
         }

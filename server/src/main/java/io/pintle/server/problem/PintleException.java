@@ -1,30 +1,20 @@
 package io.pintle.server.problem;
 
-/** An error for the client, with its status, reason code and detail. */
+/**
+ * A refusal of a client's request: what kind it is (the subclass), a stable reason code and a detail an operator
+ * can act on. It carries no HTTP status: the web layer's problem writer maps each kind to one.
+ */
 public abstract sealed class PintleException extends RuntimeException
         permits PintleException.AccessDenied, PintleException.NotFound, PintleException.InvalidRequest,
-                PintleException.Unavailable, PintleException.Refused {
+                PintleException.Unavailable, PintleException.TooLarge, PintleException.LengthRequired,
+                PintleException.UnsupportedMediaType, PintleException.UpstreamFailed {
     private static final long serialVersionUID = 1L;
 
-    private final int status;
-    private final String title;
     private final String reason;
 
-    PintleException(int status, String title, String reason, String detail) {
+    PintleException(String reason, String detail) {
         super(detail, null, false, false);
-        this.status = status;
-        this.title = title;
         this.reason = reason;
-    }
-
-    /** @return the HTTP status */
-    public int status() {
-        return status;
-    }
-
-    /** @return the fixed title of this kind of problem */
-    public String title() {
-        return title;
     }
 
     /** @return the stable reason code */
@@ -37,7 +27,7 @@ public abstract sealed class PintleException extends RuntimeException
         return getMessage();
     }
 
-    /** 403: the caller may not read this; says why, never whether the path exists. */
+    /** The caller may not do this; says why, never whether the path exists. */
     public static final class AccessDenied extends PintleException {
         private static final long serialVersionUID = 1L;
 
@@ -46,11 +36,11 @@ public abstract sealed class PintleException extends RuntimeException
          * @param detail why
          */
         public AccessDenied(String reason, String detail) {
-            super(403, "Access denied", reason, detail);
+            super(reason, detail);
         }
     }
 
-    /** 404: nothing to serve at this path (including paths that resolve outside their tree). */
+    /** Nothing at this path (including paths that resolve outside their tree), or no such route or node. */
     public static final class NotFound extends PintleException {
         private static final long serialVersionUID = 1L;
 
@@ -59,11 +49,11 @@ public abstract sealed class PintleException extends RuntimeException
          * @param detail what was not found
          */
         public NotFound(String reason, String detail) {
-            super(404, "Not found", reason, detail);
+            super(reason, detail);
         }
     }
 
-    /** 400: the request itself is malformed or unsafe. */
+    /** The request itself is wrong: a parameter, a header, a body. */
     public static final class InvalidRequest extends PintleException {
         private static final long serialVersionUID = 1L;
 
@@ -72,11 +62,11 @@ public abstract sealed class PintleException extends RuntimeException
          * @param detail what is wrong
          */
         public InvalidRequest(String reason, String detail) {
-            super(400, "Invalid request", reason, detail);
+            super(reason, detail);
         }
     }
 
-    /** 503: a bounded resource is exhausted; the client should come back after {@code Retry-After}. */
+    /** A bounded resource is exhausted; the client should come back after {@code retryAfterSeconds}. */
     public static final class Unavailable extends PintleException {
         private static final long serialVersionUID = 1L;
 
@@ -85,43 +75,68 @@ public abstract sealed class PintleException extends RuntimeException
         /**
          * @param reason reason code
          * @param detail what is exhausted
-         * @param retryAfterSeconds the {@code Retry-After} to send
+         * @param retryAfterSeconds when to come back
          */
         public Unavailable(String reason, String detail, long retryAfterSeconds) {
-            super(503, "Service Unavailable", reason, detail);
+            super(reason, detail);
             this.retryAfterSeconds = retryAfterSeconds;
         }
 
-        /** @return the {@code Retry-After} to send, in seconds */
+        /** @return when to come back, in seconds */
         public long retryAfterSeconds() {
             return retryAfterSeconds;
         }
     }
 
-    /** Any other 4xx or 5xx a route decides on, with its reason (411, 413, 502...). */
-    public static final class Refused extends PintleException {
+    /** The request's body is larger than this server accepts. */
+    public static final class TooLarge extends PintleException {
         private static final long serialVersionUID = 1L;
 
         /**
-         * @param status the HTTP status
          * @param reason reason code
-         * @param detail why
+         * @param detail the size and the limit
          */
-        public Refused(int status, String reason, String detail) {
-            super(status, title(status), reason, detail);
+        public TooLarge(String reason, String detail) {
+            super(reason, detail);
         }
+    }
 
-        private static String title(int status) {
-            return switch (status) {
-                case 400 -> "Invalid request";
-                case 403 -> "Access denied";
-                case 404 -> "Not found";
-                case 411 -> "Length Required";
-                case 413 -> "Content Too Large";
-                case 502 -> "Bad Gateway";
-                case 504 -> "Gateway Timeout";
-                default -> "HTTP " + status;
-            };
+    /** The request's body must announce its length. */
+    public static final class LengthRequired extends PintleException {
+        private static final long serialVersionUID = 1L;
+
+        /**
+         * @param reason reason code
+         * @param detail the limit it is checked against
+         */
+        public LengthRequired(String reason, String detail) {
+            super(reason, detail);
+        }
+    }
+
+    /** The request's body is in a format this route does not read. */
+    public static final class UnsupportedMediaType extends PintleException {
+        private static final long serialVersionUID = 1L;
+
+        /**
+         * @param reason reason code
+         * @param detail which formats it reads
+         */
+        public UnsupportedMediaType(String reason, String detail) {
+            super(reason, detail);
+        }
+    }
+
+    /** The request had to go to the policy server, which could not be reached or did not answer. */
+    public static final class UpstreamFailed extends PintleException {
+        private static final long serialVersionUID = 1L;
+
+        /**
+         * @param reason reason code
+         * @param detail what failed
+         */
+        public UpstreamFailed(String reason, String detail) {
+            super(reason, detail);
         }
     }
 }

@@ -3,6 +3,7 @@ package io.pintle.server.sharedfiles;
 import io.pintle.server.nodes.KeyHash;
 import io.pintle.server.nodes.NodeId;
 import io.pintle.server.nodes.NodeRegistry;
+import io.pintle.server.problem.PintleException;
 import java.io.BufferedInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -83,19 +84,19 @@ public final class SharedFileStore {
         InputStream body = new BufferedInputStream(upload, 64 * 1024);
         NodeId source = nodeId(id.source());
         if (registry.node(source).isEmpty()) {
-            throw new RejectedException(404, "unknown-source", "the source node " + id.source()
-                    + " is not known to this server");
+            throw new RejectedException(new PintleException.NotFound("unknown-source",
+                    "the source node " + id.source() + " is not known to this server"));
         }
         SharedFileMetadata metadata;
         try {
             metadata = SharedFileMetadata.parse(readMetadata(body));
         } catch (SharedFileMetadata.InvalidException e) {
-            throw new RejectedException(400, "bad-metadata", e.getMessage());
+            throw new RejectedException(new PintleException.InvalidRequest("bad-metadata", e.getMessage()));
         }
         PublicKey key = metadata.publicKey();
         if (!registry.isPinned(source, KeyHash.sha256(key)) && !registry.isPinned(source, KeyHash.of("sha512", key))) {
-            throw new RejectedException(403, "key-mismatch", "the public key in the metadata (" + KeyHash.sha256(key)
-                    + ") is not the key this server knows for " + id.source());
+            throw new RejectedException(new PintleException.AccessDenied("key-mismatch", "the public key in the "
+                    + "metadata (" + KeyHash.sha256(key) + ") is not the key this server knows for " + id.source()));
         }
         Path file = id.file(root);
         Path directory = file.getParent();
@@ -118,13 +119,13 @@ public final class SharedFileStore {
                 }
             }
             if (!verifier.verify(metadata.signature())) {
-                throw new RejectedException(403, "bad-signature",
-                        "the signature (digest) does not verify with the sender's key over the file's bytes");
+                throw new RejectedException(new PintleException.AccessDenied("bad-signature",
+                        "the signature (digest) does not verify with the sender's key over the file's bytes"));
             }
             String actual = HexFormat.of().formatHex(hash.digest());
             if (!actual.equals(metadata.hashValue())) {
-                throw new RejectedException(400, "hash-mismatch",
-                        "hash_value is not the " + metadata.algorithm() + " of the file sent");
+                throw new RejectedException(new PintleException.InvalidRequest("hash-mismatch",
+                        "hash_value is not the " + metadata.algorithm() + " of the file sent"));
             }
             SharedFileMetadata kept = metadata.expiring(clock.instant().plus(ttl));
             Files.write(temporaryMetadata, kept.format());
@@ -134,7 +135,8 @@ public final class SharedFileStore {
             stored = true;
             return kept;
         } catch (GeneralSecurityException e) {
-            throw new RejectedException(403, "bad-signature", "the signature cannot be checked: " + e.getMessage());
+            throw new RejectedException(new PintleException.AccessDenied("bad-signature",
+                    "the signature cannot be checked: " + e.getMessage()));
         } finally {
             if (!stored) {
                 Files.deleteIfExists(temporary);
@@ -274,8 +276,8 @@ public final class SharedFileStore {
                 break;
             }
         }
-        throw new RejectedException(400, "bad-metadata", "the body must start with metadata lines ending with an "
-                + "empty line (at most " + SharedFileMetadata.MAX_BYTES + " bytes)");
+        throw new RejectedException(new PintleException.InvalidRequest("bad-metadata", "the body must start with "
+                + "metadata lines ending with an empty line (at most " + SharedFileMetadata.MAX_BYTES + " bytes)"));
     }
 
     /**
@@ -288,7 +290,8 @@ public final class SharedFileStore {
      */
     public static Duration ttl(String text) throws RejectedException {
         if (text == null || text.isBlank()) {
-            throw new RejectedException(400, "bad-ttl", "ttl is required (seconds, or for example '1d', '3 hours')");
+            throw new RejectedException(new PintleException.InvalidRequest("bad-ttl",
+                    "ttl is required (seconds, or for example '1d', '3 hours')"));
         }
         java.util.regex.Matcher parts = java.util.regex.Pattern.compile(
                 "\\s*(\\d{1,9})\\s*(seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h|days?|d|weeks?|w)?\\s*")
@@ -312,11 +315,11 @@ public final class SharedFileStore {
             count++;
         }
         if (position != text.length() || count == 0 || (unitless && count > 1)) {
-            throw new RejectedException(400, "bad-ttl", "ttl must be seconds or a duration such as '1d', '3 hours', "
-                    + "'1h 7s'");
+            throw new RejectedException(new PintleException.InvalidRequest("bad-ttl",
+                    "ttl must be seconds or a duration such as '1d', '3 hours', '1h 7s'"));
         }
         if (total.compareTo(MAX_TTL) > 0) {
-            throw new RejectedException(400, "bad-ttl", "ttl is longer than ten years");
+            throw new RejectedException(new PintleException.InvalidRequest("bad-ttl", "ttl is longer than ten years"));
         }
         return total;
     }
@@ -325,36 +328,31 @@ public final class SharedFileStore {
         try {
             return new NodeId(text);
         } catch (IllegalArgumentException e) {
-            throw new RejectedException(404, "unknown-source", "the source node " + text + " is not known");
+            throw new RejectedException(new PintleException.NotFound("unknown-source",
+                    "the source node " + text + " is not known"));
         }
     }
 
-    /** An upload or request refused, with the HTTP status, reason code and detail to answer. */
+    /** An upload or request refused: the refusal to answer, carried through the store's I/O signature. */
     public static final class RejectedException extends IOException {
         private static final long serialVersionUID = 1L;
 
-        private final int status;
-        private final String reason;
+        private final transient PintleException refusal;
 
-        /**
-         * @param status the HTTP status
-         * @param reason the reason code
-         * @param detail the detail for the client
-         */
-        public RejectedException(int status, String reason, String detail) {
-            super(detail);
-            this.status = status;
-            this.reason = reason;
+        /** @param refusal what to answer */
+        public RejectedException(PintleException refusal) {
+            super(refusal.detail());
+            this.refusal = refusal;
         }
 
-        /** @return the HTTP status */
-        public int status() {
-            return status;
+        /** @return what to answer */
+        public PintleException refusal() {
+            return refusal;
         }
 
         /** @return the reason code */
         public String reason() {
-            return reason;
+            return refusal.reason();
         }
     }
 }
