@@ -9,7 +9,6 @@ import io.pintle.api.dto.RemoteRunAccepted;
 import io.pintle.api.dto.RemoteRunEvent;
 import io.pintle.api.dto.RemoteRunRequest;
 import io.pintle.server.acl.AclEvaluator;
-import io.pintle.server.acl.Decision;
 import io.pintle.server.nodes.Node;
 import io.pintle.server.nodes.NodeId;
 import io.pintle.server.problem.PintleException;
@@ -22,7 +21,6 @@ import io.pintle.server.remoterun.RemoteRunner;
 import io.pintle.server.remoterun.RunOrder;
 import io.pintle.server.remoterun.RunPlan;
 import io.pintle.server.remoterun.RunSink;
-import io.pintle.server.upstream.UpstreamClient;
 import jakarta.inject.Inject;
 import jakarta.inject.Provider;
 import jakarta.ws.rs.POST;
@@ -190,18 +188,8 @@ public final class RemoteRunResource {
             return;
         }
         RequestState state = RequestState.of(context);
-        String pin = null;
-        if (snapshot.config().upstream().configured()) {
-            try {
-                pin = UpstreamClient.pin(snapshot.config().upstream());
-            } catch (IOException | RuntimeException e) {
-                LOG.warn("remote run: cannot read the policy server's certificate {}: {}",
-                        snapshot.config().upstream().certificate(), e.getMessage());
-                FileRoutes.authorize(new Decision.Deny("policy-server-unknown", "this server cannot read its policy "
-                        + "server's certificate to check the caller"), state, context);
-            }
-        }
-        FileRoutes.authorize(AclEvaluator.remoteRun(enabled, state.peer().leaf(), pin), state, context);
+        FileRoutes.authorize(AclEvaluator.remoteRun(enabled, state.peer().leaf(), snapshot.upstreamPin()), state,
+                context);
     }
 
     private String caller(ContainerRequestContext context) {
