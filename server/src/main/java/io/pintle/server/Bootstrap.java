@@ -20,6 +20,7 @@ import io.pintle.server.reload.SnapshotLoader;
 import io.pintle.server.remoterun.RemoteRunner;
 import io.pintle.server.sharedfiles.SharedFileStore;
 import io.pintle.server.sharedfiles.SharedFilesCleanup;
+import io.pintle.server.systemd.ReloadNotifier;
 import io.pintle.server.systemd.SystemdHandoff;
 import io.pintle.server.tls.ServerTls;
 import io.pintle.server.upstream.RelaySync;
@@ -110,7 +111,6 @@ public final class Bootstrap {
         Reloader reloader = new Reloader(source, snapshots, tls, clock);
         InputWatcher watcher = new InputWatcher(reloader, snapshots, WATCH_QUIET_PERIOD);
         ServerMetrics metrics = new ServerMetrics(snapshots);
-        reloader.onOutcome(metrics::reloaded);
         Readiness readiness = new Readiness();
         DigestCache digests = new DigestCache(config.limits().digestCacheEntries(), DigestCache.defaultThreads());
         TreeScanner scanner = new TreeScanner(digests, config.limits().maxManifestEntries());
@@ -144,6 +144,13 @@ public final class Bootstrap {
         if (config.reload().watch()) {
             server.addBean(new Managed("input watcher", watcher::start, watcher::stop));
         }
-        return new PintleServer(config, snapshots, reloader, metrics, server, systemd.notifier());
+        PintleServer pintle = new PintleServer(config, snapshots, reloader, metrics, server, systemd.notifier());
+        // Who is told of every reload attempt, in this order.
+        reloader.addListener(metrics);
+        reloader.addListener(new ReloadNotifier(systemd.notifier(), pintle::status));
+        if (config.reload().watch()) {
+            reloader.addListener(watcher);
+        }
+        return pintle;
     }
 }

@@ -24,7 +24,7 @@ import org.slf4j.LoggerFactory;
  * by atomic rename). Bursts are coalesced: the reload starts once no relevant event came for the quiet period, or
  * at the latest after {@link #MAX_DELAY}. After each reload the watched set follows the new snapshot's inputs.
  */
-public final class InputWatcher {
+public final class InputWatcher implements ReloadListener {
     /** Upper bound between the first event of a burst and its reload, whatever keeps happening. */
     public static final Duration MAX_DELAY = Duration.ofSeconds(2);
 
@@ -57,13 +57,6 @@ public final class InputWatcher {
     public synchronized void start() throws IOException {
         watchService = FileSystems.getDefault().newWatchService();
         rewatch();
-        reloader.onOutcome(outcome -> {
-            try {
-                rewatch();
-            } catch (IOException e) {
-                LOG.warn("cannot watch the new inputs: {}", e.getMessage());
-            }
-        });
         thread = new Thread(this::run, "pintle-watch");
         thread.setDaemon(true);
         thread.start();
@@ -76,6 +69,16 @@ public final class InputWatcher {
         }
         if (thread != null) {
             thread.join(TimeUnit.SECONDS.toMillis(5));
+        }
+    }
+
+    /** After each reload the watched set follows the live snapshot's inputs (a no-op until started). */
+    @Override
+    public void finished(ReloadOutcome outcome) {
+        try {
+            rewatch();
+        } catch (IOException e) {
+            LOG.warn("cannot watch the new inputs: {}", e.getMessage());
         }
     }
 

@@ -148,6 +148,30 @@ class ReloaderTest {
     }
 
     @Test
+    void listenersAreToldOfEachAttemptBeforeAndAfterInTheOrderTheyWereAdded() throws Exception {
+        List<String> told = new CopyOnWriteArrayList<>();
+        reloader.addListener(new Recorder("first", told));
+        reloader.addListener(new Recorder("second", told));
+        sandbox.nodesListContent("{");
+        reloader.reload("test").get();
+        assertThat(told).containsExactly("first attempted test", "second attempted test", "first finished failed",
+                "second finished failed");
+    }
+
+    /** A listener that writes down what it is told. */
+    private record Recorder(String name, List<String> told) implements ReloadListener {
+        @Override
+        public void attempted(String trigger) {
+            told.add(name + " attempted " + trigger);
+        }
+
+        @Override
+        public void finished(ReloadOutcome outcome) {
+            told.add(name + " finished " + outcome.result().text());
+        }
+    }
+
+    @Test
     void upstreamCertificateIsAnInputAndItsKeyIsThePinOfTheSnapshot() throws Exception {
         SelfSigned.Identity policyServer = SelfSigned.generate(SelfSigned.KeyType.EC_P256, "root");
         Path certificate = dir.resolve("policy_server.pem");
