@@ -25,6 +25,7 @@ import io.pintle.server.systemd.SystemdHandoff;
 import io.pintle.server.tls.ServerTls;
 import io.pintle.server.upstream.RelaySync;
 import io.pintle.server.upstream.UpstreamClient;
+import io.pintle.server.watch.DirectoryWatch;
 import java.nio.file.Files;
 import java.security.GeneralSecurityException;
 import java.time.Clock;
@@ -109,12 +110,14 @@ public final class Bootstrap {
         SnapshotHolder snapshots = new SnapshotHolder(first);
         ServerTls tls = ServerTls.create(first.credentials(), config.tls().protocols(), config.tls().provider());
         Reloader reloader = new Reloader(source, snapshots, tls, clock);
-        InputWatcher watcher = new InputWatcher(reloader, snapshots, WATCH_QUIET_PERIOD);
+        DirectoryWatch directoryWatch = new DirectoryWatch();
+        InputWatcher watcher = new InputWatcher(reloader, snapshots, directoryWatch, WATCH_QUIET_PERIOD);
         ServerMetrics metrics = new ServerMetrics(snapshots);
         Readiness readiness = new Readiness();
         DigestCache digests = new DigestCache(config.limits().digestCacheEntries(), DigestCache.defaultThreads());
         TreeScanner scanner = new TreeScanner(digests, config.limits().maxManifestEntries());
-        ChangeWaits waits = new ChangeWaits(config.limits().maxWaiters(), WATCH_QUIET_PERIOD, WAIT_RECHECK);
+        ChangeWaits waits = new ChangeWaits(config.limits().maxWaiters(), directoryWatch, WATCH_QUIET_PERIOD,
+                WAIT_RECHECK);
         metrics.trees(waits, digests);
         UpstreamClient upstream = new UpstreamClient();
         SharedFileStore sharedFiles = new SharedFileStore(clock, config.limits().maxSharedFileBytes());
@@ -133,6 +136,8 @@ public final class Bootstrap {
         systemd.listener().ifPresent(inherited -> HttpServerFactory.inheritTlsListener(server, inherited));
         server.addBean(new Managed("reloader", () -> { }, reloader::stop));
         server.addBean(new Managed("digests", () -> { }, digests::close));
+        // Before its clients (change waits, input watcher): started before them, stopped after them.
+        server.addBean(new Managed("directory watch", directoryWatch::start, directoryWatch::close));
         server.addBean(new Managed("change waits", waits::start, waits::close));
         server.addBean(new Managed("shared files cleanup", cleanup::start, cleanup::stop));
         server.addBean(new Managed("remote runs", () -> { }, remoteRuns::stop));

@@ -28,7 +28,7 @@ class ArchitectureTest {
 
     @ParameterizedTest
     @ValueSource(strings = {"acl", "nodes", "policy", "reload", "config", "problem", "demo", "cli", "metrics", "overload",
-        "systemd"})
+        "systemd", "watch"})
     void domainPackagesDoNotImportTheWebStack(String pkg) throws IOException {
         List<String> offenders = new ArrayList<>();
         for (Path file : javaFiles(MAIN.resolve(pkg))) {
