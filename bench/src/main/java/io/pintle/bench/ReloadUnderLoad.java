@@ -9,6 +9,7 @@ import io.pintle.server.config.ConfigLoader;
 import io.pintle.server.config.ServerConfig;
 import io.pintle.server.demo.DemoLayout;
 import io.pintle.server.reload.InputWatcher;
+import io.pintle.server.reload.ReloadListener;
 import io.pintle.server.reload.ReloadOutcome;
 import java.io.PrintStream;
 import java.lang.management.ManagementFactory;
@@ -171,9 +172,7 @@ final class ReloadUnderLoad {
             server.start();
             long serverStart = System.nanoTime() - started;
             ThreadMXBean threads = ManagementFactory.getThreadMXBean();
-            // Runs on the reload thread, right after each attempt.
-            server.reloader().onOutcome(outcome -> outcomes.add(
-                    new Observed(outcome, threads.getCurrentThreadCpuTime(), GcTime.millis())));
+            server.reloader().addListener(new OutcomeRecorder(threads));
             progress.printf("Server on %s (admin %s), %,d nodes, started in %.0f ms%n", server.uri(),
                     server.adminUri(), nodesAtStart, serverStart / 1e6);
             HttpClient admin = new HttpClient();
@@ -414,5 +413,19 @@ final class ReloadUnderLoad {
     private void anomaly(String description) {
         progress.println("  anomaly: " + description);
         anomalies.add(description);
+    }
+
+    /** Keeps each reload's outcome with the reload thread's CPU time and the GC time, right after the attempt. */
+    private final class OutcomeRecorder implements ReloadListener {
+        private final ThreadMXBean threads;
+
+        OutcomeRecorder(ThreadMXBean threads) {
+            this.threads = threads;
+        }
+
+        @Override
+        public void finished(ReloadOutcome outcome) {
+            outcomes.add(new Observed(outcome, threads.getCurrentThreadCpuTime(), GcTime.millis()));
+        }
     }
 }

@@ -20,10 +20,12 @@ import io.pintle.server.reload.SnapshotLoader;
 import io.pintle.server.remoterun.RemoteRunner;
 import io.pintle.server.sharedfiles.SharedFileStore;
 import io.pintle.server.sharedfiles.SharedFilesCleanup;
+import io.pintle.server.systemd.ReloadNotifier;
 import io.pintle.server.systemd.SystemdHandoff;
 import io.pintle.server.tls.ServerTls;
 import io.pintle.server.upstream.RelaySync;
 import io.pintle.server.upstream.UpstreamClient;
+import io.pintle.server.watch.DirectoryWatch;
 import java.nio.file.Files;
 import java.security.GeneralSecurityException;
 import java.time.Clock;
@@ -108,13 +110,14 @@ public final class Bootstrap {
         SnapshotHolder snapshots = new SnapshotHolder(first);
         ServerTls tls = ServerTls.create(first.credentials(), config.tls().protocols(), config.tls().provider());
         Reloader reloader = new Reloader(source, snapshots, tls, clock);
-        InputWatcher watcher = new InputWatcher(reloader, snapshots, WATCH_QUIET_PERIOD);
+        DirectoryWatch directoryWatch = new DirectoryWatch();
+        InputWatcher watcher = new InputWatcher(reloader, snapshots, directoryWatch, WATCH_QUIET_PERIOD);
         ServerMetrics metrics = new ServerMetrics(snapshots);
-        reloader.onOutcome(metrics::reloaded);
         Readiness readiness = new Readiness();
         DigestCache digests = new DigestCache(config.limits().digestCacheEntries(), DigestCache.defaultThreads());
         TreeScanner scanner = new TreeScanner(digests, config.limits().maxManifestEntries());
-        ChangeWaits waits = new ChangeWaits(config.limits().maxWaiters(), WATCH_QUIET_PERIOD, WAIT_RECHECK);
+        ChangeWaits waits = new ChangeWaits(config.limits().maxWaiters(), directoryWatch, WATCH_QUIET_PERIOD,
+                WAIT_RECHECK);
         metrics.trees(waits, digests);
         UpstreamClient upstream = new UpstreamClient();
         SharedFileStore sharedFiles = new SharedFileStore(clock, config.limits().maxSharedFileBytes());
@@ -130,6 +133,8 @@ public final class Bootstrap {
         systemd.listener().ifPresent(inherited -> HttpServerFactory.inheritTlsListener(server, inherited));
         server.addBean(new Managed("reloader", () -> { }, reloader::stop));
         server.addBean(new Managed("digests", () -> { }, digests::close));
+        // Before its clients (change waits, input watcher): started before them, stopped after them.
+        server.addBean(new Managed("directory watch", directoryWatch::start, directoryWatch::close));
         server.addBean(new Managed("change waits", waits::start, waits::close));
         server.addBean(new Managed("shared files cleanup", cleanup::start, cleanup::stop));
         server.addBean(new Managed("remote runs", () -> { }, remoteRuns::stop));
@@ -141,6 +146,13 @@ public final class Bootstrap {
         if (config.reload().watch()) {
             server.addBean(new Managed("input watcher", watcher::start, watcher::stop));
         }
-        return new PintleServer(config, snapshots, reloader, metrics, server, systemd.notifier());
+        PintleServer pintle = new PintleServer(config, snapshots, reloader, metrics, server, systemd.notifier());
+        // Who is told of every reload attempt, in this order.
+        reloader.addListener(metrics);
+        reloader.addListener(new ReloadNotifier(systemd.notifier(), pintle::status));
+        if (config.reload().watch()) {
+            reloader.addListener(watcher);
+        }
+        return pintle;
     }
 }

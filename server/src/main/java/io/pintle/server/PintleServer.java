@@ -41,10 +41,6 @@ public final class PintleServer implements AutoCloseable {
         this.metrics = metrics;
         this.server = server;
         this.notifier = notifier;
-        // Every reload, whatever its trigger (file watch, SIGHUP, the reload API behind ExecReload), is bracketed
-        // by RELOADING=1 and READY=1, so systemctl shows "reloading" exactly while one runs.
-        reloader.onAttempt(trigger -> notifier.reloading("reloading (" + trigger + ")"));
-        reloader.onOutcome(outcome -> notifier.ready(status(outcome)));
     }
 
     /**
@@ -129,8 +125,11 @@ public final class PintleServer implements AutoCloseable {
         LOG.info("pintle stopped");
     }
 
-    /** One line for {@code systemctl status}: what is live, and how the last reload ended. */
-    private String status(ReloadOutcome last) {
+    /**
+     * @param last the last reload attempt, or null before any
+     * @return one line for {@code systemctl status}: what is live, and how the last reload ended
+     */
+    String status(ReloadOutcome last) {
         ServerSnapshot snapshot = snapshots.current();
         String reload = last == null ? ""
                 : last.succeeded() ? "; last reload " + last.result().text()

@@ -127,11 +127,11 @@ public final class AclEvaluator {
      *
      * @param enabled {@code [remote_run] enabled}
      * @param peer the client's leaf certificate, or null when it sent none
-     * @param upstreamPin the policy server's key pin ({@code sha256//...}), or null when this server has none
+     * @param upstreamPin the policy server's key pin, from the snapshot, or null when this server has none
      *     (root: remote runs come from the local webapp, on the admin listener)
      * @return the decision
      */
-    public static Decision remoteRun(boolean enabled, X509Certificate peer, String upstreamPin) {
+    public static Decision remoteRun(boolean enabled, X509Certificate peer, KeyHash upstreamPin) {
         if (!enabled) {
             return new Decision.Deny("remote-run-disabled", "remote run is disabled on this server ([remote_run] "
                     + "enabled = false)");
@@ -143,7 +143,8 @@ public final class AclEvaluator {
         if (peer == null) {
             return new Decision.Deny("no-certificate", "remote run needs the policy server's client certificate");
         }
-        String key = KeyHash.sha256(peer.getPublicKey()).toString();
+        // Hashed as the pin was (key_hash may be written sha512//...), compared as values, not as text.
+        KeyHash key = KeyHash.of(upstreamPin.algorithm(), peer.getPublicKey());
         if (!key.equals(upstreamPin)) {
             return new Decision.Deny("not-policy-server", "key " + key + " is not this server's policy server's ("
                     + upstreamPin + ")");

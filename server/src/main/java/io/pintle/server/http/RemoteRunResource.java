@@ -9,7 +9,6 @@ import io.pintle.api.dto.RemoteRunAccepted;
 import io.pintle.api.dto.RemoteRunEvent;
 import io.pintle.api.dto.RemoteRunRequest;
 import io.pintle.server.acl.AclEvaluator;
-import io.pintle.server.acl.Decision;
 import io.pintle.server.nodes.Node;
 import io.pintle.server.nodes.NodeId;
 import io.pintle.server.problem.PintleException;
@@ -22,7 +21,6 @@ import io.pintle.server.remoterun.RemoteRunner;
 import io.pintle.server.remoterun.RunOrder;
 import io.pintle.server.remoterun.RunPlan;
 import io.pintle.server.remoterun.RunSink;
-import io.pintle.server.upstream.UpstreamClient;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
@@ -180,18 +178,7 @@ public final class RemoteRunResource {
             return;
         }
         Exchange state = Exchange.of(context);
-        String pin = null;
-        if (snapshot.config().upstream().configured()) {
-            try {
-                pin = UpstreamClient.pin(snapshot.config().upstream());
-            } catch (IOException | RuntimeException e) {
-                LOG.warn("remote run: cannot read the policy server's certificate {}: {}",
-                        snapshot.config().upstream().certificate(), e.getMessage());
-                state.authorize(new Decision.Deny("policy-server-unknown", "this server cannot read its policy "
-                        + "server's certificate to check the caller"));
-            }
-        }
-        state.authorize(AclEvaluator.remoteRun(enabled, state.peer().leaf(), pin));
+        state.authorize(AclEvaluator.remoteRun(enabled, state.peer().leaf(), snapshot.upstreamPin()));
     }
 
     private String caller(ContainerRequestContext context) {

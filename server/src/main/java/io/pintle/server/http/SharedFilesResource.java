@@ -140,7 +140,7 @@ public final class SharedFilesResource {
                     + " is not known to this server, and it has no policy server to forward to");
         }
         try {
-            PintleClient client = upstream.client(snapshot.config().upstream());
+            PintleClient client = upstream.client(snapshot);
             // Apache's path: a Rudder root (Apache + relayd) and Pintle both serve it.
             HttpRequest.Builder request = HttpRequest.newBuilder(
                             client.uri(Routes.RELAY_API_ALIAS + Routes.SHARED_FILES + "/" + id.url() + "?" + query))

@@ -7,6 +7,7 @@ import io.pintle.server.overload.WorkClass;
 import io.pintle.server.policy.ChangeWaits;
 import io.pintle.server.policy.DigestCache;
 import io.pintle.server.policy.FileCache;
+import io.pintle.server.reload.ReloadListener;
 import io.pintle.server.reload.ReloadOutcome;
 import io.pintle.server.reload.ServerSnapshot;
 import io.pintle.server.reload.SnapshotHolder;
@@ -32,7 +33,7 @@ import java.util.function.LongSupplier;
  * {@link #handshake}) only increments adders through data points resolved in advance or cached on first use;
  * snapshot, connection and JVM figures are read when {@code /metrics} is scraped.
  */
-public final class ServerMetrics {
+public final class ServerMetrics implements ReloadListener {
     /** Request durations: from a cached 304 (about a millisecond) to a large archive on a slow link. */
     static final double[] REQUEST_SECONDS =
             {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300};
@@ -350,11 +351,12 @@ public final class ServerMetrics {
     }
 
     /**
-     * Counts one reload attempt (a {@code Reloader.onOutcome} listener).
+     * Counts one reload attempt, by result, and its duration.
      *
      * @param outcome what it did
      */
-    public void reloaded(ReloadOutcome outcome) {
+    @Override
+    public void finished(ReloadOutcome outcome) {
         reloads.get(outcome.result()).inc();
         reloadSeconds.observe(outcome.duration().toNanos() / 1e9);
     }

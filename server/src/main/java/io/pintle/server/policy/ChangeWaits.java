@@ -1,13 +1,8 @@
 package io.pintle.server.policy;
 
+import io.pintle.server.watch.DirectoryWatch;
 import java.io.IOException;
-import java.nio.file.ClosedWatchServiceException;
-import java.nio.file.FileSystems;
 import java.nio.file.Path;
-import java.nio.file.StandardWatchEventKinds;
-import java.nio.file.WatchEvent;
-import java.nio.file.WatchKey;
-import java.nio.file.WatchService;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -18,6 +13,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -32,8 +28,9 @@ import org.slf4j.LoggerFactory;
  * the resource's ETag is computed again. A periodic re-check covers events the kernel dropped. Their number is
  * bounded: past {@code maxWaiters}, {@link #park} refuses.
  *
- * <p>All bookkeeping runs on one thread (the "waits" scheduler), so none of it is locked; the watch thread only
- * hands events over. Listeners are called on the scheduler thread and must hand real work to another executor.
+ * <p>All bookkeeping runs on one thread (the "waits" scheduler), so none of it is locked; the directories are
+ * watched by the server's one {@link DirectoryWatch}, whose thread only hands events over. Listeners are called on
+ * the scheduler thread and must hand real work to another executor.
  */
 public final class ChangeWaits implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ChangeWaits.class);
@@ -43,21 +40,24 @@ public final class ChangeWaits implements AutoCloseable {
     private final Duration recheck;
     private final AtomicInteger waiting = new AtomicInteger();
     private final Map<String, Group> groups = new HashMap<>();
-    private final Map<Path, Watched> watched = new HashMap<>();
-    private ScheduledExecutorService scheduler;
-    private WatchService watchService;
-    private Thread watchThread;
+    /** Each watched directory and the groups that depend on it. */
+    private final Map<Path, Set<Group>> watched = new HashMap<>();
+    private final DirectoryWatch watch;
+    private volatile ScheduledExecutorService scheduler;
+    private volatile DirectoryWatch.Client client;
 
     /**
      * @param maxWaiters the most requests parked at once
+     * @param watch the directory watch to be a client of
      * @param quiet how long events are gathered before a resource is looked at again
      * @param recheck how often every parked resource is looked at again even without events
      */
-    public ChangeWaits(int maxWaiters, Duration quiet, Duration recheck) {
+    public ChangeWaits(int maxWaiters, DirectoryWatch watch, Duration quiet, Duration recheck) {
         if (maxWaiters < 0) {
             throw new IllegalArgumentException("maxWaiters must not be negative");
         }
         this.maxWaiters = maxWaiters;
+        this.watch = Objects.requireNonNull(watch);
         this.quiet = Objects.requireNonNull(quiet);
         this.recheck = Objects.requireNonNull(recheck);
     }
@@ -89,15 +89,16 @@ public final class ChangeWaits implements AutoCloseable {
     }
 
     /**
-     * Starts the watch and scheduler threads.
+     * Starts the scheduler thread and becomes a client of the directory watch (which must be started).
      *
-     * @throws IOException if the file-system watch cannot be created
+     * @throws IOException declared for its callers; watch failures are reported per directory instead
      */
     public synchronized void start() throws IOException {
         if (scheduler != null) {
             return;
         }
-        watchService = FileSystems.getDefault().newWatchService();
+        // Told of each event as it is read: which groups to look at again, and when, is decided here.
+        client = watch.client("change waits", DirectoryWatch.Debounce.NONE, this::changed);
         scheduler = Executors.newSingleThreadScheduledExecutor(task -> {
             Thread thread = new Thread(task, "pintle-waits");
             thread.setDaemon(true);
@@ -105,12 +106,9 @@ public final class ChangeWaits implements AutoCloseable {
         });
         scheduler.scheduleWithFixedDelay(this::recheckAll, recheck.toMillis(), recheck.toMillis(),
                 TimeUnit.MILLISECONDS);
-        watchThread = new Thread(this::watchLoop, "pintle-waits-watch");
-        watchThread.setDaemon(true);
-        watchThread.start();
     }
 
-    /** Stops the threads; parked requests are told their time is up. */
+    /** Stops the scheduler thread and the watches; parked requests are told their time is up. */
     @Override
     public synchronized void close() {
         if (scheduler == null) {
@@ -127,12 +125,8 @@ public final class ChangeWaits implements AutoCloseable {
         } catch (Exception e) {
             LOG.warn("parked requests not all answered at stop: {}", e.toString());
         }
+        client.close();
         scheduler.shutdownNow();
-        try {
-            watchService.close();
-        } catch (IOException e) {
-            LOG.debug("closing the watch service: {}", e.toString());
-        }
         scheduler = null;
     }
 
@@ -238,27 +232,20 @@ public final class ChangeWaits implements AutoCloseable {
         for (Path gone : List.copyOf(group.directories)) {
             if (!wanted.contains(gone)) {
                 group.directories.remove(gone);
-                Watched entry = watched.get(gone);
-                if (entry != null && entry.groups.remove(group) && entry.groups.isEmpty()) {
+                Set<Group> dependents = watched.get(gone);
+                if (dependents != null && dependents.remove(group) && dependents.isEmpty()) {
                     watched.remove(gone);
-                    entry.key.cancel();
+                    client.unwatch(gone);
                 }
             }
         }
         for (Path directory : wanted) {
             try {
-                // Registering again is cheap and catches a directory replaced by another of the same name.
-                WatchKey key = directory.register(watchService, StandardWatchEventKinds.ENTRY_CREATE,
-                        StandardWatchEventKinds.ENTRY_DELETE, StandardWatchEventKinds.ENTRY_MODIFY);
-                Watched entry = watched.get(directory);
-                if (entry == null || !entry.key.equals(key)) {
-                    Watched replacement = new Watched(key, entry == null ? new HashSet<>() : entry.groups);
-                    watched.put(directory, replacement);
-                    entry = replacement;
-                }
-                entry.groups.add(group);
+                // Watching again is cheap and catches a directory replaced by another of the same name.
+                client.watch(directory);
+                watched.computeIfAbsent(directory, d -> new HashSet<>()).add(group);
                 group.directories.add(directory);
-            } catch (IOException | ClosedWatchServiceException e) {
+            } catch (IOException e) {
                 // Gone already (the next probe sees it), or unreadable: the periodic re-check still covers it.
                 LOG.debug("cannot watch {}: {}", directory, e.toString());
             }
@@ -271,27 +258,18 @@ public final class ChangeWaits implements AutoCloseable {
         }
     }
 
-    private void watchLoop() {
+    /** On the watch thread: hands the changes over to the scheduler. */
+    private void changed(List<DirectoryWatch.Change> changes) {
+        ScheduledExecutorService executor = scheduler;
+        if (executor == null) {
+            return;
+        }
         try {
-            while (true) {
-                WatchKey key = watchService.take();
-                Path directory = (Path) key.watchable();
-                boolean overflow = false;
-                for (WatchEvent<?> event : key.pollEvents()) {
-                    overflow |= event.kind() == StandardWatchEventKinds.OVERFLOW;
-                }
-                key.reset();
-                boolean all = overflow;
-                ScheduledExecutorService executor = scheduler;
-                if (executor == null) {
-                    return;
-                }
-                executor.execute(() -> changedIn(directory, all));
+            for (DirectoryWatch.Change change : changes) {
+                executor.execute(() -> changedIn(change.directory(), change.overflow()));
             }
-        } catch (ClosedWatchServiceException | InterruptedException stopped) {
-            // Stopping.
-        } catch (RuntimeException e) {
-            LOG.error("change watch stopped; parked requests now rely on the periodic re-check", e);
+        } catch (RejectedExecutionException stopping) {
+            // Parked requests were all answered already.
         }
     }
 
@@ -300,9 +278,9 @@ public final class ChangeWaits implements AutoCloseable {
             recheckAll();
             return;
         }
-        Watched entry = watched.get(directory);
-        if (entry != null) {
-            for (Group group : List.copyOf(entry.groups)) {
+        Set<Group> dependents = watched.get(directory);
+        if (dependents != null) {
+            for (Group group : List.copyOf(dependents)) {
                 schedule(group, quiet);
             }
         }
@@ -333,9 +311,6 @@ public final class ChangeWaits implements AutoCloseable {
             this.listener = listener;
         }
     }
-
-    /** One watched directory and the groups that depend on it. */
-    private record Watched(WatchKey key, Set<Group> groups) {}
 
     /**
      * @param path a path

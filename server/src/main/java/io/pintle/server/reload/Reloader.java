@@ -13,7 +13,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -33,8 +32,7 @@ public final class Reloader {
     private final Clock clock;
     private final ExecutorService writer;
     private final AtomicReference<ReloadHistory> history = new AtomicReference<>(ReloadHistory.NONE);
-    private final List<Consumer<String>> starters = new CopyOnWriteArrayList<>();
-    private final List<Consumer<ReloadOutcome>> listeners = new CopyOnWriteArrayList<>();
+    private final List<ReloadListener> listeners = new CopyOnWriteArrayList<>();
 
     /**
      * @param configSource reads the configuration at each attempt
@@ -70,17 +68,9 @@ public final class Reloader {
     }
 
     /**
-     * @param listener called on the reload thread before each attempt, with its trigger; every call is followed by
-     *     one call of the {@link #onOutcome} listeners
+     * @param listener told of each attempt from now on, on the reload thread, after the listeners added before it
      */
-    public void onAttempt(Consumer<String> listener) {
-        starters.add(Objects.requireNonNull(listener));
-    }
-
-    /**
-     * @param listener called on the reload thread after each attempt
-     */
-    public void onOutcome(Consumer<ReloadOutcome> listener) {
+    public void addListener(ReloadListener listener) {
         listeners.add(Objects.requireNonNull(listener));
     }
 
@@ -93,8 +83,8 @@ public final class Reloader {
     }
 
     private ReloadOutcome attempt(String trigger) {
-        for (Consumer<String> starter : starters) {
-            starter.accept(trigger);
+        for (ReloadListener listener : listeners) {
+            listener.attempted(trigger);
         }
         Instant startedAt = clock.instant();
         long started = System.nanoTime();
@@ -124,8 +114,8 @@ public final class Reloader {
         ReloadOutcome done = outcome;
         history.updateAndGet(h -> h.with(done));
         log(done);
-        for (Consumer<ReloadOutcome> listener : listeners) {
-            listener.accept(done);
+        for (ReloadListener listener : listeners) {
+            listener.finished(done);
         }
         return done;
     }

@@ -4,6 +4,7 @@ import io.pintle.server.acl.AclEvaluator;
 import io.pintle.server.acl.AllowedNetworks;
 import io.pintle.server.config.ServerConfig;
 import io.pintle.server.nodes.CertificateIndex;
+import io.pintle.server.nodes.KeyHash;
 import io.pintle.server.nodes.NodeId;
 import io.pintle.server.nodes.NodeRegistry;
 import io.pintle.server.nodes.NodesList;
@@ -27,6 +28,8 @@ import java.util.Objects;
  * @param networks allowed networks
  * @param share the served tree
  * @param credentials the server certificate and key
+ * @param upstreamPin the key pin of this server's policy server ({@code [upstream] key_hash}, or the key of
+ *     {@code [upstream] certificate}), or null when there is no {@code [upstream] url} (a root)
  * @param inputs every input file read, in a stable order
  * @param nodesList the parsed nodes list, whose unchanged entries the next load reuses
  * @param certificates the parsed form of each certificate bundle, whose unchanged blocks the next load reuses
@@ -40,6 +43,7 @@ public record ServerSnapshot(
         AllowedNetworks networks,
         ShareTree share,
         ServerCredentials credentials,
+        KeyHash upstreamPin,
         Map<Path, InputFile> inputs,
         NodesList nodesList,
         Map<Path, CertificateIndex> certificates) {
@@ -54,6 +58,9 @@ public record ServerSnapshot(
         Objects.requireNonNull(networks);
         Objects.requireNonNull(share);
         Objects.requireNonNull(credentials);
+        if (config.upstream().configured() != (upstreamPin != null)) {
+            throw new IllegalArgumentException("the policy server's pin goes with an [upstream] url, and only then");
+        }
     }
 
     /**

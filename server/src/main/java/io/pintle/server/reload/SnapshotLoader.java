@@ -6,9 +6,11 @@ import io.pintle.server.config.ServerConfig;
 import io.pintle.server.nodes.CertificateBinding;
 import io.pintle.server.nodes.CertificateIndex;
 import io.pintle.server.nodes.CertificatesLoader;
+import io.pintle.server.nodes.KeyHash;
 import io.pintle.server.nodes.NodeRegistry;
 import io.pintle.server.nodes.NodesList;
 import io.pintle.server.nodes.NodesListLoader;
+import io.pintle.server.nodes.PolicyServerPinLoader;
 import io.pintle.server.policy.ShareTree;
 import io.pintle.server.tls.KeyFilePermissions;
 import io.pintle.server.tls.ServerCredentials;
@@ -24,6 +26,7 @@ import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -68,6 +71,7 @@ public final class SnapshotLoader {
         }
         files.add(config.tls().certificate());
         files.add(config.tls().key());
+        upstreamCertificate(config.upstream()).ifPresent(files::add);
         return List.copyOf(files);
     }
 
@@ -129,17 +133,41 @@ public final class SnapshotLoader {
                             ? previous.credentials()
                             : ServerCredentials.load(config.tls().certificate(), config.tls().key());
 
+            KeyHash upstreamPin = upstreamPin(config.upstream(), contents);
+
             Path share = config.paths().share();
             if (!Files.isDirectory(share)) {
                 throw new IOException(share + ": share directory does not exist (paths.share)");
             }
             NodesList nodesList = join(nodes);
             return new ServerSnapshot(generation, clock.instant(), config, config.general().nodeId(),
-                    NodeRegistry.of(nodesList.nodes(), bindings), networks, new ShareTree(share), credentials, inputs,
-                    nodesList, certificates);
+                    NodeRegistry.of(nodesList.nodes(), bindings), networks, new ShareTree(share), credentials, upstreamPin,
+                    inputs, nodesList, certificates);
         } catch (IOException e) {
             throw new SnapshotException(e.getMessage(), e);
         }
+    }
+
+    /**
+     * The policy server's certificate is an input only when its key is not given directly: a root (no url) never
+     * reads it, and {@code key_hash} takes precedence.
+     */
+    private static Optional<Path> upstreamCertificate(ServerConfig.Upstream upstream) {
+        return upstream.configured() && upstream.keyHash() == null
+                ? Optional.of(upstream.certificate())
+                : Optional.empty();
+    }
+
+    private static KeyHash upstreamPin(ServerConfig.Upstream upstream, Map<Path, byte[]> contents)
+            throws IOException {
+        if (!upstream.configured()) {
+            return null;
+        }
+        if (upstream.keyHash() != null) {
+            // The configuration loader checked its form already.
+            return KeyHash.parse(upstream.keyHash()).orElseThrow();
+        }
+        return PolicyServerPinLoader.parse(contents.get(upstream.certificate()), upstream.certificate());
     }
 
     private static NodesList parseNodes(byte[] content, Path file, NodesList previous) {

@@ -163,7 +163,7 @@ public final class RelaySync {
     }
 
     private PintleClient client() throws IOException, GeneralSecurityException {
-        return upstream.client(snapshots.get().config().upstream());
+        return upstream.client(snapshots.get());
     }
 
     /**

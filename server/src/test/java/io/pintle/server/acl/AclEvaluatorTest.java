@@ -5,13 +5,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.pintle.server.nodes.Identification;
 import io.pintle.server.nodes.KeyHash;
 import io.pintle.server.nodes.NodeId;
+import io.pintle.server.tls.SelfSigned;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
+import java.security.cert.X509Certificate;
 import java.util.Base64;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 class AclEvaluatorTest {
     private static final NodeId NODE_1 = new NodeId("node-1");
@@ -116,5 +119,21 @@ class AclEvaluatorTest {
         assertThat(open.common(caller("203.0.113.1", authenticated(NODE_1)))).isInstanceOf(Decision.Allow.class);
         assertThat(open.policies(caller("203.0.113.1", authenticated(NODE_1)), NODE_1))
                 .isInstanceOf(Decision.Allow.class);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"sha256", "sha512"})
+    void remoteRunAcceptsThePolicyServersKeyWhateverTheAlgorithmOfItsPin(String algorithm) {
+        X509Certificate policyServer = SelfSigned.generate(SelfSigned.KeyType.EC_P256, "root").certificate();
+        X509Certificate other = SelfSigned.generate(SelfSigned.KeyType.EC_P256, "relay").certificate();
+        KeyHash pin = KeyHash.of(algorithm, policyServer.getPublicKey());
+
+        assertThat(AclEvaluator.remoteRun(true, policyServer, pin)).isInstanceOf(Decision.Allow.class);
+        assertThat(AclEvaluator.remoteRun(true, other, pin)).isInstanceOfSatisfying(Decision.Deny.class,
+                deny -> assertThat(deny.reason()).isEqualTo("not-policy-server"));
+        assertThat(AclEvaluator.remoteRun(true, policyServer, null)).isInstanceOfSatisfying(Decision.Deny.class,
+                deny -> assertThat(deny.reason()).isEqualTo("no-policy-server"));
+        assertThat(AclEvaluator.remoteRun(true, null, pin)).isInstanceOfSatisfying(Decision.Deny.class,
+                deny -> assertThat(deny.reason()).isEqualTo("no-certificate"));
     }
 }

@@ -29,6 +29,7 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.security.PrivateKey;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -294,6 +295,45 @@ class RemoteRunIT {
         assertThat(events).filteredOn(e -> e.type().equals("status")).singleElement()
                 .satisfies(e -> assertThat(e.status()).isEqualTo("success"));
         assertThat(runs("node-1")).containsExactly(List.of("agent", "run", "-uR"));
+    }
+
+    @Test
+    void aReplacedPolicyServerCertificateDecidesAfterItsReloadAndABrokenOneKeepsThePreviousPin() throws Exception {
+        Sandbox box = Sandbox.create(dir.resolve("p-node"), "p-node", "node");
+        Path certificate = box.dir().resolve("policy_server.pem");
+        SelfSigned.writeCertificates(certificate, relayBox.server().certificate());
+        String config = "[upstream]\nurl = \"https://" + RELAY + ":1\"\ncertificate = \"" + certificate
+                + "\"\nsync = false\n" + remoteRun("p-node", 1, 60, 8);
+        try (TestServer server = TestServer.start(box, config)) {
+            URI url = URI.create(server.uri() + Routes.RELAY_API + "/remote-run/nodes/p-node");
+            RemoteRunRequest run = new RemoteRunRequest("run", null, null, null, false);
+            call(relayBox.server(), url, box.serverPin(), run);
+            assertNotPolicyServer(rootBox.server(), url, box.serverPin(), run);
+            assertThat(server.admin("GET", "/v1/status").body().path("inputs").findValuesAsText("path"))
+                    .contains(certificate.toString());
+
+            // The node moves under root: Rudder renames the new certificate into place; the file watch reloads.
+            Path next = certificate.resolveSibling("policy_server.pem.new");
+            SelfSigned.writeCertificates(next, rootBox.server().certificate());
+            Files.move(next, certificate, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            eventually(() -> status(server).path("generation").asLong() == 2);
+            call(rootBox.server(), url, box.serverPin(), run);
+            assertNotPolicyServer(relayBox.server(), url, box.serverPin(), run);
+
+            // A broken certificate is rejected whole: reported, and root's pin keeps deciding.
+            Files.writeString(next,
+                    "-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydGlmaWNhdGU=\n-----END CERTIFICATE-----\n");
+            Files.move(next, certificate, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            eventually(() -> status(server).path("reloads").path("failed").asLong() >= 1);
+            JsonNode status = status(server);
+            assertThat(status.path("generation").asLong()).isEqualTo(2);
+            assertThat(status.path("last_failure").path("error").asText()).contains(certificate.toString())
+                    .contains("upstream.certificate");
+            assertThat(server.metric("pintle_reloads_total{result=\"failed\"}")).isGreaterThanOrEqualTo(1.0);
+            call(rootBox.server(), url, box.serverPin(), run);
+            assertNotPolicyServer(relayBox.server(), url, box.serverPin(), run);
+            assertThat(runs("p-node")).hasSize(3);
+        }
     }
 
     @Test
@@ -574,6 +614,22 @@ class RemoteRunIT {
                 pids.add(Files.readString(file));
             }
             return pids;
+        }
+    }
+
+    private static void assertNotPolicyServer(NodeKeys caller, URI url, String pin, RemoteRunRequest request) {
+        assertThatThrownBy(() -> call(caller, url, pin, request)).as(caller.name())
+                .isInstanceOfSatisfying(ProblemException.class, e -> {
+                    assertThat(e.problem().status()).isEqualTo(403);
+                    assertThat(e.problem().reason()).isEqualTo("not-policy-server");
+                });
+    }
+
+    private static JsonNode status(TestServer server) {
+        try {
+            return server.admin("GET", "/v1/status").body();
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
         }
     }
 

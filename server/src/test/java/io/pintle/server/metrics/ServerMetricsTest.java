@@ -36,7 +36,7 @@ class ServerMetricsTest {
         metrics.denied("some-new-reason");
         metrics.handshake(true, "TLSv1.3");
         metrics.handshake(false, null);
-        metrics.reloaded(new ReloadOutcome("api", Instant.now(), Duration.ofMillis(12), ReloadOutcome.Result.FAILED,
+        metrics.finished(new ReloadOutcome("api", Instant.now(), Duration.ofMillis(12), ReloadOutcome.Result.FAILED,
                 1, "broken"));
 
         String text = scrape(metrics);

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.pintle.server.config.ConfigLoader;
 import io.pintle.server.config.ServerConfig;
+import io.pintle.server.nodes.KeyHash;
 import io.pintle.server.testing.Sandbox;
 import io.pintle.server.tls.SelfSigned;
 import io.pintle.server.tls.ServerCredentials;
@@ -144,6 +145,92 @@ class ReloaderTest {
         assertThat(generations).isNotEmpty().isSorted().doesNotHaveDuplicates();
         assertThat(holder.current().generation()).isEqualTo(1 + generations.size());
         assertThat(holder.current().nodes().nodeCount()).isEqualTo(9);
+    }
+
+    @Test
+    void listenersAreToldOfEachAttemptBeforeAndAfterInTheOrderTheyWereAdded() throws Exception {
+        List<String> told = new CopyOnWriteArrayList<>();
+        reloader.addListener(new Recorder("first", told));
+        reloader.addListener(new Recorder("second", told));
+        sandbox.nodesListContent("{");
+        reloader.reload("test").get();
+        assertThat(told).containsExactly("first attempted test", "second attempted test", "first finished failed",
+                "second finished failed");
+    }
+
+    /** A listener that writes down what it is told. */
+    private record Recorder(String name, List<String> told) implements ReloadListener {
+        @Override
+        public void attempted(String trigger) {
+            told.add(name + " attempted " + trigger);
+        }
+
+        @Override
+        public void finished(ReloadOutcome outcome) {
+            told.add(name + " finished " + outcome.result().text());
+        }
+    }
+
+    @Test
+    void upstreamCertificateIsAnInputAndItsKeyIsThePinOfTheSnapshot() throws Exception {
+        SelfSigned.Identity policyServer = SelfSigned.generate(SelfSigned.KeyType.EC_P256, "root");
+        Path certificate = dir.resolve("policy_server.pem");
+        SelfSigned.writeCertificates(certificate, policyServer.certificate());
+        Files.writeString(config, Files.readString(config) + upstream(certificate));
+        ReloadOutcome outcome = reloader.reload("test").get();
+        assertThat(outcome.result()).isEqualTo(ReloadOutcome.Result.APPLIED);
+        assertThat(holder.current().upstreamPin()).isEqualTo(KeyHash.sha256(policyServer.certificate().getPublicKey()));
+        assertThat(holder.current().inputs()).containsKey(certificate);
+        assertThat(SnapshotLoader.inputFiles(ConfigLoader.load(config))).contains(certificate);
+    }
+
+    @Test
+    void changedUpstreamCertificateIsPublishedAndABrokenOneIsRejected() throws Exception {
+        Path certificate = dir.resolve("policy_server.pem");
+        SelfSigned.writeCertificates(certificate,
+                SelfSigned.generate(SelfSigned.KeyType.EC_P256, "root").certificate());
+        Files.writeString(config, Files.readString(config) + upstream(certificate));
+        assertThat(reloader.reload("test").get().result()).isEqualTo(ReloadOutcome.Result.APPLIED);
+
+        SelfSigned.Identity rotated = SelfSigned.generate(SelfSigned.KeyType.RSA_2048, "root");
+        SelfSigned.writeCertificates(certificate, rotated.certificate());
+        assertThat(reloader.reload("test").get().result()).isEqualTo(ReloadOutcome.Result.APPLIED);
+        ServerSnapshot rotatedSnapshot = holder.current();
+        assertThat(rotatedSnapshot.upstreamPin()).isEqualTo(KeyHash.sha256(rotated.certificate().getPublicKey()));
+
+        Files.writeString(certificate,
+                "-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydGlmaWNhdGU=\n-----END CERTIFICATE-----\n");
+        ReloadOutcome broken = reloader.reload("test").get();
+        assertThat(broken.result()).isEqualTo(ReloadOutcome.Result.FAILED);
+        assertThat(broken.error()).contains(certificate.toString()).contains("upstream.certificate");
+        assertThat(holder.current()).isSameAs(rotatedSnapshot);
+
+        Files.delete(certificate);
+        ReloadOutcome missing = reloader.reload("test").get();
+        assertThat(missing.result()).isEqualTo(ReloadOutcome.Result.FAILED);
+        assertThat(missing.error()).contains(certificate.toString()).contains("no such file");
+        assertThat(holder.current()).isSameAs(rotatedSnapshot);
+        assertThat(reloader.history().failed()).isEqualTo(2);
+    }
+
+    @Test
+    void upstreamKeyHashTakesPrecedenceAndTheCertificateIsNotRead() throws Exception {
+        KeyHash pin = KeyHash.sha256(SelfSigned.keyPair(SelfSigned.KeyType.EC_P256).getPublic());
+        Path absent = dir.resolve("absent.pem");
+        Files.writeString(config, Files.readString(config) + upstream(absent) + "key_hash = \"" + pin + "\"\n");
+        assertThat(reloader.reload("test").get().result()).isEqualTo(ReloadOutcome.Result.APPLIED);
+        assertThat(holder.current().upstreamPin()).isEqualTo(pin);
+        assertThat(holder.current().inputs()).doesNotContainKey(absent);
+    }
+
+    @Test
+    void aServerWithoutPolicyServerHasNoUpstreamPinAndReadsNoUpstreamCertificate() {
+        assertThat(holder.current().upstreamPin()).isNull();
+        assertThat(holder.current().inputs().keySet()).noneMatch(file -> file.endsWith("policy_server.pem"));
+    }
+
+    private static String upstream(Path certificate) {
+        return "\n[upstream]\nurl = \"https://127.0.0.1:1\"\ncertificate = \"" + certificate + "\"\nsync = false\n";
     }
 
     /** Records what the reloader asks of the TLS layer; can be told to refuse. */
