@@ -309,16 +309,27 @@ final class FileHandler extends Handler.Wrapper {
             return new Found(version, named, entry);
         } catch (UnsafePathException e) {
             throw pathRejected(ask.exchange(), request, e);
-        } catch (SafePaths.EscapeException e) {
+        } catch (IOException e) {
+            throw unresolved(ask, request, e);
+        }
+    }
+
+    /**
+     * @param e why a path could not be resolved or read
+     * @return what to answer: 404 for a missing file and for a link out of its tree (logged: an escape attempt
+     *     or a broken share), else a server error
+     */
+    private static RuntimeException unresolved(Ask ask, Request request, IOException e) {
+        if (e instanceof SafePaths.EscapeException) {
             LOG.warn("refused path {} from {} ({}): {}", request.getHttpURI().getPath(),
                     ask.exchange().caller().address().getHostAddress(), ask.exchange().caller().describe(),
                     e.getMessage());
-            throw notFound();
-        } catch (NoSuchFileException e) {
-            throw notFound();
-        } catch (IOException e) {
-            throw new IllegalStateException("cannot read " + root + "/" + relative, e);
+            return notFound();
         }
+        if (e instanceof NoSuchFileException) {
+            return notFound();
+        }
+        return new IllegalStateException("cannot read " + ask.target().root() + "/" + ask.target().relative(), e);
     }
 
     private static FileVersion file(Path real) throws IOException {
@@ -350,15 +361,7 @@ final class FileHandler extends Handler.Wrapper {
         long size = version.size();
         long first = 0;
         long length = size;
-        if (outcome instanceof FileConditions.Outcome.NotModified) {
-            response.setStatus(HttpStatus.NOT_MODIFIED_304);
-            response.write(true, null, callback);
-            return;
-        }
-        if (outcome instanceof FileConditions.Outcome.PreconditionFailed) {
-            response.setStatus(HttpStatus.PRECONDITION_FAILED_412);
-            out.put(HttpHeader.CONTENT_LENGTH, 0);
-            response.write(true, null, callback);
+        if (answeredWithoutBody(outcome, response, callback)) {
             return;
         }
         if (outcome instanceof FileConditions.Outcome.Unsatisfiable) {
@@ -407,6 +410,20 @@ final class FileHandler extends Handler.Wrapper {
             close(channel);
             changed(e, ask, response, callback);
         }
+    }
+
+    /** 304 or 412, with the validators already set: whether the outcome was one of them. */
+    private static boolean answeredWithoutBody(FileConditions.Outcome outcome, Response response, Callback callback) {
+        if (outcome instanceof FileConditions.Outcome.NotModified) {
+            response.setStatus(HttpStatus.NOT_MODIFIED_304);
+        } else if (outcome instanceof FileConditions.Outcome.PreconditionFailed) {
+            response.setStatus(HttpStatus.PRECONDITION_FAILED_412);
+            response.getHeaders().put(HttpHeader.CONTENT_LENGTH, 0);
+        } else {
+            return false;
+        }
+        response.write(true, null, callback);
+        return true;
     }
 
     /**
@@ -469,16 +486,8 @@ final class FileHandler extends Handler.Wrapper {
             return SafePaths.resolve(ask.target().root(), ask.target().relative());
         } catch (UnsafePathException e) {
             throw pathRejected(ask.exchange(), request, e);
-        } catch (SafePaths.EscapeException e) {
-            LOG.warn("refused path {} from {} ({}): {}", request.getHttpURI().getPath(),
-                    ask.exchange().caller().address().getHostAddress(), ask.exchange().caller().describe(),
-                    e.getMessage());
-            throw notFound();
-        } catch (NoSuchFileException e) {
-            throw notFound();
         } catch (IOException e) {
-            throw new IllegalStateException("cannot resolve " + ask.target().root() + "/" + ask.target().relative(),
-                    e);
+            throw unresolved(ask, request, e);
         }
     }
 
@@ -489,15 +498,7 @@ final class FileHandler extends Handler.Wrapper {
         out.put(NO_CACHE);
         FileConditions.Outcome outcome = FileConditions.evaluate(ask.get(), ask.conditions(),
                 new FileConditions.Representation(tree.etag(), null, -1));
-        if (outcome instanceof FileConditions.Outcome.NotModified) {
-            response.setStatus(HttpStatus.NOT_MODIFIED_304);
-            response.write(true, null, callback);
-            return;
-        }
-        if (outcome instanceof FileConditions.Outcome.PreconditionFailed) {
-            response.setStatus(HttpStatus.PRECONDITION_FAILED_412);
-            out.put(HttpHeader.CONTENT_LENGTH, 0);
-            response.write(true, null, callback);
+        if (answeredWithoutBody(outcome, response, callback)) {
             return;
         }
         response.setStatus(HttpStatus.OK_200);
