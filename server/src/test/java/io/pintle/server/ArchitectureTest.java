@@ -19,7 +19,8 @@ import org.junit.jupiter.api.Test;
 /**
  * Only {@code http} and {@code tls} (and the composition root) know the web stack; the domain packages are plain
  * Java and never reach up into {@code http}. Every package is listed here with its side, so a new one is placed on
- * purpose. And no static mutable state anywhere in main code.
+ * purpose. Requests reach Jersey's resources through the request's exchange, never by injecting Jetty's request.
+ * And no static mutable state anywhere in main code.
  */
 class ArchitectureTest {
     private static final Path MAIN = Path.of("src/main/java/io/pintle/server");
@@ -36,6 +37,8 @@ class ArchitectureTest {
             "cli", "metrics", "overload", "systemd", "remoterun", "sharedfiles", "upstream", "watch");
     private static final Pattern HTTP_IMPORT = Pattern.compile("^import\\s+(static\\s+)?io\\.pintle\\.server\\.http\\.",
             Pattern.MULTILINE);
+    private static final Pattern INJECTED_REQUEST = Pattern.compile(
+            "@(Inject|Context)\\s+(private\\s+|final\\s+)*(Provider<)?[\\w.]*\\bRequest\\b", Pattern.MULTILINE);
 
     @Test
     void everyPackageIsPlacedOnOneSide() throws IOException {
@@ -54,6 +57,18 @@ class ArchitectureTest {
         List<String> offenders = new ArrayList<>();
         for (Path file : javaFiles(MAIN.resolve(pkg))) {
             Matcher matcher = HTTP_IMPORT.matcher(Files.readString(file));
+            while (matcher.find()) {
+                offenders.add(file + ": " + matcher.group());
+            }
+        }
+        assertThat(offenders).isEmpty();
+    }
+
+    @Test
+    void noRequestIsInjected() throws IOException {
+        List<String> offenders = new ArrayList<>();
+        for (Path file : javaFiles(MAIN)) {
+            Matcher matcher = INJECTED_REQUEST.matcher(Files.readString(file));
             while (matcher.find()) {
                 offenders.add(file + ": " + matcher.group());
             }

@@ -39,8 +39,6 @@ import org.eclipse.jetty.util.VirtualThreads;
 import org.eclipse.jetty.util.ssl.SslContextFactory;
 import org.eclipse.jetty.util.thread.Invocable;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
-import org.glassfish.jersey.jetty.JettyHttpContainer;
-import org.glassfish.jersey.server.ContainerFactory;
 import org.glassfish.jersey.server.ResourceConfig;
 
 /**
@@ -204,16 +202,15 @@ public final class HttpServerFactory {
         server.addConnector(adminConnector);
 
         // Each application answers on its own connector only ("@name" virtual hosts match connector names), so no
-        // admin route is ever reachable from the network. Jersey's Jetty container must sit at the root context
-        // (it would add a context path twice).
+        // admin route is ever reachable from the network.
         FileHandler files = new FileHandler(
-                new WorkerDispatch(ContainerFactory.createContainer(JettyHttpContainer.class, application)),
+                new WorkerDispatch(new JerseyHandler(application)),
                 snapshots, clock, fileServices.files(), fileServices.scanner(), fileServices.digests(),
                 fileServices.waits(), fileServices.sharedFiles());
         ContextHandler nodeFacing = new ContextHandler(files, "/");
         nodeFacing.setVirtualHosts(List.of("@" + TLS_CONNECTOR));
         ContextHandler administration = new ContextHandler(
-                new WorkerDispatch(ContainerFactory.createContainer(JettyHttpContainer.class, admin)), "/");
+                new WorkerDispatch(new JerseyHandler(admin)), "/");
         administration.setVirtualHosts(List.of("@" + ADMIN_CONNECTOR));
         // Not dynamic: Jetty counts a dynamic collection as blocking, which would hand every request to a worker.
         CompressionHandler compression = new CompressionHandler(

@@ -95,6 +95,14 @@ enum Route {
         this.filePipeline = filePipeline;
     }
 
+    /**
+     * @return whether its answers are streams to be written as they are produced (remote run's output), which
+     *     must not be buffered to learn their length
+     */
+    boolean streamsAnswers() {
+        return this == REMOTE_RUN || this == SYSTEM;
+    }
+
     /** @return the public path template of a file pipeline route, or null */
     String template() {
         return template;
