@@ -36,6 +36,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.function.BiFunction;
+import java.util.regex.Pattern;
 import org.eclipse.jetty.http.DateGenerator;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpFields;
@@ -81,6 +82,7 @@ final class FileHandler extends Handler.Wrapper {
     /** {@code Retry-After} when every waiter slot is taken: waits end within minutes, so come back soon. */
     static final long WAITERS_RETRY_AFTER_SECONDS = 5;
 
+    private static final Pattern NODE_ID = Pattern.compile(Routes.NODE_ID_PATTERN);
     private static final HttpField ACCEPT_RANGES = new PreEncodedHttpField(HttpHeader.ACCEPT_RANGES, "bytes");
     private static final HttpField NO_CACHE = new PreEncodedHttpField(HttpHeader.CACHE_CONTROL, "no-cache");
     private static final HttpField ALLOW = new PreEncodedHttpField(HttpHeader.ALLOW, "GET, HEAD");
@@ -262,7 +264,7 @@ final class FileHandler extends Handler.Wrapper {
     private static Target policies(String below, ServerSnapshot snapshot) {
         int slash = below.indexOf('/');
         String node = slash < 0 ? below : below.substring(0, slash);
-        if (slash < 0 || !node.matches(Routes.NODE_ID_PATTERN)) {
+        if (slash < 0 || !NODE_ID.matcher(node).matches()) {
             throw new PintleException.NotFound("no-such-route", "no such route");
         }
         NodeId owner;
@@ -765,6 +767,9 @@ final class FileHandler extends Handler.Wrapper {
     }
 
     private static Fields query(Request request) {
+        if (request.getHttpURI().getQuery() == null) {
+            return Fields.EMPTY;
+        }
         try {
             return Request.extractQueryParameters(request, StandardCharsets.UTF_8);
         } catch (RuntimeException malformed) {
