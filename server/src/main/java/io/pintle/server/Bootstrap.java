@@ -128,7 +128,7 @@ public final class Bootstrap {
         metrics.downloads(files);
         Server server = HttpServerFactory.create(config, tls.factory(), snapshots, clock,
                 new HttpServerFactory.FileServices(files, scanner, digests, waits, sharedFiles),
-                JerseyConfig.create(snapshots, sharedFiles, upstream, remoteRuns),
+                JerseyConfig.create(sharedFiles, upstream, remoteRuns),
                 JerseyConfig.admin(snapshots, reloader, metrics, readiness, remoteRuns), metrics, readiness);
         systemd.listener().ifPresent(inherited -> HttpServerFactory.inheritTlsListener(server, inherited));
         server.addBean(new Managed("reloader", () -> { }, reloader::stop));

@@ -6,6 +6,8 @@ import io.pintle.server.problem.PintleException;
 import io.pintle.server.reload.ServerSnapshot;
 import io.pintle.server.tls.PeerCertificates;
 import jakarta.ws.rs.container.ContainerRequestContext;
+import java.net.InetAddress;
+import java.time.Clock;
 import java.util.concurrent.atomic.AtomicReference;
 import org.eclipse.jetty.server.Request;
 import org.slf4j.Logger;
@@ -120,12 +122,35 @@ final class Exchange {
      * @throws PintleException.AccessDenied when it denies
      */
     void authorize(Decision value) {
+        authorize(value, caller);
+    }
+
+    /**
+     * As {@link #authorize(Decision)}, for a decision taken for this request's peer as another snapshot sees it
+     * (a request woken from a change wait).
+     *
+     * @param value the access decision
+     * @param who the caller it was taken for
+     * @throws PintleException.AccessDenied when it denies
+     */
+    void authorize(Decision value, Caller who) {
         decision = value;
         if (value instanceof Decision.Deny deny) {
             LOG.info("denied {} {} to {} ({}): {}", request.getMethod(), request.getHttpURI().getPath(),
-                    caller.address().getHostAddress(), caller.describe(), deny.detail());
+                    who.address().getHostAddress(), who.describe(), deny.detail());
             throw new PintleException.AccessDenied(deny.reason(), deny.detail());
         }
+    }
+
+    /**
+     * @param address the peer's address
+     * @param peer the peer's TLS facts
+     * @param snapshot the snapshot that identifies it
+     * @param clock the clock for certificate validity
+     * @return who the caller is on that snapshot
+     */
+    static Caller identify(InetAddress address, PeerCertificates peer, ServerSnapshot snapshot, Clock clock) {
+        return new Caller(address, snapshot.nodes().identifyClient(peer.client(), clock.instant()));
     }
 
     /** @return the access decision, or null for routes without one */

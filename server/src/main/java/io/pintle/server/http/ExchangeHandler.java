@@ -1,6 +1,5 @@
 package io.pintle.server.http;
 
-import io.pintle.server.acl.Caller;
 import io.pintle.server.reload.ServerSnapshot;
 import io.pintle.server.reload.SnapshotHolder;
 import io.pintle.server.tls.PeerCertificates;
@@ -54,9 +53,8 @@ final class ExchangeHandler extends Handler.Wrapper {
             if (!(remote instanceof InetSocketAddress inet) || inet.getAddress() == null) {
                 throw new IllegalStateException("request without an IP peer address: " + remote);
             }
-            Caller caller = new Caller(inet.getAddress(),
-                    snapshot.nodes().identifyClient(peer.client(), clock.instant()));
-            exchange = new Exchange(snapshot, route, caller, peer, request);
+            exchange = new Exchange(snapshot, route, Exchange.identify(inet.getAddress(), peer, snapshot, clock), peer,
+                    request);
         }
         request.setAttribute(Exchange.ATTRIBUTE, exchange);
         return super.handle(request, response, callback);

@@ -323,9 +323,7 @@ final class FileHandler extends Handler.Wrapper {
      */
     private static RuntimeException unresolved(Ask ask, Request request, IOException e) {
         if (e instanceof SafePaths.EscapeException) {
-            LOG.warn("refused path {} from {} ({}): {}", request.getHttpURI().getPath(),
-                    ask.exchange().caller().address().getHostAddress(), ask.exchange().caller().describe(),
-                    e.getMessage());
+            refusedPath(ask.exchange(), request, e.getMessage());
             return notFound();
         }
         if (e instanceof NoSuchFileException) {
@@ -343,9 +341,14 @@ final class FileHandler extends Handler.Wrapper {
         return version;
     }
 
-    private static PintleException pathRejected(Exchange exchange, Request request, UnsafePathException e) {
+    /** The log line of a path refused as an escape attempt or a broken share. */
+    private static void refusedPath(Exchange exchange, Request request, String why) {
         LOG.warn("refused path {} from {} ({}): {}", request.getHttpURI().getPath(),
-                exchange.caller().address().getHostAddress(), exchange.caller().describe(), e.getMessage());
+                exchange.caller().address().getHostAddress(), exchange.caller().describe(), why);
+    }
+
+    private static PintleException pathRejected(Exchange exchange, Request request, UnsafePathException e) {
+        refusedPath(exchange, request, e.getMessage());
         Decision.Deny deny = new Decision.Deny("path-rejected", "path refused: " + e.getMessage());
         exchange.decision(deny);
         return new PintleException.AccessDenied(deny.reason(), deny.detail());
@@ -660,11 +663,11 @@ final class FileHandler extends Handler.Wrapper {
             @Override
             public void changed() {
                 onWorker(request, response, callback, exchange, () -> {
-                    Ask current = reauthorize(ask, request);
-                    if (current.view() == View.FILE) {
-                        serveFile(current, lookup(current, request), response, callback);
+                    reauthorize(ask);
+                    if (ask.view() == View.FILE) {
+                        serveFile(ask, lookup(ask, request), response, callback);
                     } else {
-                        serveTree(current, tree(current, request), response, callback);
+                        serveTree(ask, tree(ask, request), response, callback);
                     }
                 });
             }
@@ -711,25 +714,15 @@ final class FileHandler extends Handler.Wrapper {
     }
 
     /**
-     * A woken request is authorised again when the snapshot changed while it waited (the node may be gone), and
-     * answered from the current snapshot's tree.
+     * A woken request is authorised again when the snapshot changed while it waited (the node may be gone).
      */
-    private Ask reauthorize(Ask ask, Request request) {
+    private void reauthorize(Ask ask) {
         Exchange exchange = ask.exchange();
         ServerSnapshot current = snapshots.current();
-        if (current == exchange.snapshot()) {
-            return ask;
+        if (current != exchange.snapshot()) {
+            Caller caller = Exchange.identify(exchange.caller().address(), exchange.peer(), current, clock);
+            exchange.authorize(ask.target().decide().apply(current, caller), caller);
         }
-        Caller caller = new Caller(exchange.caller().address(),
-                current.nodes().identifyClient(exchange.peer().client(), clock.instant()));
-        Decision decision = ask.target().decide().apply(current, caller);
-        exchange.decision(decision);
-        if (decision instanceof Decision.Deny deny) {
-            LOG.info("denied {} {} to {} ({}) after a wait: {}", request.getMethod(), request.getHttpURI().getPath(),
-                    caller.address().getHostAddress(), caller.describe(), deny.detail());
-            throw new PintleException.AccessDenied(deny.reason(), deny.detail());
-        }
-        return ask;
     }
 
     // ---- plumbing

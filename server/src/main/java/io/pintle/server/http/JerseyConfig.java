@@ -21,16 +21,15 @@ public final class JerseyConfig {
     /**
      * The node-facing application.
      *
-     * @param snapshots the live snapshot
      * @param sharedFiles node-to-node shared files
      * @param upstream the policy server (forwarding)
      * @param remoteRuns runs remote runs
      * @return the application
      */
-    public static ResourceConfig create(SnapshotHolder snapshots, SharedFileStore sharedFiles,
-            UpstreamClient upstream, RemoteRunner remoteRuns) {
+    public static ResourceConfig create(SharedFileStore sharedFiles, UpstreamClient upstream,
+            RemoteRunner remoteRuns) {
         ResourceConfig config = base("pintle");
-        config.registerInstances(resources(sharedFiles, upstream, snapshots, remoteRuns).toArray());
+        config.registerInstances(resources(sharedFiles, upstream, remoteRuns).toArray());
         return config;
     }
 
@@ -54,14 +53,12 @@ public final class JerseyConfig {
     /**
      * @param sharedFiles node-to-node shared files (null for the contract test)
      * @param upstream the policy server (null for the contract test)
-     * @param snapshots the live snapshot (null for the contract test)
      * @param remoteRuns runs remote runs (null for the contract test)
      * @return the node-facing resource instances (the OpenAPI contract test reads these)
      */
-    static List<Object> resources(SharedFileStore sharedFiles, UpstreamClient upstream, SnapshotHolder snapshots,
-            RemoteRunner remoteRuns) {
+    static List<Object> resources(SharedFileStore sharedFiles, UpstreamClient upstream, RemoteRunner remoteRuns) {
         return List.of(new SharedFilesResource(sharedFiles, upstream), new ServerInfoResource(),
-                new RemoteRunResource(snapshots, remoteRuns, false));
+                new RemoteRunResource(remoteRuns, false));
     }
 
     /**
@@ -77,7 +74,7 @@ public final class JerseyConfig {
         return List.of(new SystemResource(reloader), new StatusResource(snapshots, reloader),
                 new HealthResource(snapshots, readiness),
                 new MetricsResource(metrics != null ? metrics.registry() : null),
-                new RemoteRunResource(snapshots, remoteRuns, true));
+                new RemoteRunResource(remoteRuns, true));
     }
 
     private static ResourceConfig base(String name) {

@@ -13,7 +13,6 @@ import io.pintle.server.nodes.Node;
 import io.pintle.server.nodes.NodeId;
 import io.pintle.server.problem.PintleException;
 import io.pintle.server.reload.ServerSnapshot;
-import io.pintle.server.reload.SnapshotHolder;
 import io.pintle.server.remoterun.AgentCommand;
 import io.pintle.server.remoterun.Conditions;
 import io.pintle.server.remoterun.RemoteRunPlanner;
@@ -70,17 +69,14 @@ public final class RemoteRunResource {
             .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
     private static final MediaType TEXT = MediaType.TEXT_PLAIN_TYPE.withCharset("utf-8");
 
-    private final SnapshotHolder snapshots;
     private final RemoteRunner runner;
     private final boolean admin;
 
     /**
-     * @param snapshots the live snapshot (the admin listener has no per-request state of its own)
      * @param runner runs plans
      * @param admin whether this instance serves the admin listener
      */
-    RemoteRunResource(SnapshotHolder snapshots, RemoteRunner runner, boolean admin) {
-        this.snapshots = snapshots;
+    RemoteRunResource(RemoteRunner runner, boolean admin) {
         this.runner = runner;
         this.admin = admin;
     }
