@@ -31,6 +31,7 @@ import java.security.GeneralSecurityException;
 import java.time.Clock;
 import java.time.Duration;
 import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.util.component.LifeCycle;
 
 /** The composition root: builds every collaborator with {@code new}, in dependency order. */
 public final class Bootstrap {
@@ -116,7 +117,8 @@ public final class Bootstrap {
         Readiness readiness = new Readiness();
         DigestCache digests = new DigestCache(config.limits().digestCacheEntries(), DigestCache.defaultThreads());
         TreeScanner scanner = new TreeScanner(digests, config.limits().maxManifestEntries());
-        ChangeWaits waits = new ChangeWaits(config.limits().maxWaiters(), directoryWatch, WATCH_QUIET_PERIOD,
+        ChangeWaits waits = new ChangeWaits(config.limits().maxWaiters(), config.limits().maxWaitersPerAddress(),
+                directoryWatch, WATCH_QUIET_PERIOD,
                 WAIT_RECHECK);
         metrics.trees(waits, digests);
         UpstreamClient upstream = new UpstreamClient();
@@ -136,6 +138,14 @@ public final class Bootstrap {
         // Before its clients (change waits, input watcher): started before them, stopped after them.
         server.addBean(new Managed("directory watch", directoryWatch::start, directoryWatch::close));
         server.addBean(new Managed("change waits", waits::start, waits::close));
+        // Parked requests are answered (304) as soon as the stop begins: the drain of open connections does not
+        // wait on them for the whole stop timeout.
+        server.addEventListener(new LifeCycle.Listener() {
+            @Override
+            public void lifeCycleStopping(LifeCycle event) {
+                waits.close();
+            }
+        });
         server.addBean(new Managed("shared files cleanup", cleanup::start, cleanup::stop));
         server.addBean(new Managed("remote runs", () -> { }, remoteRuns::stop));
         if (RelaySync.wanted(config)) {

@@ -88,9 +88,18 @@ public final class ConfigLoader {
      * Concurrent file downloads. With the 200 platform threads of Java 17 (no virtual threads), this plus {@link
      * #DEFAULT_API_POOL} leaves threads for the admin listener and Jetty's own selectors.
      */
-    public static final ServerConfig.Pool DEFAULT_FILES_POOL = new ServerConfig.Pool(100, 1000);
+    public static final ServerConfig.Pool DEFAULT_FILES_POOL = new ServerConfig.Pool(100, 1000, 25);
     /** Concurrent small answers ({@code /uuid}, {@code /v1/whoami}, unknown routes). */
-    public static final ServerConfig.Pool DEFAULT_API_POOL = new ServerConfig.Pool(50, 500);
+    public static final ServerConfig.Pool DEFAULT_API_POOL = new ServerConfig.Pool(50, 500, 12);
+    /** Concurrent uploads (relayd's shared-files {@code PUT}). */
+    public static final ServerConfig.Pool DEFAULT_UPLOADS_POOL = new ServerConfig.Pool(20, 200, 10);
+    /**
+     * Default {@code [limits] min_request_bytes_per_second}: an upload slower than this over a check period (10 s)
+     * is dropped with a 408.
+     */
+    public static final long DEFAULT_MIN_REQUEST_BYTES_PER_SECOND = 1024;
+    /** Default {@code [limits] max_waiters_per_address}: parked {@code ?wait} requests from one client address. */
+    public static final int DEFAULT_MAX_WAITERS_PER_ADDRESS = 100;
 
     /** Rudder's agent command line (rudder-agent); cf-serverd's {@code cfruncommand} is its {@code agent run -uR}. */
     public static final String RUDDER_COMMAND = "/opt/rudder/bin/rudder";
@@ -195,7 +204,8 @@ public final class ConfigLoader {
             RawLog log = raw.log() != null ? raw.log() : new RawLog(null, null);
             RawLimits limits = raw.limits() != null
                     ? raw.limits()
-                    : new RawLimits(null, null, null, null, null, null, null, null, null, null, null, null, null, null);
+                    : new RawLimits(null, null, null, null, null, null, null, null, null, null, null, null, null,
+                            null, null, null, null);
 
             ServerConfig.General validGeneral = new ServerConfig.General(
                     nodeId(general),
@@ -386,24 +396,34 @@ public final class ConfigLoader {
             if (minRate < 0) {
                 throw new ConfigException(source + ": 'limits.min_response_bytes_per_second' must be 0 (off) or more");
             }
+            long minRequestRate = raw.minRequestBytesPerSecond() != null
+                    ? raw.minRequestBytesPerSecond()
+                    : DEFAULT_MIN_REQUEST_BYTES_PER_SECOND;
+            if (minRequestRate < 0) {
+                throw new ConfigException(source + ": 'limits.min_request_bytes_per_second' must be 0 (off) or more");
+            }
             return new ServerConfig.Limits(
                     atLeast("limits.max_connections", raw.maxConnections(), DEFAULT_MAX_CONNECTIONS, 1),
                     seconds("limits.idle_timeout_seconds", raw.idleTimeoutSeconds(), DEFAULT_IDLE_TIMEOUT_SECONDS, 1),
                     seconds("limits.header_timeout_seconds", raw.headerTimeoutSeconds(),
                             DEFAULT_HEADER_TIMEOUT_SECONDS, 1),
                     minRate,
+                    minRequestRate,
                     seconds("limits.queue_timeout_seconds", raw.queueTimeoutSeconds(),
                             DEFAULT_QUEUE_TIMEOUT_SECONDS, 1),
                     retryAfter,
                     jitter,
                     atLeast("limits.max_waiters", raw.maxWaiters(), DEFAULT_MAX_WAITERS, 0),
+                    atLeast("limits.max_waiters_per_address", raw.maxWaitersPerAddress(),
+                            DEFAULT_MAX_WAITERS_PER_ADDRESS, 1),
                     atLeast("limits.digest_cache_entries", raw.digestCacheEntries(), DEFAULT_DIGEST_CACHE_ENTRIES, 1),
                     fileCacheBytes(raw.fileCacheBytes()),
                     atLeast("limits.max_manifest_entries", raw.maxManifestEntries(), DEFAULT_MAX_MANIFEST_ENTRIES, 1),
                     raw.maxSharedFileBytes() != null ? positive("limits.max_shared_file_bytes", raw.maxSharedFileBytes())
                             : DEFAULT_MAX_SHARED_FILE_BYTES,
                     pool("limits.files", raw.files(), DEFAULT_FILES_POOL),
-                    pool("limits.api", raw.api(), DEFAULT_API_POOL));
+                    pool("limits.api", raw.api(), DEFAULT_API_POOL),
+                    pool("limits.uploads", raw.uploads(), DEFAULT_UPLOADS_POOL));
         }
 
         private long fileCacheBytes(Long raw) throws ConfigException {
@@ -420,9 +440,11 @@ public final class ConfigLoader {
             if (raw == null) {
                 return fallback;
             }
-            return new ServerConfig.Pool(
-                    atLeast(key + ".concurrency", raw.concurrency(), fallback.concurrency(), 1),
-                    atLeast(key + ".queue", raw.queue(), fallback.queue(), 0));
+            int concurrency = atLeast(key + ".concurrency", raw.concurrency(), fallback.concurrency(), 1);
+            // Unset: a quarter of the workers, so that a handful of hosts never takes the class.
+            int perAddress = atLeast(key + ".per_address", raw.perAddress(), Math.max(1, concurrency / 4), 1);
+            return new ServerConfig.Pool(concurrency, atLeast(key + ".queue", raw.queue(), fallback.queue(), 0),
+                    perAddress);
         }
 
         private Duration seconds(String key, Integer value, int fallback, int minimum) throws ConfigException {
@@ -601,16 +623,20 @@ public final class ConfigLoader {
             @JsonProperty("idle_timeout_seconds") Integer idleTimeoutSeconds,
             @JsonProperty("header_timeout_seconds") Integer headerTimeoutSeconds,
             @JsonProperty("min_response_bytes_per_second") Long minResponseBytesPerSecond,
+            @JsonProperty("min_request_bytes_per_second") Long minRequestBytesPerSecond,
             @JsonProperty("queue_timeout_seconds") Integer queueTimeoutSeconds,
             @JsonProperty("retry_after_seconds") Integer retryAfterSeconds,
             @JsonProperty("retry_after_jitter_seconds") Integer retryAfterJitterSeconds,
             @JsonProperty("max_waiters") Integer maxWaiters,
+            @JsonProperty("max_waiters_per_address") Integer maxWaitersPerAddress,
             @JsonProperty("digest_cache_entries") Integer digestCacheEntries,
             @JsonProperty("file_cache_bytes") Long fileCacheBytes,
             @JsonProperty("max_manifest_entries") Integer maxManifestEntries,
             @JsonProperty("max_shared_file_bytes") Long maxSharedFileBytes,
             @JsonProperty("files") RawPool files,
-            @JsonProperty("api") RawPool api) {}
+            @JsonProperty("api") RawPool api,
+            @JsonProperty("uploads") RawPool uploads) {}
 
-    record RawPool(@JsonProperty("concurrency") Integer concurrency, @JsonProperty("queue") Integer queue) {}
+    record RawPool(@JsonProperty("concurrency") Integer concurrency, @JsonProperty("queue") Integer queue,
+            @JsonProperty("per_address") Integer perAddress) {}
 }

@@ -264,22 +264,28 @@ public record ServerConfig(
      *     request within this time, or it is closed (slow-loris protection)
      * @param minResponseBytesPerSecond a client that keeps a response waiting while reading slower than this is
      *     disconnected; 0 turns the check off
+     * @param minRequestBytesPerSecond a client that sends a request body slower than this (over each check
+     *     period) gets a 408 and its upload is dropped; 0 turns the check off
      * @param queueTimeout how long a request may wait for a worker of its class before it gets a 503
      * @param retryAfter the {@code Retry-After} a 503 carries, on average
      * @param retryAfterJitter how far each {@code Retry-After} is drawn from {@code retryAfter}, either way, so
      *     that refused clients do not come back together
      * @param maxWaiters requests parked by {@code ?wait} at once; past it, 503 with {@code Retry-After}
+     * @param maxWaitersPerAddress requests parked by {@code ?wait} at once from one client address (IPv6: one
+     *     /64); past it, 503 with {@code Retry-After}
      * @param digestCacheEntries file digests kept for manifests
      * @param fileCacheBytes memory for the download cache ({@link io.pintle.server.policy.FileCache}); 0 = off
      * @param maxManifestEntries the largest tree (entries) a manifest or archive describes
      * @param maxSharedFileBytes the largest shared-files upload (metadata and file); larger: 413
      * @param files file downloads ({@code /policies/...}, {@code /common/...})
      * @param api every other node-facing route (small JSON and text answers)
+     * @param uploads request bodies (relayd's shared-files {@code PUT})
      */
     public record Limits(int maxConnections, Duration idleTimeout, Duration headerTimeout,
-            long minResponseBytesPerSecond, Duration queueTimeout, Duration retryAfter, Duration retryAfterJitter,
-            int maxWaiters, int digestCacheEntries, long fileCacheBytes, int maxManifestEntries,
-            long maxSharedFileBytes, Pool files, Pool api) {
+            long minResponseBytesPerSecond, long minRequestBytesPerSecond, Duration queueTimeout,
+            Duration retryAfter, Duration retryAfterJitter, int maxWaiters, int maxWaitersPerAddress,
+            int digestCacheEntries, long fileCacheBytes, int maxManifestEntries, long maxSharedFileBytes,
+            Pool files, Pool api, Pool uploads) {
         public Limits {
             Objects.requireNonNull(idleTimeout);
             Objects.requireNonNull(headerTimeout);
@@ -288,6 +294,7 @@ public record ServerConfig(
             Objects.requireNonNull(retryAfterJitter);
             Objects.requireNonNull(files);
             Objects.requireNonNull(api);
+            Objects.requireNonNull(uploads);
         }
     }
 
@@ -296,6 +303,8 @@ public record ServerConfig(
      *
      * @param concurrency requests of the class handled at once
      * @param queue requests that may wait for one of those; past it, a request gets a 503 at once
+     * @param perAddress requests of the class one client address (IPv6: one /64) may have running or waiting at
+     *     once; past it, that client gets a 503 at once, so that a few hosts never take the whole class
      */
-    public record Pool(int concurrency, int queue) {}
+    public record Pool(int concurrency, int queue, int perAddress) {}
 }

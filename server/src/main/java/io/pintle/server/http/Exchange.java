@@ -100,6 +100,11 @@ final class Exchange {
         return caller;
     }
 
+    /** @return the client's address (what per-address limits count); the loopback address on the admin listener */
+    InetAddress clientAddress() {
+        return caller != null ? caller.address() : InetAddress.getLoopbackAddress();
+    }
+
     /** @return the TLS facts (protocol, client certificate); null on the admin listener */
     PeerCertificates peer() {
         return peer;

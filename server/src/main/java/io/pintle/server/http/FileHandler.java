@@ -35,6 +35,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BiFunction;
 import java.util.regex.Pattern;
 import org.eclipse.jetty.http.DateGenerator;
@@ -80,7 +81,6 @@ final class FileHandler extends Handler.Wrapper {
     /** Buffer of a streamed body (pooled by Jetty). */
     static final int STREAM_BUFFER_BYTES = 64 * 1024;
     /** {@code Retry-After} when every waiter slot is taken: waits end within minutes, so come back soon. */
-    static final long WAITERS_RETRY_AFTER_SECONDS = 5;
 
     private static final Pattern NODE_ID = Pattern.compile(Routes.NODE_ID_PATTERN);
     private static final HttpField ACCEPT_RANGES = new PreEncodedHttpField(HttpHeader.ACCEPT_RANGES, "bytes");
@@ -348,6 +348,10 @@ final class FileHandler extends Handler.Wrapper {
     }
 
     private static PintleException pathRejected(Exchange exchange, Request request, UnsafePathException e) {
+        if (e instanceof SafePaths.NameTooLongException) {
+            // Names no file can have: a wrong request, not an escape attempt.
+            return new PintleException.InvalidRequest("name-too-long", e.getMessage());
+        }
         refusedPath(exchange, request, e.getMessage());
         Decision.Deny deny = new Decision.Deny("path-rejected", "path refused: " + e.getMessage());
         exchange.decision(deny);
@@ -659,6 +663,7 @@ final class FileHandler extends Handler.Wrapper {
         }
         String etag = now.etag();
         Exchange exchange = ask.exchange();
+        AtomicReference<Throwable> gone = new AtomicReference<>();
         ChangeWaits.Listener listener = new ChangeWaits.Listener() {
             @Override
             public void changed() {
@@ -681,15 +686,20 @@ final class FileHandler extends Handler.Wrapper {
                     response.write(true, null, callback);
                 });
             }
+
+            @Override
+            public void cancelled() {
+                callback.failed(gone.get());
+            }
         };
-        boolean accepted = waits.park(ask.view() + ":" + path, etag, now, () -> observe(ask, path),
-                Duration.ofSeconds(waitSeconds), listener);
-        if (!accepted) {
-            throw new PintleException.Unavailable("too-many-waiters", "all " + waits.maxWaiters()
-                    + " change-wait slots are taken; retry in " + WAITERS_RETRY_AFTER_SECONDS + " s",
-                    WAITERS_RETRY_AFTER_SECONDS);
-        }
+        ChangeWaits.Parked parked = waits.park(ask.view() + ":" + path, etag, now, () -> observe(ask, path),
+                Duration.ofSeconds(waitSeconds), exchange.clientAddress(), listener);
         exchange.park();
+        // A client that resets its stream or closes its connection frees its slot now, not at the wait's end.
+        request.addFailureListener(failure -> {
+            gone.set(failure);
+            parked.cancel();
+        });
     }
 
     private ChangeWaits.Observation observe(Ask ask, Path path) {

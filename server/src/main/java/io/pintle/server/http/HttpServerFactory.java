@@ -204,13 +204,13 @@ public final class HttpServerFactory {
         // Each application answers on its own connector only ("@name" virtual hosts match connector names), so no
         // admin route is ever reachable from the network.
         FileHandler files = new FileHandler(
-                new WorkerDispatch(new JerseyHandler(application)),
+                new WorkerDispatch(new JerseyHandler(application, config.limits().minRequestBytesPerSecond())),
                 snapshots, clock, fileServices.files(), fileServices.scanner(), fileServices.digests(),
                 fileServices.waits(), fileServices.sharedFiles());
         ContextHandler nodeFacing = new ContextHandler(files, "/");
         nodeFacing.setVirtualHosts(List.of("@" + TLS_CONNECTOR));
         ContextHandler administration = new ContextHandler(
-                new WorkerDispatch(new JerseyHandler(admin)), "/");
+                new WorkerDispatch(new JerseyHandler(admin, 0)), "/");
         administration.setVirtualHosts(List.of("@" + ADMIN_CONNECTOR));
         // Not dynamic: Jetty counts a dynamic collection as blocking, which would hand every request to a worker.
         CompressionHandler compression = new CompressionHandler(

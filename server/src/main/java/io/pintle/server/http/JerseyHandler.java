@@ -49,11 +49,16 @@ final class JerseyHandler extends Handler.Abstract {
     private static final Logger LOG = LoggerFactory.getLogger(JerseyHandler.class);
 
     private final ApplicationHandler application;
+    private final long minRequestBytesPerSecond;
 
-    /** @param config the application */
-    JerseyHandler(ResourceConfig config) {
+    /**
+     * @param config the application
+     * @param minRequestBytesPerSecond the floor on a request body's rate ({@link BodyStream}); 0 for none
+     */
+    JerseyHandler(ResourceConfig config, long minRequestBytesPerSecond) {
         super(InvocationType.BLOCKING);
         this.application = new ApplicationHandler(config);
+        this.minRequestBytesPerSecond = minRequestBytesPerSecond;
     }
 
     @Override
@@ -82,16 +87,7 @@ final class JerseyHandler extends Handler.Abstract {
         for (HttpField field : request.getHeaders()) {
             jersey.header(field.getName(), field.getValue());
         }
-        // Jersey closes the entity stream when it is done; closing Jetty's stream before its end fails the request
-        // content, which on HTTP/2 resets the stream after the answer, and the client's later frames for it count
-        // as bad frames until Jetty's rate control closes the whole connection (GOAWAY ENHANCE_YOUR_CALM after
-        // about 120 requests on one connection). Whatever is left unread, Jetty deals with when the response ends.
-        jersey.setEntityStream(new FilterInputStream(Content.Source.asInputStream(request)) {
-            @Override
-            public void close() {
-                // Not the request's content: see above.
-            }
-        });
+        jersey.setEntityStream(new BodyStream(request, minRequestBytesPerSecond, ConnectionGuard.RATE_CHECK_PERIOD));
         jersey.setWriter(new Writer(request, response, callback));
         application.handle(jersey);
         return true;

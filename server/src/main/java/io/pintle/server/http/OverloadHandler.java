@@ -3,9 +3,11 @@ package io.pintle.server.http;
 import io.pintle.server.config.ServerConfig;
 import io.pintle.server.metrics.ServerMetrics;
 import io.pintle.server.overload.Gate;
+import io.pintle.server.overload.PerAddress;
 import io.pintle.server.problem.PintleException;
 import io.pintle.server.overload.RetryAfter;
 import io.pintle.server.overload.WorkClass;
+import java.net.InetAddress;
 import java.time.Duration;
 import java.util.EnumMap;
 import java.util.Map;
@@ -34,6 +36,7 @@ final class OverloadHandler extends Handler.Wrapper {
 
     private final String limitedConnector;
     private final Map<WorkClass, Gate<Pending>> gates;
+    private final Map<WorkClass, PerAddress> shares;
     private final Duration queueTimeout;
     private final RetryAfter retryAfter;
     private final ServerMetrics metrics;
@@ -48,11 +51,14 @@ final class OverloadHandler extends Handler.Wrapper {
         super(handler);
         this.limitedConnector = limitedConnector;
         Map<WorkClass, Gate<Pending>> byClass = new EnumMap<>(WorkClass.class);
+        Map<WorkClass, PerAddress> shareByClass = new EnumMap<>(WorkClass.class);
         for (WorkClass work : WorkClass.values()) {
             ServerConfig.Pool pool = work.pool(limits);
             byClass.put(work, new Gate<>(pool.concurrency(), pool.queue()));
+            shareByClass.put(work, new PerAddress(pool.perAddress()));
         }
         this.gates = Map.copyOf(byClass);
+        this.shares = Map.copyOf(shareByClass);
         this.queueTimeout = limits.queueTimeout();
         this.retryAfter = new RetryAfter(limits.retryAfter(), limits.retryAfterJitter());
         this.metrics = metrics;
@@ -64,9 +70,18 @@ final class OverloadHandler extends Handler.Wrapper {
         if (!limitedConnector.equals(request.getConnectionMetaData().getConnector().getName())) {
             return super.handle(request, response, callback);
         }
-        WorkClass work = Exchange.of(request).route().work();
+        Exchange exchange = Exchange.of(request);
+        WorkClass work = exchange.route().work(request.getMethod());
         Gate<Pending> gate = gates.get(work);
-        Pending pending = new Pending(work, gate, request, response, callback);
+        PerAddress share = shares.get(work);
+        InetAddress client = exchange.clientAddress();
+        if (!share.tryAcquire(client)) {
+            refuse(new Pending(work, gate, request, response, callback, null), "client-limit",
+                    "this client address already has " + share.limit() + " " + work.label()
+                            + " requests running or waiting (limits." + work.label() + ".per_address)");
+            return true;
+        }
+        Pending pending = new Pending(work, gate, request, response, callback, () -> share.release(client));
         Gate.Admission<Pending> admission = gate.enter(pending);
         if (admission instanceof Gate.Admission.Admitted<Pending>) {
             return handleWithWorker(pending);
@@ -74,11 +89,17 @@ final class OverloadHandler extends Handler.Wrapper {
         if (admission instanceof Gate.Admission.Queued<Pending> queued) {
             Scheduler scheduler = getServer().getScheduler();
             pending.expiry = scheduler.schedule(() -> expire(queued.ticket()), queueTimeout);
+            // A client that goes away while waiting (stream reset, connection closed) gives its place back at once.
+            request.addFailureListener(failure -> gone(queued.ticket(), failure));
             return true;
         }
-        refuse(pending, "all " + gate.concurrency() + " " + work.label() + " workers are busy and the queue is full");
+        pending.leaveShare();
+        refuse(pending, "overloaded",
+                "all " + gate.concurrency() + " " + work.label() + " workers are busy and the queue is full");
         return true;
     }
+
+
 
     /**
      * Runs the request; its worker goes back to the gate when the response is complete, however it ends, or
@@ -88,6 +109,7 @@ final class OverloadHandler extends Handler.Wrapper {
         AtomicBoolean released = new AtomicBoolean();
         Runnable release = () -> {
             if (released.compareAndSet(false, true)) {
+                pending.leaveShare();
                 release(pending.gate);
             }
         };
@@ -121,19 +143,32 @@ final class OverloadHandler extends Handler.Wrapper {
     private void expire(Gate.Ticket<Pending> ticket) {
         Pending pending = ticket.waiter();
         if (pending.gate.abandon(ticket)) {
-            pending.request.getComponents().getExecutor().execute(() -> refuse(pending,
+            pending.leaveShare();
+            pending.request.getComponents().getExecutor().execute(() -> refuse(pending, "overloaded",
                     "waited " + queueTimeout.toSeconds() + " s for one of the " + pending.gate.concurrency() + " "
                             + pending.work.label() + " workers"));
         }
     }
 
-    private void refuse(Pending pending, String detail) {
+    private void gone(Gate.Ticket<Pending> ticket, Throwable failure) {
+        Pending pending = ticket.waiter();
+        if (pending.gate.abandon(ticket)) {
+            Scheduler.Task expiry = pending.expiry;
+            if (expiry != null) {
+                expiry.cancel();
+            }
+            pending.leaveShare();
+            pending.callback.failed(failure);
+        }
+    }
+
+    private void refuse(Pending pending, String reason, String detail) {
         metrics.overloaded(pending.work);
         long seconds = retryAfter.nextSeconds();
-        LOG.debug("overloaded: {} {} refused: {}", pending.request.getMethod(), pending.request.getHttpURI(), detail);
+        LOG.debug("{}: {} {} refused: {}", reason, pending.request.getMethod(), pending.request.getHttpURI(), detail);
         Response response = pending.response;
         // Not a server error: no incident id, nothing to look up in the log.
-        Problems.write(new PintleException.Unavailable("overloaded", detail + "; retry in " + seconds + " s", seconds),
+        Problems.write(new PintleException.Unavailable(reason, detail + "; retry in " + seconds + " s", seconds),
                 pending.request, response, pending.callback);
     }
 
@@ -144,15 +179,26 @@ final class OverloadHandler extends Handler.Wrapper {
         private final Request request;
         private final Response response;
         private final Callback callback;
+        /** Gives the client address's share back; null when it holds none. */
+        private final Runnable share;
         /** The queue timeout, while waiting; set once, just after the request was queued. */
         private volatile Scheduler.Task expiry;
 
-        Pending(WorkClass work, Gate<Pending> gate, Request request, Response response, Callback callback) {
+        Pending(WorkClass work, Gate<Pending> gate, Request request, Response response, Callback callback,
+                Runnable share) {
             this.work = work;
             this.gate = gate;
             this.request = request;
             this.response = response;
             this.callback = callback;
+            this.share = share;
+        }
+
+        /** Gives the client address's share back; called once, where the request stops running or waiting. */
+        void leaveShare() {
+            if (share != null) {
+                share.run();
+            }
         }
     }
 }

@@ -2,6 +2,7 @@ package io.pintle.server.http;
 
 import io.pintle.api.dto.Problem;
 import org.eclipse.jetty.http.HttpStatus;
+import org.eclipse.jetty.io.EofException;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.server.handler.ErrorHandler;
@@ -25,6 +26,12 @@ final class ProblemErrorHandler extends ErrorHandler {
     protected void generateResponse(Request request, Response response, int code, String message, Throwable cause,
             Callback callback) {
         String path = request.getHttpURI() != null ? request.getHttpURI().getPath() : null;
+        if (cause instanceof EofException) {
+            // The client went away (stream reset, connection closed): nobody to answer, nothing to look up.
+            LOG.debug("{} {} from {}: the client went away", request.getMethod(), path, Request.getRemoteAddr(request));
+            callback.failed(cause);
+            return;
+        }
         Problem problem;
         if (code < 500) {
             LOG.info("rejected {} {} from {}: {} {}", request.getMethod(), path,

@@ -61,6 +61,8 @@ final class Problems {
             return HttpStatus.LENGTH_REQUIRED_411;
         } else if (refusal instanceof PintleException.UnsupportedMediaType) {
             return HttpStatus.UNSUPPORTED_MEDIA_TYPE_415;
+        } else if (refusal instanceof PintleException.TooSlow) {
+            return HttpStatus.REQUEST_TIMEOUT_408;
         }
         return HttpStatus.BAD_GATEWAY_502;
     }

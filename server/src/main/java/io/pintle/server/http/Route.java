@@ -118,9 +118,13 @@ enum Route {
         return metricClass;
     }
 
-    /** @return whose workers and queue requests of this route use on the TLS listener */
-    WorkClass work() {
-        return work;
+    /**
+     * @param method the request method
+     * @return whose workers and queue the request uses on the TLS listener: an upload ({@code PUT} of a shared
+     *     file) has its own, so that slow bodies never take a download's worker
+     */
+    WorkClass work(String method) {
+        return this == SHARED_FILES && "PUT".equals(method) ? WorkClass.UPLOADS : work;
     }
 
     /**

@@ -10,10 +10,15 @@ import java.util.Locale;
  * ({@code http.OverloadHandler}).
  */
 public enum WorkClass {
-    /** File downloads: {@code /policies/...} and {@code /common/...}. */
+    /** File downloads: {@code /policies/...}, {@code /common/...}, relayd's shared folder and shared files. */
     FILES,
     /** Every other node-facing route: small JSON or text answers ({@code /uuid}, {@code /v1/whoami}, 404s). */
-    API;
+    API,
+    /**
+     * Request bodies a client sends (relayd's shared-files {@code PUT}): their own workers, so that clients
+     * trickling bodies never take a download's worker.
+     */
+    UPLOADS;
 
     private final String label = name().toLowerCase(Locale.ROOT);
 
@@ -30,6 +35,7 @@ public enum WorkClass {
         return switch (this) {
             case FILES -> limits.files();
             case API -> limits.api();
+            case UPLOADS -> limits.uploads();
         };
     }
 }

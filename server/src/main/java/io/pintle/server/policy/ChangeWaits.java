@@ -1,7 +1,10 @@
 package io.pintle.server.policy;
 
+import io.pintle.server.overload.PerAddress;
+import io.pintle.server.problem.PintleException;
 import io.pintle.server.watch.DirectoryWatch;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -26,7 +29,8 @@ import org.slf4j.LoggerFactory;
  * request holds no thread: it is a small object here, woken by a file-system event in one of the directories its
  * resource depends on (the file's ancestors; for a tree, every directory in it and its ancestors), after which
  * the resource's ETag is computed again. A periodic re-check covers events the kernel dropped. Their number is
- * bounded: past {@code maxWaiters}, {@link #park} refuses.
+ * bounded: past {@code maxWaiters} in all, or past its share from one client address, {@link #park} refuses. A
+ * request whose client goes away is {@link Parked#cancel}led and gives its slot back at once.
  *
  * <p>All bookkeeping runs on one thread (the "waits" scheduler), so none of it is locked; the directories are
  * watched by the server's one {@link DirectoryWatch}, whose thread only hands events over. Listeners are called on
@@ -35,7 +39,11 @@ import org.slf4j.LoggerFactory;
 public final class ChangeWaits implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ChangeWaits.class);
 
+    /** The {@code Retry-After} of a refused wait: slots free up as waits end. */
+    public static final long RETRY_AFTER_SECONDS = 5;
+
     private final int maxWaiters;
+    private final PerAddress perAddress;
     private final Duration quiet;
     private final Duration recheck;
     private final AtomicInteger waiting = new AtomicInteger();
@@ -48,15 +56,17 @@ public final class ChangeWaits implements AutoCloseable {
 
     /**
      * @param maxWaiters the most requests parked at once
+     * @param maxPerAddress the most requests parked at once from one client address (IPv6: one /64)
      * @param watch the directory watch to be a client of
      * @param quiet how long events are gathered before a resource is looked at again
      * @param recheck how often every parked resource is looked at again even without events
      */
-    public ChangeWaits(int maxWaiters, DirectoryWatch watch, Duration quiet, Duration recheck) {
+    public ChangeWaits(int maxWaiters, int maxPerAddress, DirectoryWatch watch, Duration quiet, Duration recheck) {
         if (maxWaiters < 0) {
             throw new IllegalArgumentException("maxWaiters must not be negative");
         }
         this.maxWaiters = maxWaiters;
+        this.perAddress = new PerAddress(maxPerAddress);
         this.watch = Objects.requireNonNull(watch);
         this.quiet = Objects.requireNonNull(quiet);
         this.recheck = Objects.requireNonNull(recheck);
@@ -86,6 +96,9 @@ public final class ChangeWaits implements AutoCloseable {
 
         /** The wait's time is up with the ETag unchanged. */
         void timedOut();
+
+        /** The wait was {@link Parked#cancel}led: nobody is waiting for an answer any more. */
+        void cancelled();
     }
 
     /**
@@ -118,7 +131,7 @@ public final class ChangeWaits implements AutoCloseable {
             scheduler.submit(() -> {
                 for (Group group : List.copyOf(groups.values())) {
                     for (Waiter waiter : List.copyOf(group.waiters)) {
-                        finish(group, waiter, false);
+                        finish(group, waiter, Outcome.TIMED_OUT);
                     }
                 }
             }).get(5, TimeUnit.SECONDS);
@@ -148,29 +161,42 @@ public final class ChangeWaits implements AutoCloseable {
      * @param first the resource as the request just saw it (its directories are watched from now on)
      * @param probe how to look at the resource again
      * @param timeout the longest wait
+     * @param client the client's address (its parked requests are bounded too)
      * @param listener told how the wait ends
-     * @return false when {@code maxWaiters} requests are parked already (nothing was parked)
+     * @return the parked request
+     * @throws PintleException.Unavailable when {@code maxWaiters} requests are parked already, or the client's
+     *     address has its share parked (nothing was parked)
      */
-    public boolean park(String key, String seen, Observation first, Probe probe, Duration timeout, Listener listener) {
+    public Parked park(String key, String seen, Observation first, Probe probe, Duration timeout,
+            InetAddress client, Listener listener) {
         ScheduledExecutorService executor = scheduler;
         if (executor == null) {
-            throw new IllegalStateException("change waits are not started");
+            throw new PintleException.Unavailable("stopping", "the server is stopping; retry in "
+                    + RETRY_AFTER_SECONDS + " s", RETRY_AFTER_SECONDS);
         }
         if (waiting.incrementAndGet() > maxWaiters) {
             waiting.decrementAndGet();
-            return false;
+            throw new PintleException.Unavailable("too-many-waiters", "all " + maxWaiters
+                    + " change-wait slots are taken; retry in " + RETRY_AFTER_SECONDS + " s", RETRY_AFTER_SECONDS);
         }
-        Waiter waiter = new Waiter(seen, listener);
+        if (!perAddress.tryAcquire(client)) {
+            waiting.decrementAndGet();
+            throw new PintleException.Unavailable("client-limit", "this client address already has "
+                    + perAddress.limit() + " requests parked (limits.max_waiters_per_address); retry in "
+                    + RETRY_AFTER_SECONDS + " s", RETRY_AFTER_SECONDS);
+        }
+        Waiter waiter = new Waiter(seen, client, listener);
         executor.execute(() -> {
             Group group = groups.computeIfAbsent(key, k -> new Group(k, probe));
+            waiter.group = group;
             group.waiters.add(waiter);
             watch(group, first.directories());
-            waiter.timeout = executor.schedule(() -> finish(group, waiter, false), timeout.toMillis(),
+            waiter.timeout = executor.schedule(() -> finish(group, waiter, Outcome.TIMED_OUT), timeout.toMillis(),
                     TimeUnit.MILLISECONDS);
             // The resource may have changed between the request's look and the watch: look again at once.
             schedule(group, Duration.ZERO);
         });
-        return true;
+        return new Parked(executor, waiter);
     }
 
     private void schedule(Group group, Duration delay) {
@@ -195,7 +221,7 @@ public final class ChangeWaits implements AutoCloseable {
         }
         for (Waiter waiter : List.copyOf(group.waiters)) {
             if (!Objects.equals(now.etag(), waiter.seen)) {
-                finish(group, waiter, true);
+                finish(group, waiter, Outcome.CHANGED);
             }
         }
         if (!group.waiters.isEmpty()) {
@@ -203,11 +229,12 @@ public final class ChangeWaits implements AutoCloseable {
         }
     }
 
-    private void finish(Group group, Waiter waiter, boolean changed) {
+    private void finish(Group group, Waiter waiter, Outcome outcome) {
         if (!group.waiters.remove(waiter)) {
             return;
         }
         waiting.decrementAndGet();
+        perAddress.release(waiter.client);
         if (waiter.timeout != null) {
             waiter.timeout.cancel(false);
         }
@@ -216,13 +243,49 @@ public final class ChangeWaits implements AutoCloseable {
             watch(group, List.of());
         }
         try {
-            if (changed) {
-                waiter.listener.changed();
-            } else {
-                waiter.listener.timedOut();
+            switch (outcome) {
+                case CHANGED -> waiter.listener.changed();
+                case TIMED_OUT -> waiter.listener.timedOut();
+                case CANCELLED -> waiter.listener.cancelled();
             }
         } catch (RuntimeException e) {
             LOG.warn("a parked request's listener failed", e);
+        }
+    }
+
+    /** How a wait ends. */
+    private enum Outcome {
+        CHANGED,
+        TIMED_OUT,
+        CANCELLED
+    }
+
+    /** A parked request. */
+    public final class Parked {
+        private final ScheduledExecutorService executor;
+        private final Waiter waiter;
+
+        Parked(ScheduledExecutorService executor, Waiter waiter) {
+            this.executor = executor;
+            this.waiter = waiter;
+        }
+
+        /**
+         * Ends the wait (its client went away): its slot is free again at once, and its listener is told {@link
+         * Listener#cancelled}. Does nothing when the wait is over already.
+         */
+        public void cancel() {
+            try {
+                // After the parking itself: the scheduler runs tasks in order.
+                executor.execute(() -> {
+                    Group group = waiter.group;
+                    if (group != null) {
+                        finish(group, waiter, Outcome.CANCELLED);
+                    }
+                });
+            } catch (RejectedExecutionException stopping) {
+                // Every parked request was answered at stop.
+            }
         }
     }
 
@@ -300,14 +363,17 @@ public final class ChangeWaits implements AutoCloseable {
         }
     }
 
-    /** One parked request. */
+    /** One parked request; its mutable fields are touched on the scheduler thread only. */
     private static final class Waiter {
         private final String seen;
+        private final InetAddress client;
         private final Listener listener;
+        private Group group;
         private ScheduledFuture<?> timeout;
 
-        Waiter(String seen, Listener listener) {
+        Waiter(String seen, InetAddress client, Listener listener) {
             this.seen = seen;
+            this.client = client;
             this.listener = listener;
         }
     }

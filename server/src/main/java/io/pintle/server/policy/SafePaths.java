@@ -25,6 +25,8 @@ import java.io.ByteArrayOutputStream;
 public final class SafePaths {
     /** Longest accepted relative path, in characters; Linux's PATH_MAX. */
     public static final int MAX_PATH_LENGTH = 4096;
+    /** Longest accepted path segment, in bytes (UTF-8); Linux's NAME_MAX: no longer name can exist. */
+    public static final int MAX_NAME_BYTES = 255;
 
     private SafePaths() {}
 
@@ -130,6 +132,10 @@ public final class SafePaths {
             if (segment.equals(".") || segment.equals("..")) {
                 throw new UnsafePathException("'" + segment + "' path segments are not allowed");
             }
+            int bytes = segment.getBytes(StandardCharsets.UTF_8).length;
+            if (bytes > MAX_NAME_BYTES) {
+                throw new NameTooLongException(bytes);
+            }
         }
         Path candidate = root.resolve(relative).normalize();
         if (!candidate.startsWith(root.normalize())) {
@@ -201,5 +207,15 @@ public final class SafePaths {
             }
         }
         return decoded;
+    }
+
+    /** A path segment longer than any file name can be: not an attack, a request for what cannot exist. */
+    public static final class NameTooLongException extends UnsafePathException {
+        private static final long serialVersionUID = 1L;
+
+        NameTooLongException(int bytes) {
+            super("a path segment is " + bytes + " bytes long; file names are at most " + MAX_NAME_BYTES
+                    + " bytes");
+        }
     }
 }

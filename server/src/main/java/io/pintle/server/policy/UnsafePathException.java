@@ -1,7 +1,7 @@
 package io.pintle.server.policy;
 
 /** A request path that could leave its root or is not in canonical form; the message says which rule. */
-public final class UnsafePathException extends Exception {
+public class UnsafePathException extends Exception {
     private static final long serialVersionUID = 1L;
 
     /**

@@ -7,7 +7,7 @@ package io.pintle.server.problem;
 public abstract sealed class PintleException extends RuntimeException
         permits PintleException.AccessDenied, PintleException.NotFound, PintleException.InvalidRequest,
                 PintleException.Unavailable, PintleException.TooLarge, PintleException.LengthRequired,
-                PintleException.UnsupportedMediaType, PintleException.UpstreamFailed {
+                PintleException.UnsupportedMediaType, PintleException.UpstreamFailed, PintleException.TooSlow {
     private static final long serialVersionUID = 1L;
 
     private final String reason;
@@ -136,6 +136,19 @@ public abstract sealed class PintleException extends RuntimeException
          * @param detail what failed
          */
         public UpstreamFailed(String reason, String detail) {
+            super(reason, detail);
+        }
+    }
+
+    /** The client sent its request body slower than the server's floor; what it sent is dropped. */
+    public static final class TooSlow extends PintleException {
+        private static final long serialVersionUID = 1L;
+
+        /**
+         * @param reason reason code
+         * @param detail what arrived, in how long, and the floor
+         */
+        public TooSlow(String reason, String detail) {
             super(reason, detail);
         }
     }

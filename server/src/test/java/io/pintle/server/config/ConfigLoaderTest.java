@@ -370,17 +370,25 @@ class ConfigLoaderTest {
         assertThat(defaults.queueTimeout()).hasSeconds(30);
         assertThat(defaults.retryAfter()).hasSeconds(60);
         assertThat(defaults.retryAfterJitter()).hasSeconds(30);
-        assertThat(defaults.files()).isEqualTo(new ServerConfig.Pool(100, 1000));
-        assertThat(defaults.api()).isEqualTo(new ServerConfig.Pool(50, 500));
+        assertThat(defaults.files()).isEqualTo(new ServerConfig.Pool(100, 1000, 25));
+        assertThat(defaults.api()).isEqualTo(new ServerConfig.Pool(50, 500, 12));
+        assertThat(defaults.uploads()).isEqualTo(new ServerConfig.Pool(20, 200, 10));
+        assertThat(defaults.minRequestBytesPerSecond()).isEqualTo(1024);
+        assertThat(defaults.maxWaitersPerAddress()).isEqualTo(100);
         assertThat(defaults.fileCacheBytes()).isEqualTo(32L * 1024 * 1024);
 
         ServerConfig.Limits set = parse(ROOT_ID + "[limits]\nmax_connections = 5\nmin_response_bytes_per_second = 0\n"
-                + "file_cache_bytes = 0\n[limits.files]\nconcurrency = 2\n").limits();
+                + "file_cache_bytes = 0\nmin_request_bytes_per_second = 0\nmax_waiters_per_address = 3\n"
+                + "[limits.files]\nconcurrency = 2\n[limits.uploads]\nconcurrency = 8\nper_address = 5\n").limits();
         assertThat(set.maxConnections()).isEqualTo(5);
         assertThat(set.fileCacheBytes()).isZero();
         assertThat(set.minResponseBytesPerSecond()).isZero();
-        assertThat(set.files()).isEqualTo(new ServerConfig.Pool(2, 1000));
-        assertThat(set.api()).isEqualTo(new ServerConfig.Pool(50, 500));
+        assertThat(set.minRequestBytesPerSecond()).isZero();
+        assertThat(set.maxWaitersPerAddress()).isEqualTo(3);
+        // Unset, an address's share is a quarter of the class (at least one).
+        assertThat(set.files()).isEqualTo(new ServerConfig.Pool(2, 1000, 1));
+        assertThat(set.api()).isEqualTo(new ServerConfig.Pool(50, 500, 12));
+        assertThat(set.uploads()).isEqualTo(new ServerConfig.Pool(8, 200, 5));
     }
 
     @Test
@@ -388,6 +396,10 @@ class ConfigLoaderTest {
         assertRefused(ROOT_ID + "[limits]\nmax_connections = 0\n", "'limits.max_connections'", "at least 1");
         assertRefused(ROOT_ID + "[limits.files]\nconcurrency = 0\n", "'limits.files.concurrency'");
         assertRefused(ROOT_ID + "[limits.api]\nqueue = -1\n", "'limits.api.queue'", "at least 0");
+        assertRefused(ROOT_ID + "[limits.uploads]\nper_address = 0\n", "'limits.uploads.per_address'", "at least 1");
+        assertRefused(ROOT_ID + "[limits]\nmin_request_bytes_per_second = -1\n",
+                "'limits.min_request_bytes_per_second'");
+        assertRefused(ROOT_ID + "[limits]\nmax_waiters_per_address = 0\n", "'limits.max_waiters_per_address'");
         assertRefused(ROOT_ID + "[limits]\nretry_after_seconds = 10\nretry_after_jitter_seconds = 10\n",
                 "'limits.retry_after_jitter_seconds'");
         assertRefused(ROOT_ID + "[limits]\nidle_timeout_seconds = 0\n", "'limits.idle_timeout_seconds'");

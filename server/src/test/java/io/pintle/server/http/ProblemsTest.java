@@ -22,7 +22,8 @@ class ProblemsTest {
                 Arguments.of(new PintleException.LengthRequired("length-required", "d"), 411, "Length Required"),
                 Arguments.of(new PintleException.UnsupportedMediaType("unsupported-media-type", "d"), 415,
                         "Unsupported Media Type"),
-                Arguments.of(new PintleException.UpstreamFailed("upstream-unreachable", "d"), 502, "Bad Gateway"));
+                Arguments.of(new PintleException.UpstreamFailed("upstream-unreachable", "d"), 502, "Bad Gateway"),
+                Arguments.of(new PintleException.TooSlow("upload-too-slow", "d"), 408, "Request Timeout"));
     }
 
     @ParameterizedTest(name = "[{index}] {0} -> {1}")

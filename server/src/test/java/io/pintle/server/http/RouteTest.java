@@ -49,14 +49,15 @@ class RouteTest {
             HEAD, /rudder/relay-api/1/shared-folder/x,      true,  FILES
             GET,  /rudder/relay-api/1/shared-files/a/b/c,   true,  FILES
             HEAD, /rudder/relay-api/1/shared-files/a/b/c,   false, FILES
-            PUT,  /rudder/relay-api/shared-files/a/b/c,     false, FILES
+            PUT,  /rudder/relay-api/shared-files/a/b/c,     false, UPLOADS
+            PUT,  /rudder/relay-api/1/shared-files/a/b/c,   false, UPLOADS
             POST, /rudder/relay-api/1/remote-run/all,       false, API
             GET,  /no/such/route,                           false, API
             """)
     void eachRouteSaysWhoAnswersItAndWhoseWorkersItUses(String method, String path, boolean files, WorkClass work) {
         Route route = Route.of(false, path);
         assertThat(route.filePipeline(method)).isEqualTo(files);
-        assertThat(route.work()).isEqualTo(work);
+        assertThat(route.work(method)).isEqualTo(work);
     }
 
     @ParameterizedTest(name = "[{index}] {0} below {1}")

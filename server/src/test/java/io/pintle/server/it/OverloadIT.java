@@ -48,6 +48,8 @@ class OverloadIT {
             "[limits.files]",
             "concurrency = 2",
             "queue = 2",
+            // Every client here is 127.0.0.1: let it take the whole class, as a fleet of addresses would.
+            "per_address = 4",
             "");
 
     private Sandbox sandbox;
@@ -130,7 +132,8 @@ class OverloadIT {
 
     @Test
     void aRequestWaitingPastTheQueueTimeoutGets503() throws Exception {
-        String limits = "[limits]\nqueue_timeout_seconds = 1\n[limits.files]\nconcurrency = 1\nqueue = 5\n";
+        String limits = "[limits]\nqueue_timeout_seconds = 1\n[limits.files]\nconcurrency = 1\nqueue = 5\n"
+                + "per_address = 6\n";
         sandbox.randomShareFile("node-a/rules/large.bin", LARGE, 1);
         try (TestServer server = TestServer.start(sandbox, limits)) {
             PintleClient holder = server.client(nodeA, HttpClient.Version.HTTP_1_1);

@@ -5,6 +5,7 @@ import io.pintle.client.PintleClient;
 import io.pintle.server.Bootstrap;
 import io.pintle.server.PintleServer;
 import io.pintle.server.config.ConfigLoader;
+import java.net.InetAddress;
 import java.net.URI;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -14,6 +15,8 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.nio.file.Path;
 import java.util.Set;
+import javax.net.ssl.KeyManager;
+import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSocket;
 import org.slf4j.bridge.SLF4JBridgeHandler;
 
@@ -109,8 +112,24 @@ public final class TestServer implements AutoCloseable {
      * @throws Exception when it cannot connect or the handshake fails
      */
     public SSLSocket rawTls(NodeKeys node) throws Exception {
-        SSLSocket socket = (SSLSocket) ClientTls.context(node.certificatePath(), node.keyPath(),
-                Set.of(sandbox.serverPin())).getSocketFactory().createSocket("127.0.0.1", port());
+        return rawTls(node, "127.0.0.1");
+    }
+
+    /**
+     * As {@link #rawTls(NodeKeys)}, from another loopback address (any of 127.0.0.0/8 on Linux): a client the
+     * server counts apart from the others, for per-address limits.
+     *
+     * @param node the identity to present, or null for none
+     * @param localAddress the address to connect from
+     * @return the connected socket; the caller closes it
+     * @throws Exception when it cannot connect or the handshake fails
+     */
+    public SSLSocket rawTls(NodeKeys node, String localAddress) throws Exception {
+        SSLContext context = node != null
+                ? ClientTls.context(node.certificatePath(), node.keyPath(), Set.of(sandbox.serverPin()))
+                : ClientTls.context((KeyManager[]) null, Set.of(sandbox.serverPin()));
+        SSLSocket socket = (SSLSocket) context.getSocketFactory().createSocket("127.0.0.1", port(),
+                InetAddress.getByName(localAddress), 0);
         try {
             socket.startHandshake();
             return socket;
