@@ -25,7 +25,9 @@ import org.slf4j.LoggerFactory;
  * Bounded worker concurrency per {@link WorkClass} on the TLS listener: a request runs when its class has a free
  * worker, waits (suspended, holding no thread) while its class's queue has room, and otherwise gets a 503
  * problem+json with a randomised {@code Retry-After} at once. A request that waits past the queue timeout gets the
- * same 503. A worker is held until the response is complete, so a long download counts for its whole length.
+ * same 503. A worker is held until the response is complete, so a long download counts for its whole length;
+ * a response whose client stops taking bytes is aborted by its {@link ProgressFloor}, which frees the worker. One
+ * client address has at most its share ({@code per_address}) of a class running or waiting.
  * Requests on the admin listener are never limited: it stays reachable when the TLS listener is saturated.
  *
  * <p>Jetty's {@code QoSHandler} was the alternative: it has one limit per handler, no per-class bookkeeping to
@@ -38,6 +40,7 @@ final class OverloadHandler extends Handler.Wrapper {
     private final Map<WorkClass, Gate<Pending>> gates;
     private final Map<WorkClass, PerAddress> shares;
     private final Duration queueTimeout;
+    private final long minResponseBytesPerSecond;
     private final RetryAfter retryAfter;
     private final ServerMetrics metrics;
 
@@ -60,6 +63,7 @@ final class OverloadHandler extends Handler.Wrapper {
         this.gates = Map.copyOf(byClass);
         this.shares = Map.copyOf(shareByClass);
         this.queueTimeout = limits.queueTimeout();
+        this.minResponseBytesPerSecond = limits.minResponseBytesPerSecond();
         this.retryAfter = new RetryAfter(limits.retryAfter(), limits.retryAfterJitter());
         this.metrics = metrics;
         metrics.gates(Map.copyOf(gates));
@@ -115,7 +119,13 @@ final class OverloadHandler extends Handler.Wrapper {
         };
         Exchange.of(pending.request).onRelease(release);
         Request.addCompletionListener(pending.request, failure -> release.run());
-        return super.handle(pending.request, pending.response, pending.callback);
+        if (minResponseBytesPerSecond <= 0) {
+            return super.handle(pending.request, pending.response, pending.callback);
+        }
+        ProgressFloor.Once once = new ProgressFloor.Once(pending.callback);
+        Response floored = new ProgressFloor(pending.request, pending.response, once, minResponseBytesPerSecond,
+                ConnectionGuard.RATE_CHECK_PERIOD, () -> metrics.connectionClosed("slow-client"));
+        return super.handle(pending.request, floored, once);
     }
 
     private void release(Gate<Pending> gate) {

@@ -22,6 +22,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -95,6 +97,7 @@ class HostileLoadIT {
         victim = sandbox.addNode("node-v", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
         sandbox.randomShareFile("node-a/rules/large.bin", LARGE, 1);
         sandbox.randomShareFile("node-v/rules/rudder.tar.bz2", 3000, 2);
+        sandbox.randomShareFile("node-a/rules/small.bin", 3000, 3);
         sandbox.shareFile("common/library.txt", "common".getBytes(StandardCharsets.US_ASCII));
         server = TestServer.start(sandbox, LIMITS);
     }
@@ -194,6 +197,66 @@ class HostileLoadIT {
                 session.close(ErrorCode.NO_ERROR.code, "done", Callback.NOOP);
             }
         } finally {
+            client.stop();
+        }
+    }
+
+    @Test
+    void anHttp2StreamReadAByteASecondIsAbortedByTheProgressFloor() throws Exception {
+        HTTP2Client client = http2Client(attacker);
+        ScheduledExecutorService slowly = Executors.newSingleThreadScheduledExecutor();
+        try {
+            // A window of one byte, opened again a second after each byte is read: the stream is never idle.
+            Session session = client.connect(client.getClientConnector().getSslContextFactory(),
+                    new InetSocketAddress("127.0.0.1", server.port()), new Session.Listener() {
+                        @Override
+                        public Map<Integer, Integer> onPreface(Session session) {
+                            return Map.of(SettingsFrame.INITIAL_WINDOW_SIZE, 1);
+                        }
+                    }).get(10, TimeUnit.SECONDS);
+            CompletableFuture<Integer> status = new CompletableFuture<>();
+            CompletableFuture<Long> reset = new CompletableFuture<>();
+            java.util.concurrent.atomic.AtomicLong received = new java.util.concurrent.atomic.AtomicLong();
+            long start = System.nanoTime();
+            session.newStream(get("/policies/node-a/rules/small.bin", true), new Listener() {
+                @Override
+                public void onHeaders(org.eclipse.jetty.http2.api.Stream stream, HeadersFrame frame) {
+                    if (frame.getMetaData() instanceof MetaData.Response response) {
+                        status.complete(response.getStatus());
+                    }
+                    stream.demand();
+                }
+
+                @Override
+                public void onDataAvailable(org.eclipse.jetty.http2.api.Stream stream) {
+                    org.eclipse.jetty.http2.api.Stream.Data data = stream.readData();
+                    if (data == null) {
+                        stream.demand();
+                        return;
+                    }
+                    received.addAndGet(data.frame().remaining());
+                    slowly.schedule(() -> {
+                        data.release();
+                        stream.demand();
+                    }, 1, TimeUnit.SECONDS);
+                }
+
+                @Override
+                public void onReset(org.eclipse.jetty.http2.api.Stream stream, ResetFrame frame, Callback callback) {
+                    reset.complete(System.nanoTime() - start);
+                    callback.succeeded();
+                }
+            }).get(10, TimeUnit.SECONDS);
+            assertThat(status.get(5, TimeUnit.SECONDS)).isEqualTo(200);
+            // 3,000 bytes at a byte a second would take 50 minutes: the write is aborted after one period (10 s).
+            long tookNanos = reset.get(30, TimeUnit.SECONDS);
+            assertThat(Duration.ofNanos(tookNanos)).isBetween(Duration.ofSeconds(9), Duration.ofSeconds(25));
+            assertThat(received.get()).isLessThan(3000);
+            eventually(Duration.ofSeconds(5), () ->
+                    assertThat(server.metric("pintle_inflight_requests{class=\"files\"}")).isEqualTo(0.0));
+            session.close(ErrorCode.NO_ERROR.code, "done", Callback.NOOP);
+        } finally {
+            slowly.shutdownNow();
             client.stop();
         }
     }
