@@ -49,7 +49,7 @@ class OverloadIT {
             "concurrency = 2",
             "queue = 2",
             // Every client here is 127.0.0.1: let it take the whole class, as a fleet of addresses would.
-            "per_address = 4",
+            "per_address = 100",
             "");
 
     private Sandbox sandbox;
