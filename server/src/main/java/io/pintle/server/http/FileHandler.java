@@ -617,10 +617,9 @@ final class FileHandler extends Handler.Wrapper {
         Path root = snapshot.config().paths().sharedFiles();
         FileVersion version;
         try {
-            if (sharedFiles.current(root, id).isEmpty()) {
-                throw new PintleException.NotFound("no-such-file", "no such shared file (or it expired)");
-            }
-            version = FileVersion.of(id.file(root));
+            // The version whose hash is the metadata's: serveFile opens exactly that one, or answers 503.
+            version = sharedFiles.current(root, id).orElseThrow(() -> new PintleException.NotFound("no-such-file",
+                    "no such shared file (or it expired)")).version();
         } catch (SharedFileStore.RejectedException e) {
             LOG.warn("shared file refused ({}): {}", e.reason(), e.getMessage());
             throw e.refusal();

@@ -582,4 +582,252 @@ class AttackSuiteIT {
             }
         }
     }
+
+    // --- issue 18: shared files ---
+
+    private static final String SHARED_FILES = "/rudder/relay-api/1/shared-files/node-b/node-s/";
+
+    /** A server whose node-s (RSA agent key, as shared files need) sends files to node-b. */
+    private record SharedFilesSetup(Sandbox sandbox, NodeKeys sender, NodeKeys target, Path stored) {
+        static SharedFilesSetup create(Path dir) throws Exception {
+            Sandbox sandbox = Sandbox.create(dir);
+            NodeKeys sender = sandbox.addNode("node-s", SelfSigned.KeyType.RSA_2048, Sandbox.Pinning.BOTH);
+            NodeKeys target = sandbox.addNode("node-b", SelfSigned.KeyType.RSA_2048, Sandbox.Pinning.BOTH);
+            return new SharedFilesSetup(sandbox, sender, target, dir.resolve("shared-files/node-b/files/node-s"));
+        }
+
+        HttpRequest put(TestServer on, String fileId, byte[] content) throws Exception {
+            return PolicyServingIT.request(on.client(sender), SHARED_FILES + fileId + "?ttl=1d")
+                    .PUT(HttpRequest.BodyPublishers.ofByteArray(SharedFilesIT.upload(sender.keyPair(), content,
+                            "sha256"))).build();
+        }
+
+        String announcedHash(String fileId) throws IOException {
+            Matcher hash = Pattern.compile("(?m)^hash_value=(\\p{XDigit}+)$")
+                    .matcher(Files.readString(stored.resolve(fileId + ".metadata")));
+            assertThat(hash.find()).isTrue();
+            return hash.group(1);
+        }
+
+        /** @return the names beside the stored files and their metadata: temporaries, whatever their naming */
+        List<String> temporaries() throws IOException {
+            if (!Files.isDirectory(stored)) {
+                return List.of();
+            }
+            List<String> names;
+            try (var entries = Files.list(stored)) {
+                names = entries.map(path -> path.getFileName().toString()).toList();
+            }
+            return names.stream().filter(name -> !names.contains(name + ".metadata")
+                    && !(name.endsWith(".metadata") && names.contains(name.substring(0, name.length() - 9))))
+                    .toList();
+        }
+    }
+
+    private static String sha256Hex(byte[] content) throws Exception {
+        return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256").digest(content));
+    }
+
+    private static void assertSharedFilesProblem(HttpResponse<String> response, int status, String reason,
+            String detail) {
+        assertThat(response.statusCode()).as(response.body()).isEqualTo(status);
+        assertThat(response.headers().firstValue("content-type")).hasValue("application/problem+json");
+        assertThat(response.body()).contains("\"reason\":\"" + reason + "\"").contains(detail);
+    }
+
+    private static List<String> sharedFilesTemporaries(SharedFilesSetup setup) {
+        try {
+            return setup.temporaries();
+        } catch (IOException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    @Test
+    void concurrentUploadsOfOneSharedFileLeaveTheBytesAndMetadataOfOneUpload(@TempDir Path own) throws Exception {
+        SharedFilesSetup setup = SharedFilesSetup.create(own);
+        // Of one size, so that uploads started together are checked together and publish at the same moment.
+        byte[] first = "first upload\n".repeat(5_000).getBytes(StandardCharsets.US_ASCII);
+        byte[] second = "other upload\n".repeat(5_000).getBytes(StandardCharsets.US_ASCII);
+        try (TestServer shares = TestServer.start(setup.sandbox())) {
+            // Two connections, each with an upload of either content under way: four uploads of one id at once.
+            List<HttpClient> clients = new ArrayList<>();
+            for (int connection = 0; connection < 2; connection++) {
+                clients.add(shares.client(setup.sender()).httpClient());
+            }
+            HttpClient client = clients.get(0);
+            HttpClient target = shares.client(setup.target()).httpClient();
+            int mismatched = 0;
+            for (int round = 0; round < 25; round++) {
+                List<CompletableFuture<HttpResponse<String>>> uploads = new ArrayList<>();
+                for (HttpClient connection : clients) {
+                    for (byte[] content : List.of(first, second)) {
+                        uploads.add(connection.sendAsync(setup.put(shares, "contested", content),
+                                HttpResponse.BodyHandlers.ofString()));
+                    }
+                }
+                for (CompletableFuture<HttpResponse<String>> upload : uploads) {
+                    assertThat(upload.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+                }
+                byte[] stored = Files.readAllBytes(setup.stored().resolve("contested"));
+                mismatched += sha256Hex(stored).equals(setup.announcedHash("contested")) ? 0 : 1;
+            }
+            assertThat(mismatched).as("of 25 rounds, stored files that are not what their metadata describes")
+                    .isZero();
+            // What the target downloads is what HEAD announces.
+            HttpResponse<byte[]> fetched = target.send(PolicyServingIT.request(shares.client(setup.target()),
+                    SHARED_FILES + "contested").build(), HttpResponse.BodyHandlers.ofByteArray());
+            assertThat(fetched.statusCode()).isEqualTo(200);
+            HttpResponse<Void> head = client.send(PolicyServingIT.request(shares.client(setup.sender()),
+                    SHARED_FILES + "contested?hash=" + sha256Hex(fetched.body()))
+                    .method("HEAD", HttpRequest.BodyPublishers.noBody()).build(),
+                    HttpResponse.BodyHandlers.discarding());
+            assertThat(head.statusCode()).isEqualTo(200);
+            assertThat(sharedFilesTemporaries(setup)).isEmpty();
+        }
+    }
+
+    @Test
+    void sharedFileIdsTooLongForTheirMetadataNameAre400NotA500(@TempDir Path own) throws Exception {
+        SharedFilesSetup setup = SharedFilesSetup.create(own);
+        byte[] content = "long names".getBytes(StandardCharsets.US_ASCII);
+        try (TestServer shares = TestServer.start(setup.sandbox())) {
+            HttpClient client = shares.client(setup.sender()).httpClient();
+            for (int length : new int[] {203, 204, 230, 246}) {
+                String fileId = "l".repeat(length);
+                HttpResponse<String> stored = client.send(setup.put(shares, fileId, content),
+                        HttpResponse.BodyHandlers.ofString());
+                assertThat(stored.statusCode()).as("%d characters: %s", length, stored.body()).isEqualTo(200);
+                assertThat(setup.stored().resolve(fileId)).hasBinaryContent(content);
+            }
+            for (int length : new int[] {247, 255}) {
+                HttpResponse<String> refused = client.send(setup.put(shares, "l".repeat(length), content),
+                        HttpResponse.BodyHandlers.ofString());
+                assertSharedFilesProblem(refused, 400, "bad-id", "at most 246");
+            }
+            assertThat(sharedFilesTemporaries(setup)).isEmpty();
+        }
+    }
+
+    @Test
+    void aSharedFileIdEndingInMetadataCannotReplaceAnotherFilesMetadata(@TempDir Path own) throws Exception {
+        SharedFilesSetup setup = SharedFilesSetup.create(own);
+        byte[] content = "the real file".getBytes(StandardCharsets.US_ASCII);
+        try (TestServer shares = TestServer.start(setup.sandbox())) {
+            HttpClient client = shares.client(setup.sender()).httpClient();
+            assertThat(client.send(setup.put(shares, "victim", content), HttpResponse.BodyHandlers.ofString())
+                    .statusCode()).isEqualTo(200);
+            String metadata = Files.readString(setup.stored().resolve("victim.metadata"));
+            byte[] forged = metadata.replace(sha256Hex(content), "0".repeat(64)).getBytes(StandardCharsets.US_ASCII);
+
+            HttpResponse<String> refused = client.send(setup.put(shares, "victim.metadata", forged),
+                    HttpResponse.BodyHandlers.ofString());
+
+            assertSharedFilesProblem(refused, 400, "bad-id", ".metadata");
+            assertThat(setup.stored().resolve("victim.metadata")).hasContent(metadata);
+            assertThat(setup.stored().resolve("victim.metadata.metadata")).doesNotExist();
+            HttpResponse<Void> head = client.send(PolicyServingIT.request(shares.client(setup.sender()),
+                    SHARED_FILES + "victim?hash=" + sha256Hex(content))
+                    .method("HEAD", HttpRequest.BodyPublishers.noBody()).build(),
+                    HttpResponse.BodyHandlers.discarding());
+            assertThat(head.statusCode()).isEqualTo(200);
+        }
+    }
+
+    @Test
+    void aStoredSharedFileNamedLikeATemporaryOutlivesTheCleanup(@TempDir Path own) throws Exception {
+        SharedFilesSetup setup = SharedFilesSetup.create(own);
+        byte[] content = "named like a temporary".getBytes(StandardCharsets.US_ASCII);
+        try (TestServer shares = TestServer.start(setup.sandbox())) {
+            HttpClient client = shares.client(setup.sender()).httpClient();
+            for (String fileId : List.of("X.part", ".X.1234.part", "expired")) {
+                assertThat(client.send(setup.put(shares, fileId, content), HttpResponse.BodyHandlers.ofString())
+                        .statusCode()).isEqualTo(200);
+            }
+        }
+        // Stored two hours ago (older than any upload still under way); "expired" has expired since.
+        for (String fileId : List.of("X.part", ".X.1234.part")) {
+            Files.setLastModifiedTime(setup.stored().resolve(fileId),
+                    java.nio.file.attribute.FileTime.from(Instant.now().minus(Duration.ofHours(2))));
+        }
+        Path expired = setup.stored().resolve("expired.metadata");
+        Files.writeString(expired, Files.readString(expired).replaceAll("(?m)^expires=\\d+$",
+                "expires=" + Instant.now().minusSeconds(60).getEpochSecond()));
+
+        // The cleanup runs when the server starts.
+        try (TestServer restarted = TestServer.start(setup.sandbox())) {
+            eventually(() -> assertThat(setup.stored().resolve("expired")).doesNotExist());
+            for (String fileId : List.of("X.part", ".X.1234.part")) {
+                assertThat(setup.stored().resolve(fileId)).hasBinaryContent(content);
+                assertThat(setup.stored().resolve(fileId + ".metadata")).exists();
+                HttpResponse<byte[]> fetched = restarted.client(setup.target()).httpClient().send(
+                        PolicyServingIT.request(restarted.client(setup.target()), SHARED_FILES + fileId).build(),
+                        HttpResponse.BodyHandlers.ofByteArray());
+                assertThat(fetched.statusCode()).isEqualTo(200);
+                assertThat(fetched.body()).isEqualTo(content);
+            }
+        }
+    }
+
+    @Test
+    void aSharedFileWhoseBytesAreNotWhatItsMetadataDescribesIsNeitherServedNorAnnounced(@TempDir Path own)
+            throws Exception {
+        SharedFilesSetup setup = SharedFilesSetup.create(own);
+        byte[] signed = "what node-s signed".getBytes(StandardCharsets.US_ASCII);
+        byte[] other = "the bytes of another upload".getBytes(StandardCharsets.US_ASCII);
+        try (TestServer shares = TestServer.start(setup.sandbox())) {
+            HttpClient client = shares.client(setup.sender()).httpClient();
+            HttpClient target = shares.client(setup.target()).httpClient();
+            assertThat(client.send(setup.put(shares, "paired", signed), HttpResponse.BodyHandlers.ofString())
+                    .statusCode()).isEqualTo(200);
+            // What a racing writer, or a crash between the two renames of a publish, leaves: another upload's file
+            // in place, this upload's metadata beside it.
+            Path replacement = Files.write(own.resolve("replacement"), other);
+            Files.move(replacement, setup.stored().resolve("paired"), StandardCopyOption.ATOMIC_MOVE,
+                    StandardCopyOption.REPLACE_EXISTING);
+
+            HttpResponse<String> fetched = target.send(PolicyServingIT.request(shares.client(setup.target()),
+                    SHARED_FILES + "paired").build(), HttpResponse.BodyHandlers.ofString());
+            assertSharedFilesProblem(fetched, 404, "no-such-file", "no such shared file");
+            for (byte[] content : List.of(signed, other)) {
+                HttpResponse<Void> head = client.send(PolicyServingIT.request(shares.client(setup.sender()),
+                        SHARED_FILES + "paired?hash=" + sha256Hex(content))
+                        .method("HEAD", HttpRequest.BodyPublishers.noBody()).build(),
+                        HttpResponse.BodyHandlers.discarding());
+                assertThat(head.statusCode()).isEqualTo(404);
+            }
+            // The sender's next upload (HEAD said it is not there) makes it whole again.
+            assertThat(client.send(setup.put(shares, "paired", signed), HttpResponse.BodyHandlers.ofString())
+                    .statusCode()).isEqualTo(200);
+            HttpResponse<byte[]> again = target.send(PolicyServingIT.request(shares.client(setup.target()),
+                    SHARED_FILES + "paired").build(), HttpResponse.BodyHandlers.ofByteArray());
+            assertThat(again.statusCode()).isEqualTo(200);
+            assertThat(again.body()).isEqualTo(signed);
+        }
+    }
+
+    @Test
+    void aSharedFileUploadCutMidBodyLeavesNoTemporaryAndIsNotAServerError(@TempDir Path own) throws Exception {
+        SharedFilesSetup setup = SharedFilesSetup.create(own);
+        byte[] body = SharedFilesIT.upload(setup.sender().keyPair(), new byte[200_000], "sha256");
+        try (TestServer shares = TestServer.start(setup.sandbox())) {
+            int logged = logs.list.size();
+            try (SSLSocket socket = shares.rawTls(setup.sender())) {
+                OutputStream out = socket.getOutputStream();
+                out.write(("PUT " + SHARED_FILES + "cut?ttl=1d HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: "
+                        + body.length + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+                out.write(body, 0, body.length / 2);
+                out.flush();
+                eventually(() -> assertThat(sharedFilesTemporaries(setup)).as("the upload under way").isNotEmpty());
+            }
+            eventually(() -> assertThat(sharedFilesTemporaries(setup)).as("left by the cut upload").isEmpty());
+            assertThat(setup.stored().resolve("cut")).doesNotExist();
+            // The client went away: the upload is incomplete (400 in the access log), not a server error (500).
+            eventually(() -> assertThat(accessLines("/node-s/cut?ttl=1d")).singleElement().asString()
+                    .contains("\" 400 "));
+            List<ILoggingEvent> events = List.copyOf(logs.list);
+            assertThat(events.subList(logged, events.size()))
+                    .noneMatch(event -> event.getLevel().isGreaterOrEqual(ch.qos.logback.classic.Level.ERROR));
+        }
+    }
 }
