@@ -617,6 +617,15 @@ class AttackSuiteIT {
         assertThat(server.server().reloader().reload("test: node-leaving added").get().result())
                 .isNotEqualTo(io.pintle.server.reload.ReloadOutcome.Result.FAILED);
         String request = "GET /policies/node-leaving/rules/rudder.tar.bz2 HTTP/1.1\r\nHost: x\r\n\r\n";
+        // One client context for a connection before the removal and one after: the JDK offers to resume the
+        // first one's TLS session, as an agent's curl does between runs.
+        javax.net.ssl.SSLContext context = ClientTls.context(leaving.certificatePath(), leaving.keyPath(),
+                Set.of(sandbox.serverPin()));
+        try (SSLSocket first = (SSLSocket) context.getSocketFactory().createSocket("127.0.0.1", server.port())) {
+            first.setSoTimeout(10_000);
+            first.getOutputStream().write(request.getBytes(StandardCharsets.ISO_8859_1));
+            assertThat(status(readOneResponse(first.getInputStream()))).isEqualTo(200);
+        }
         try (SSLSocket kept = server.rawTls(leaving)) {
             kept.setSoTimeout(10_000);
             OutputStream out = kept.getOutputStream();
@@ -646,6 +655,12 @@ class AttackSuiteIT {
             String fresh = raw(leaving, request.replace("\r\n\r\n", "\r\nConnection: close\r\n\r\n"));
             assertThat(status(fresh)).as("a fresh connection after the removal").isEqualTo(403);
             assertThat(fresh).doesNotEndWith("leaving");
+            try (SSLSocket second = (SSLSocket) context.getSocketFactory().createSocket("127.0.0.1", server.port())) {
+                second.setSoTimeout(10_000);
+                second.getOutputStream().write(request.getBytes(StandardCharsets.ISO_8859_1));
+                assertThat(status(readOneResponse(second.getInputStream())))
+                        .as("a connection of the client context used before the removal").isEqualTo(403);
+            }
         } finally {
             sandbox.remove("node-leaving");
             server.server().reloader().reload("test: node-leaving removed from both").get();

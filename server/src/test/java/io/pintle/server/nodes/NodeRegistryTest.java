@@ -314,4 +314,20 @@ class NodeRegistryTest {
                 .isEqualTo(Identification.Reason.UNKNOWN_KEY);
         assertThat(listOnly.certificatesConfigured()).isFalse();
     }
+    @Test
+    void disagreementsCountTheNodesEitherInputNamesAlone() {
+        KeyPair other = SelfSigned.keyPair(SelfSigned.KeyType.EC_P256);
+        NodeRegistry between = NodeRegistry.of(
+                List.of(node(NODE_A, Optional.of(KeyHash.sha256(keyA.getPublic()))),
+                        node(NODE_B, Optional.of(KeyHash.sha256(keyB.getPublic()))),
+                        node(NODE_C, Optional.of(KeyHash.sha256(keyC.getPublic())))),
+                List.of(new CertificateBinding(NODE_A, KeyHash.sha256(keyA.getPublic())),
+                        new CertificateBinding(NODE_C, KeyHash.sha256(other.getPublic())),
+                        new CertificateBinding(CERTIFIED_ONLY, KeyHash.sha256(other.getPublic()))));
+
+        // B has no certificate, C's certificate has another key, certified-only is not listed.
+        assertThat(between.disagreements()).isEqualTo(3);
+        assertThat(registry.disagreements()).isZero();
+        assertThat(NodeRegistry.of(List.of(node(NODE_B, Optional.empty()))).disagreements()).isZero();
+    }
 }
