@@ -36,6 +36,11 @@ public final class CheckConfigCommand implements Callable<Integer> {
             out.printf("  %d nodes, %d pinned keys, share %s%n", snapshot.nodes().nodeCount(),
                     snapshot.nodes().pinCount(), snapshot.share().root());
             out.printf("  server key %s%n", snapshot.credentials().keyHash());
+            int disagreements = snapshot.nodes().disagreements();
+            if (disagreements > 0) {
+                out.printf("  %d node ids are in nodeslist.json or the node certificates but not both with the same "
+                        + "key: they are refused until both pin them%n", disagreements);
+            }
             return ExitCodes.OK;
         } catch (ConfigException | SnapshotException e) {
             err.println("pintle: configuration error: " + e.getMessage());

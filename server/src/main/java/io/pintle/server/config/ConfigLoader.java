@@ -4,7 +4,11 @@ import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonMappingException;
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.MapperFeature;
+import com.fasterxml.jackson.databind.cfg.CoercionAction;
+import com.fasterxml.jackson.databind.cfg.CoercionInputShape;
+import com.fasterxml.jackson.databind.type.LogicalType;
 import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
 import com.fasterxml.jackson.dataformat.toml.TomlMapper;
 import io.pintle.server.nodes.KeyHash;
@@ -128,6 +132,13 @@ public final class ConfigLoader {
             .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
             // node_id = 12345 is a mistake to report, not a string to invent.
             .disable(MapperFeature.ALLOW_COERCION_OF_SCALARS)
+            // max_manifest_entries = 1.5 is a mistake to report, not 1.
+            .disable(DeserializationFeature.ACCEPT_FLOAT_AS_INT)
+            // node_id = 12345 again: ALLOW_COERCION_OF_SCALARS leaves numbers read as strings.
+            .withCoercionConfig(LogicalType.Textual, strings -> strings
+                    .setCoercion(CoercionInputShape.Integer, CoercionAction.Fail)
+                    .setCoercion(CoercionInputShape.Float, CoercionAction.Fail)
+                    .setCoercion(CoercionInputShape.Boolean, CoercionAction.Fail))
             .build();
 
     private ConfigLoader() {}
@@ -161,15 +172,27 @@ public final class ConfigLoader {
      * @throws ConfigException naming the file and key
      */
     public static ServerConfig parse(String text, Path source) throws ConfigException {
-        RawConfig raw;
-        try {
-            raw = text.isBlank() ? null : TOML.readValue(text, RawConfig.class);
-        } catch (UnrecognizedPropertyException e) {
-            throw new ConfigException(source + ": unknown key '" + keyPath(e) + "'");
-        } catch (JsonMappingException e) {
-            throw new ConfigException(source + ": invalid value for '" + keyPath(e) + "': " + e.getOriginalMessage());
-        } catch (JacksonException e) {
-            throw new ConfigException(source + ": invalid TOML: " + e.getOriginalMessage());
+        RawConfig raw = null;
+        if (!text.isBlank()) {
+            // Read as a tree first, so that a value of the wrong type can be quoted as the operator wrote it.
+            JsonNode tree;
+            try {
+                tree = TOML.readTree(text);
+            } catch (JacksonException e) {
+                throw new ConfigException(source + ": invalid TOML" + TomlMessages.at(e) + ": "
+                        + TomlMessages.syntax(e.getOriginalMessage()));
+            }
+            try {
+                raw = TOML.treeToValue(tree, RawConfig.class);
+            } catch (UnrecognizedPropertyException e) {
+                throw new ConfigException(source + ": unknown key '" + keyPath(e) + "'");
+            } catch (JsonMappingException e) {
+                throw new ConfigException(source + ": '" + keyPath(e) + "': expected "
+                        + TomlMessages.expected(RawConfig.class, e.getPath()) + ", not "
+                        + TomlMessages.found(tree, e.getPath()));
+            } catch (JacksonException e) {
+                throw new ConfigException(source + ": invalid TOML: " + TomlMessages.syntax(e.getOriginalMessage()));
+            }
         }
         if (raw == null) {
             raw = new RawConfig(null, null, null, null, null, null, null, null, null, null, null);

@@ -4,6 +4,7 @@ import java.security.cert.X509Certificate;
 import java.util.Optional;
 import org.bouncycastle.asn1.ASN1Encodable;
 import org.bouncycastle.asn1.ASN1String;
+import org.bouncycastle.asn1.x500.AttributeTypeAndValue;
 import org.bouncycastle.asn1.x500.RDN;
 import org.bouncycastle.asn1.x500.X500Name;
 import org.bouncycastle.asn1.x500.style.BCStyle;
@@ -18,7 +19,8 @@ public final class CertificateSubjects {
 
     /**
      * @param certificate a certificate
-     * @return the subject's first UID attribute value, or empty when there is none
+     * @return the subject's first UID attribute value (also when it shares a multi-valued RDN with other
+     *     attributes), or empty when there is none
      * @throws IllegalArgumentException when the subject or its UID cannot be decoded (a UTF8String that is not
      *     UTF-8, for instance: the JDK accepts such a certificate, BouncyCastle does not decode it)
      */
@@ -26,8 +28,13 @@ public final class CertificateSubjects {
         try {
             X500Name subject = X500Name.getInstance(certificate.getSubjectX500Principal().getEncoded());
             for (RDN rdn : subject.getRDNs(BCStyle.UID)) {
-                ASN1Encodable value = rdn.getFirst().getValue();
-                return Optional.of(value instanceof ASN1String string ? string.getString() : value.toString());
+                // A multi-valued RDN (CN=x+UID=y) holds other attributes beside the UID, in DER order.
+                for (AttributeTypeAndValue attribute : rdn.getTypesAndValues()) {
+                    if (attribute.getType().equals(BCStyle.UID)) {
+                        ASN1Encodable value = attribute.getValue();
+                        return Optional.of(value instanceof ASN1String string ? string.getString() : value.toString());
+                    }
+                }
             }
             return Optional.empty();
         } catch (IllegalArgumentException | IllegalStateException e) {

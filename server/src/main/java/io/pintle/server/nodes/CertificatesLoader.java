@@ -146,7 +146,7 @@ public final class CertificatesLoader {
         int bodyStart = indexOf(content, DASHES, at + BEGIN.length) + DASHES.length;
         int bodyEnd = end - CERTIFICATE_FOOTER.length;
         String body = new String(content, bodyStart, bodyEnd - bodyStart, StandardCharsets.ISO_8859_1);
-        return bind(decode(factory, body, file, index), file, index, warnings);
+        return bind(decode(factory, body, file, index, content, at), file, index, warnings);
     }
 
     private static byte[] ascii(String text) {
@@ -172,14 +172,42 @@ public final class CertificatesLoader {
         return -1;
     }
 
-    private static X509Certificate decode(CertificateFactory factory, String body, Path file, int index)
-            throws IOException {
+    /**
+     * @param at where the block starts in {@code content}, to name its line in errors
+     */
+    private static X509Certificate decode(CertificateFactory factory, String body, Path file, int index,
+            byte[] content, int at) throws IOException {
+        // The JDK's reasons ("Could not parse certificate: java.io.IOException: Empty input") name its classes,
+        // not the file: each failure is said here in the bundle's terms.
+        byte[] der;
         try {
-            byte[] der = Base64.getMimeDecoder().decode(body.strip());
-            return (X509Certificate) factory.generateCertificate(new ByteArrayInputStream(der));
-        } catch (IllegalArgumentException | CertificateException | ClassCastException e) {
-            throw new IOException(file + ": not valid PEM: certificate " + index + " is invalid: " + e.getMessage(), e);
+            der = Base64.getMimeDecoder().decode(body.strip());
+        } catch (IllegalArgumentException e) {
+            throw invalid(file, index, content, at, "its body is not base64", e);
         }
+        if (der.length == 0) {
+            // The MIME decoder skips what is not base64: "!!!!" decodes to nothing too.
+            throw invalid(file, index, content, at, body.isBlank()
+                    ? "it has nothing between its BEGIN and END lines"
+                    : "its body is not base64", null);
+        }
+        try {
+            return (X509Certificate) factory.generateCertificate(new ByteArrayInputStream(der));
+        } catch (CertificateException | ClassCastException | IllegalArgumentException e) {
+            throw invalid(file, index, content, at, "its body is not an X.509 certificate (damaged or cut short?)",
+                    e);
+        }
+    }
+
+    private static IOException invalid(Path file, int index, byte[] content, int at, String reason, Exception cause) {
+        int line = 1;
+        for (int i = 0; i < at; i++) {
+            if (content[i] == '\n') {
+                line++;
+            }
+        }
+        return new IOException(file + ": not valid PEM: certificate " + index + " (line " + line + ") is invalid: "
+                + reason, cause);
     }
 
     private static Optional<CertificateBinding> bind(X509Certificate certificate, Path file, int index,

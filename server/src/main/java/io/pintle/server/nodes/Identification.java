@@ -39,7 +39,11 @@ public sealed interface Identification {
         CERTIFICATE_WITHOUT_UID("certificate-without-uid"),
         INVALID_UID("invalid-uid"),
         UNKNOWN_KEY("unknown-key"),
-        KEY_NOT_FOR_UID("key-not-for-uid");
+        KEY_NOT_FOR_UID("key-not-for-uid"),
+        /** The key is pinned for the UID by a certificate bundle, but {@code nodeslist.json} does not list it. */
+        NODE_NOT_LISTED("node-not-listed"),
+        /** One configured input pins the key for the UID and another does not (see {@link NodeRegistry}). */
+        PINS_DISAGREE("pins-disagree");
 
         private final String code;
 

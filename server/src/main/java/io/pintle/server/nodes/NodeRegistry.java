@@ -4,6 +4,7 @@ import java.security.cert.X509Certificate;
 import java.time.Instant;
 import java.util.Collection;
 import java.util.Collections;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -14,52 +15,93 @@ import java.util.TreeSet;
 
 /**
  * The nodes this server knows and the keys pinned for each, from {@code nodeslist.json} ({@code key-hash}) and
- * from certificate bundles (key of a certificate whose subject UID names the node). Immutable.
+ * from the certificate bundles ({@code [nodes] certificates}: key of a certificate whose subject UID names the
+ * node). Immutable.
  *
- * <p>A client certificate authenticates node N when its subject UID is N and its public key is pinned for N.
- * A certificate is otherwise accepted whatever its issuer (Rudder agents use self-signed certificates); its
- * validity dates are checked.
+ * <p><b>Identity rule.</b> A client certificate authenticates node N when its subject UID is N and every input
+ * that is configured pins its key for N:
+ * <ul>
+ *   <li>{@code nodeslist.json} lists N (it is always configured: a node it does not list is unknown, whatever a
+ *       bundle still holds), and when N's entry has a {@code key-hash}, it is this key;</li>
+ *   <li>when certificate bundles are configured, one of them holds a certificate of N with this key.</li>
+ * </ul>
+ * Rudder writes {@code nodeslist.json} and {@code nodescerts.pem} one after the other, each by a rename, so a
+ * reload can land between the two: a node just removed, added or re-keyed in one file and not yet in the other is
+ * then refused until both agree, never accepted on the word of one. An entry whose {@code key-hash} is missing or
+ * malformed (relayd ignores such hashes) leaves the key to the bundles; without a bundle configured, such a node
+ * has no pinned key and is refused. A certificate is otherwise accepted whatever its issuer (Rudder agents use
+ * self-signed certificates); its validity dates are checked.
+ *
+ * <p>Building is linear in the number of pins, also when thousands of nodes share one key (cloned machines keep
+ * their template's agent key).
  */
 public final class NodeRegistry {
     private final Map<NodeId, Node> nodes;
-    private final Map<KeyHash, Set<NodeId>> pins;
+    /** Keys pinned by the certificate bundles, per node; null when no bundle is configured. */
+    private final Map<NodeId, Set<KeyHash>> certified;
+    /** Every key either input pins, with the nodes it is pinned for: for counts, {@link #isPinned} and messages. */
+    private final Map<KeyHash, Set<NodeId>> owners;
 
-    private NodeRegistry(Map<NodeId, Node> nodes, Map<KeyHash, Set<NodeId>> pins) {
-        // Built by of() into maps nobody else holds, and never changed after: wrapping is enough.
+    private NodeRegistry(Map<NodeId, Node> nodes, Map<NodeId, Set<KeyHash>> certified,
+            Map<KeyHash, Set<NodeId>> owners) {
+        // Built by of() into collections nobody else holds, and never changed after: wrapping is enough.
         this.nodes = Collections.unmodifiableMap(nodes);
-        this.pins = Collections.unmodifiableMap(pins);
+        this.certified = certified == null ? null : Collections.unmodifiableMap(certified);
+        this.owners = Collections.unmodifiableMap(owners);
     }
 
     /**
+     * A registry over {@code nodeslist.json} and configured certificate bundles: both must pin a node's key.
+     *
      * @param nodes entries of {@code nodeslist.json}
-     * @param certificates node certificates; those without a valid UID must have been filtered out
+     * @param certificates what the configured bundles pin (possibly nothing); certificates without a valid UID
+     *     must have been filtered out
      * @return the registry
      */
     public static NodeRegistry of(Collection<Node> nodes, Collection<CertificateBinding> certificates) {
-        Map<NodeId, Node> byId = new HashMap<>(nodes.size() * 2);
-        Map<KeyHash, Set<NodeId>> pins = new HashMap<>((nodes.size() + certificates.size()) * 2);
-        for (Node node : nodes) {
-            byId.put(node.id(), node);
-            if (node.keyHash().isPresent()) {
-                pin(pins, node.keyHash().get(), node.id());
-            }
-        }
-        for (CertificateBinding binding : certificates) {
-            pin(pins, binding.key(), binding.node());
-        }
-        return new NodeRegistry(byId, pins);
+        return build(nodes, certificates);
     }
 
-    /** Adds an owner to a key; most keys have exactly one, often pinned twice (list and certificate). */
-    private static void pin(Map<KeyHash, Set<NodeId>> pins, KeyHash key, NodeId node) {
-        Set<NodeId> owners = pins.get(key);
-        if (owners == null) {
-            pins.put(key, Set.of(node));
-        } else if (!owners.contains(node)) {
-            Set<NodeId> both = new HashSet<>(owners);
-            both.add(node);
-            pins.put(key, Set.copyOf(both));
+    /**
+     * A registry over {@code nodeslist.json} alone, for a configuration that names no certificate bundle
+     * ({@code [nodes] certificates = []}): an entry's {@code key-hash} is its only pin.
+     *
+     * @param nodes entries of {@code nodeslist.json}
+     * @return the registry
+     */
+    public static NodeRegistry of(Collection<Node> nodes) {
+        return build(nodes, null);
+    }
+
+    private static NodeRegistry build(Collection<Node> nodes, Collection<CertificateBinding> certificates) {
+        Map<NodeId, Node> byId = new HashMap<>(capacity(nodes.size()));
+        Map<KeyHash, Set<NodeId>> owners = new HashMap<>();
+        for (Node node : nodes) {
+            byId.put(node.id(), node);
+            node.keyHash().ifPresent(key -> pin(owners, key, node.id()));
         }
+        Map<NodeId, Set<KeyHash>> certified = null;
+        if (certificates != null) {
+            certified = new HashMap<>(capacity(certificates.size()));
+            for (CertificateBinding binding : certificates) {
+                // Usually one key per node; two while a re-keyed node's old and new certificates are both there.
+                certified.computeIfAbsent(binding.node(), id -> new HashSet<>(2)).add(binding.key());
+                pin(owners, binding.key(), binding.node());
+            }
+        }
+        return new NodeRegistry(byId, certified, owners);
+    }
+
+    /**
+     * Adds an owner to a key, in place: the sets are private to the registry being built and never change after,
+     * so a key shared by N nodes costs N insertions, not N copies of a growing set.
+     */
+    private static void pin(Map<KeyHash, Set<NodeId>> owners, KeyHash key, NodeId node) {
+        owners.computeIfAbsent(key, k -> new HashSet<>(2)).add(node);
+    }
+
+    private static int capacity(int entries) {
+        return (int) Math.min(Integer.MAX_VALUE, entries * 4L / 3 + 1);
     }
 
     /** @return an empty registry: nobody is authenticated */
@@ -77,9 +119,53 @@ public final class NodeRegistry {
         return nodes.size();
     }
 
-    /** @return the number of distinct pinned keys */
+    /** @return the number of distinct keys pinned by either input */
     public int pinCount() {
-        return pins.size();
+        return owners.size();
+    }
+
+    /** @return whether certificate bundles are configured, so that a node's key must be in one of them too */
+    public boolean certificatesConfigured() {
+        return certified != null;
+    }
+
+    /**
+     * Nodes the identity rule refuses because the inputs do not agree on them: listed in {@code nodeslist.json}
+     * without a certificate in the bundles (or with a sha256 key-hash no certificate of theirs has), or in a bundle
+     * and not listed. Zero without a bundle configured. A few for a moment while Rudder writes the two files; more,
+     * or for long, is a configuration to look at. A scan of the registry, for reload and check-config reports.
+     *
+     * @return how many node ids the inputs disagree on
+     */
+    public int disagreements() {
+        if (certified == null) {
+            return 0;
+        }
+        int count = 0;
+        for (Node node : nodes.values()) {
+            Set<KeyHash> keys = certified.get(node.id());
+            Optional<KeyHash> listed = node.keyHash();
+            // A sha512 key-hash cannot be compared with the bundles' sha256 pins without the key: not counted.
+            if (keys == null || (listed.isPresent() && listed.get().algorithm().equals("sha256")
+                    && !keys.contains(listed.get()))) {
+                count++;
+            }
+        }
+        for (NodeId id : certified.keySet()) {
+            if (!nodes.containsKey(id)) {
+                count++;
+            }
+        }
+        return count;
+    }
+
+    /**
+     * @param key a key pin
+     * @return the nodes either input pins it for (unmodifiable; empty when none)
+     */
+    public Set<NodeId> owners(KeyHash key) {
+        Set<NodeId> set = owners.get(key);
+        return set == null ? Set.of() : Collections.unmodifiableSet(set);
     }
 
     /**
@@ -91,26 +177,32 @@ public final class NodeRegistry {
     }
 
     /**
+     * Whether either input pins the key for the node. This is not the identity rule (see
+     * {@link #identifyClient}): a signed shared file may come from any node below this server, whose certificate
+     * only its own relay's bundle holds, so callers check the node is listed and this, as relayd does.
+     *
      * @param node a node
      * @param key a key pin
      * @return whether the key is pinned for that node (by {@code nodeslist.json} or a node certificate)
      */
     public boolean isPinned(NodeId node, KeyHash key) {
-        Set<NodeId> owners = pins.get(key);
-        return owners != null && owners.contains(node);
+        Set<NodeId> set = owners.get(key);
+        return set != null && set.contains(node);
     }
 
     /**
      * @param node a node
-     * @return every key pinned for it (from {@code nodeslist.json} and the certificate bundles); a scan of all
-     *     pins, for rare callers (remote run) only
+     * @return every key pinned for it (its {@code nodeslist.json} {@code key-hash} and the keys of its
+     *     certificates in the bundles), in a stable order
      */
     public Set<KeyHash> pinsOf(NodeId node) {
-        Set<KeyHash> keys = new TreeSet<>(java.util.Comparator.comparing(KeyHash::toString));
-        for (Map.Entry<KeyHash, Set<NodeId>> entry : pins.entrySet()) {
-            if (entry.getValue().contains(node)) {
-                keys.add(entry.getKey());
-            }
+        Set<KeyHash> keys = new TreeSet<>(Comparator.comparing(KeyHash::toString));
+        Node entry = nodes.get(node);
+        if (entry != null) {
+            entry.keyHash().ifPresent(keys::add);
+        }
+        if (certified != null) {
+            keys.addAll(certified.getOrDefault(node, Set.of()));
         }
         return keys;
     }
@@ -127,7 +219,8 @@ public final class NodeRegistry {
     }
 
     /**
-     * Decides which node, if any, a client certificate authenticates, from what was read of it already.
+     * Decides which node, if any, a client certificate authenticates, from what was read of it already, by the
+     * identity rule of this class.
      *
      * @param presented the client's leaf certificate, read, or null when the client presented none
      * @param now the time to check validity against
@@ -162,19 +255,51 @@ public final class NodeRegistry {
                     "the client certificate UID is not a node id: " + e.getMessage());
         }
         KeyHash sha256 = presented.sha256();
-        Set<NodeId> bySha256 = pins.getOrDefault(sha256, Set.of());
-        Set<NodeId> bySha512 = pins.getOrDefault(presented.sha512(), Set.of());
+        KeyHash sha512 = presented.sha512();
+        Set<NodeId> bySha256 = owners.getOrDefault(sha256, Set.of());
+        Set<NodeId> bySha512 = owners.getOrDefault(sha512, Set.of());
         if (bySha256.isEmpty() && bySha512.isEmpty()) {
             return new Identification.Anonymous(Identification.Reason.UNKNOWN_KEY,
                     "key " + sha256 + " (certificate UID " + uid + ") is not known to this server");
         }
         if (!bySha256.contains(uid) && !bySha512.contains(uid)) {
-            Set<NodeId> owners = new TreeSet<>(bySha256);
-            owners.addAll(bySha512);
             return new Identification.Anonymous(Identification.Reason.KEY_NOT_FOR_UID,
-                    "key " + sha256 + " is pinned for node " + owners.iterator().next()
+                    "key " + sha256 + " is pinned for node " + firstOwner(bySha256, bySha512)
                             + ", not for the certificate UID " + uid);
         }
+        Node entry = nodes.get(uid);
+        if (entry == null) {
+            return new Identification.Anonymous(Identification.Reason.NODE_NOT_LISTED,
+                    "node " + uid + " is not in nodeslist.json; a certificate in a node certificate bundle is not "
+                            + "enough (both must name the node)");
+        }
+        if (entry.keyHash().isPresent() && !entry.keyHash().get().equals(sha256)
+                && !entry.keyHash().get().equals(sha512)) {
+            return new Identification.Anonymous(Identification.Reason.PINS_DISAGREE,
+                    "key " + sha256 + " of node " + uid + " is not its key-hash in nodeslist.json ("
+                            + entry.keyHash().get() + "); both nodeslist.json and the node certificates must pin it");
+        }
+        if (certified != null) {
+            Set<KeyHash> keys = certified.getOrDefault(uid, Set.of());
+            if (!keys.contains(sha256) && !keys.contains(sha512)) {
+                return new Identification.Anonymous(Identification.Reason.PINS_DISAGREE,
+                        "key " + sha256 + " of node " + uid + " is in nodeslist.json but no certificate of " + uid
+                                + " with that key is in the node certificates ([nodes] certificates); both must pin it");
+            }
+        }
         return new Identification.Authenticated(uid, sha256);
+    }
+
+    private static NodeId firstOwner(Set<NodeId> bySha256, Set<NodeId> bySha512) {
+        // The smallest id, so that the message does not depend on hash order.
+        NodeId first = null;
+        for (Set<NodeId> set : List.of(bySha256, bySha512)) {
+            for (NodeId id : set) {
+                if (first == null || id.compareTo(first) < 0) {
+                    first = id;
+                }
+            }
+        }
+        return first;
     }
 }

@@ -95,7 +95,7 @@ public final class NodesListLoader {
                 throw new IOException(file + ": invalid JSON: unexpected content after the nodes object");
             }
         } catch (JsonProcessingException e) {
-            throw new IOException(file + ": invalid JSON: " + e.getOriginalMessage(), e);
+            throw new IOException(file + ": invalid JSON: " + JsonMessages.describe(e, JSON.streamReadConstraints()), e);
         } catch (CharConversionException e) {
             // Jackson detects UTF-16 and UTF-32 from the first bytes; invalid characters there are not a
             // JsonProcessingException and their message does not name the file.

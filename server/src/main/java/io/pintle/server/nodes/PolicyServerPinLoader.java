@@ -27,8 +27,12 @@ public final class PolicyServerPinLoader {
         try {
             certificates = CertificateFactory.getInstance("X.509")
                     .generateCertificates(new ByteArrayInputStream(content));
-        } catch (CertificateException e) {
-            throw new IOException(file + ": not a PEM certificate (upstream.certificate): " + e.getMessage(), e);
+        } catch (CertificateException | IllegalArgumentException e) {
+            // The JDK's reason names its own classes ("Unable to initialize, java.io.IOException: Too short"):
+            // what the operator can check is the file's form.
+            throw new IOException(file + ": not a PEM certificate (upstream.certificate): expected the policy "
+                    + "server's certificate as '-----BEGIN CERTIFICATE-----', base64 lines and "
+                    + "'-----END CERTIFICATE-----' (damaged or cut short?)", e);
         }
         if (certificates.isEmpty()) {
             throw new IOException(file + ": holds no certificate (upstream.certificate)");

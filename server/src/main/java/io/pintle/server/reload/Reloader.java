@@ -141,9 +141,11 @@ public final class Reloader {
         switch (outcome.result()) {
             case APPLIED -> {
                 ServerSnapshot live = snapshots.current();
-                LOG.info("reload ({}) applied: generation {}, {} nodes, {} pinned keys, in {} ms", outcome.trigger(),
+                int disagreements = live.nodes().disagreements();
+                LOG.info("reload ({}) applied: generation {}, {} nodes, {} pinned keys, in {} ms{}", outcome.trigger(),
                         outcome.generation(), live.nodes().nodeCount(), live.nodes().pinCount(),
-                        String.format("%.1f", ms));
+                        String.format("%.1f", ms), disagreements == 0 ? "" : "; " + disagreements + " node ids "
+                                + "refused until nodeslist.json and the node certificates both pin them");
             }
             case UNCHANGED -> LOG.info("reload ({}): inputs unchanged, generation {} stays live", outcome.trigger(),
                     outcome.generation());

@@ -140,9 +140,13 @@ public final class SnapshotLoader {
                 throw new IOException(share + ": share directory does not exist (paths.share)");
             }
             NodesList nodesList = join(nodes);
-            return new ServerSnapshot(generation, clock.instant(), config, config.general().nodeId(),
-                    NodeRegistry.of(nodesList.nodes(), bindings), networks, new ShareTree(share), credentials, upstreamPin,
-                    inputs, nodesList, certificates);
+            // With bundles configured, a node is known only when nodeslist.json and a bundle both pin its key
+            // (NodeRegistry): a reload between Rudder's two renames then refuses the node in flux.
+            NodeRegistry registry = config.nodes().certificates().isEmpty()
+                    ? NodeRegistry.of(nodesList.nodes())
+                    : NodeRegistry.of(nodesList.nodes(), bindings);
+            return new ServerSnapshot(generation, clock.instant(), config, config.general().nodeId(), registry,
+                    networks, new ShareTree(share), credentials, upstreamPin, inputs, nodesList, certificates);
         } catch (IOException e) {
             throw new SnapshotException(e.getMessage(), e);
         }

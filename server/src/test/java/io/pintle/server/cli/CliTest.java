@@ -228,4 +228,16 @@ class CliTest {
         assertThat(run.err()).contains("failed after 3 attempts").contains("local tree unchanged");
         assertThat(dir.resolve("local")).doesNotExist();
     }
+    @Test
+    void checkConfigRefusesAFractionForAWholeNumberNamingTheKey() throws IOException {
+        Path config = shared.resolve("demo/fraction.toml");
+        Files.writeString(config, Files.readString(demo.config()) + "\n[limits]\nmax_manifest_entries = 1.5\n");
+
+        Cli.Run run = Cli.pintle("check-config", "--config", config.toString());
+
+        assertThat(run.exitCode()).isEqualTo(ExitCodes.CONFIG_ERROR);
+        assertThat(run.err()).contains(config + ": 'limits.max_manifest_entries': expected a whole number "
+                + "(at most 2147483647), not 1.5");
+        assertThat(run.out()).doesNotContain("configuration OK");
+    }
 }

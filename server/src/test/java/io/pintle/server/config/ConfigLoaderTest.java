@@ -449,4 +449,52 @@ class ConfigLoaderTest {
         assertRefused(ROOT_ID + "[remote_run]\ntimeout = 0\n", "remote_run.timeout");
         assertRefused(ROOT_ID + "[remote_run]\ncommand = \"/bin/sh\"\n", "command");
     }
+    // --- issue 18: messages in the operator's words ---
+
+    /** What the parser says of itself, which no operator can act on. */
+    private static final List<String> LIBRARY_WORDING = List.of("java.lang", "java.util", "CoercionConfig", "`",
+            "JsonToken", "Cannot coerce", "Cannot deserialize", "Cannot construct", "Numeric value", "Source:");
+
+    @ParameterizedTest(name = "[{index}] {0}")
+    @CsvSource(delimiter = '|', quoteCharacter = '`', textBlock = """
+            [reload]\\nwatch = "off"                 | 'reload.watch': expected true or false, not "off"
+            [reload]\\nwatch = 1                     | 'reload.watch': expected true or false, not 1
+            [limits]\\nmax_manifest_entries = 1.5    | 'limits.max_manifest_entries': expected a whole number (at most 2147483647), not 1.5
+            [limits.files]\\nconcurrency = 2.0       | 'limits.files.concurrency': expected a whole number (at most 2147483647), not 2.0
+            [limits]\\nfile_cache_bytes = 0.5        | 'limits.file_cache_bytes': expected a whole number, not 0.5
+            [limits]\\nmax_connections = nan        | 'limits.max_connections': expected a whole number (at most 2147483647), not nan
+            [limits]\\nmax_connections = "10"       | 'limits.max_connections': expected a whole number (at most 2147483647), not "10"
+            [limits]\\nmax_connections = 99999999999 | 'limits.max_connections': expected a whole number (at most 2147483647), not 99999999999
+            [limits]\\nmax_connections = true       | 'limits.max_connections': expected a whole number (at most 2147483647), not true
+            [nodes]\\ncertificates = "x.pem"         | 'nodes.certificates': expected a list of strings in brackets, not "x.pem"
+            [nodes]\\nlist = ["x"]                   | 'nodes.list': expected a string in double quotes, not a list
+            [remote_run]\\nrun = [1]                 | 'remote_run.run[0]': expected a string in double quotes, not 1
+            """)
+    void aValueOfTheWrongTypeIsNamedByKeyWithWhatWasExpected(String section, String message) {
+        String text = ROOT_ID + section.replace("\\n", "\n") + "\n";
+
+        assertThatThrownBy(() -> parse(text))
+                .isInstanceOf(ConfigException.class)
+                .hasMessage(source + ": " + message)
+                .satisfies(e -> assertThat(e.getMessage()).doesNotContain(LIBRARY_WORDING));
+    }
+
+    @Test
+    void aNumberIsNotANodeId() {
+        assertThatThrownBy(() -> parse("[general]\nnode_id = 12345\n"))
+                .hasMessage(source + ": 'general.node_id': expected a string in double quotes, not 12345");
+    }
+
+    @ParameterizedTest(name = "[{index}] {0}")
+    @CsvSource(delimiter = '|', quoteCharacter = '`', textBlock = """
+            [general]\\nnode_id = "root"\\nfoo bar                 | invalid TOML at line 3, column 4: unexpected text
+            [general]\\nnode_id = "root"\\n[general]\\nrole = "relay" | invalid TOML at line 3, column 9: a table is defined twice
+            [general]\\nnode_id = "root"\\n[remote_run]\\nrun = ["/a",\\n | invalid TOML at line 5
+            """)
+    void aSyntaxErrorNamesItsLine(String text, String message) {
+        assertThatThrownBy(() -> parse(text.replace("\\n", "\n")))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageStartingWith(source + ": " + message)
+                .satisfies(e -> assertThat(e.getMessage()).doesNotContain(LIBRARY_WORDING));
+    }
 }

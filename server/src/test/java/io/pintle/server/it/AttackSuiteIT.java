@@ -104,8 +104,8 @@ class AttackSuiteIT {
         logs = attach(Logger.ROOT_LOGGER_NAME);
         accessLog = attach("io.pintle.access");
         sandbox = Sandbox.create(dir);
-        attacker = sandbox.addNode("node-a", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
-        victim = sandbox.addNode("node-v", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+        attacker = sandbox.addNode("node-a", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
+        victim = sandbox.addNode("node-v", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
         sandbox.shareFile("node-a/rules/rudder.tar.bz2", "attacker's own".getBytes(StandardCharsets.US_ASCII));
         sandbox.shareFile("node-v/rules/secret.txt", VICTIM_SECRET.getBytes(StandardCharsets.US_ASCII));
         sandbox.shareFile("common/library.txt", "common".getBytes(StandardCharsets.US_ASCII));
@@ -829,5 +829,109 @@ class AttackSuiteIT {
             assertThat(events.subList(logged, events.size()))
                     .noneMatch(event -> event.getLevel().isGreaterOrEqual(ch.qos.logback.classic.Level.ERROR));
         }
+    }
+
+    // --- issue 18: identity ---
+
+    /** Reads one HTTP/1.1 response (headers and a Content-Length body) from a connection kept open. */
+    private static String readOneResponse(InputStream in) throws IOException {
+        ByteArrayOutputStream head = new ByteArrayOutputStream();
+        int matched = 0;
+        while (matched < 4) {
+            int b = in.read();
+            if (b < 0) {
+                throw new IOException("connection closed after " + head.size() + " bytes: " + head);
+            }
+            head.write(b);
+            matched = (b == (matched % 2 == 0 ? '\r' : '\n')) ? matched + 1 : (b == '\r' ? 1 : 0);
+        }
+        String headers = head.toString(StandardCharsets.ISO_8859_1);
+        Matcher length = Pattern.compile("(?im)^content-length:\\s*(\\d+)").matcher(headers);
+        byte[] body = length.find() ? in.readNBytes(Integer.parseInt(length.group(1))) : new byte[0];
+        return headers + new String(body, StandardCharsets.ISO_8859_1);
+    }
+
+    /** {@code nodeslist.json} naming the suite's two nodes only (the bundle is left as it is). */
+    private static String nodesListOfTheSuite() {
+        return "{\n  \"node-a\": {\"hostname\": \"node-a.example.org\", \"key-hash\": \"" + attacker.pin()
+                + "\", \"policy-server\": \"root\"},\n  \"node-v\": {\"hostname\": \"node-v.example.org\", "
+                + "\"key-hash\": \"" + victim.pin() + "\", \"policy-server\": \"root\"}\n}\n";
+    }
+
+    @Test
+    void aNodeRemovedFromTheNodesListIsRefusedOnFreshAndKeptAliveConnectionsThoughItsCertificateStays()
+            throws Exception {
+        NodeKeys leaving = sandbox.addNode("node-leaving", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
+        sandbox.shareFile("node-leaving/rules/rudder.tar.bz2", "leaving".getBytes(StandardCharsets.US_ASCII));
+        assertThat(server.server().reloader().reload("test: node-leaving added").get().result())
+                .isNotEqualTo(io.pintle.server.reload.ReloadOutcome.Result.FAILED);
+        String request = "GET /policies/node-leaving/rules/rudder.tar.bz2 HTTP/1.1\r\nHost: x\r\n\r\n";
+        // One client context for a connection before the removal and one after: the JDK offers to resume the
+        // first one's TLS session, as an agent's curl does between runs.
+        javax.net.ssl.SSLContext context = ClientTls.context(leaving.certificatePath(), leaving.keyPath(),
+                Set.of(sandbox.serverPin()));
+        try (SSLSocket first = (SSLSocket) context.getSocketFactory().createSocket("127.0.0.1", server.port())) {
+            first.setSoTimeout(10_000);
+            first.getOutputStream().write(request.getBytes(StandardCharsets.ISO_8859_1));
+            assertThat(status(readOneResponse(first.getInputStream()))).isEqualTo(200);
+        }
+        try (SSLSocket kept = server.rawTls(leaving)) {
+            kept.setSoTimeout(10_000);
+            OutputStream out = kept.getOutputStream();
+            InputStream in = kept.getInputStream();
+            out.write(request.getBytes(StandardCharsets.ISO_8859_1));
+            out.flush();
+            String before = readOneResponse(in);
+            assertThat(status(before)).isEqualTo(200);
+            assertThat(before).endsWith("leaving");
+
+            // Rudder renamed the new nodeslist.json into place; nodescerts.pem still holds the node's certificate.
+            sandbox.nodesListContent(nodesListOfTheSuite());
+            assertThat(server.server().reloader().reload("test: node-leaving removed from the list").get().result())
+                    .isNotEqualTo(io.pintle.server.reload.ReloadOutcome.Result.FAILED);
+            assertThat(io.pintle.server.nodes.CertificatesLoader.load(dir.resolve("lib/nodescerts.pem"), w -> { }))
+                    .as("the certificate is still in the bundle")
+                    .contains(new io.pintle.server.nodes.CertificateBinding(
+                            new io.pintle.server.nodes.NodeId("node-leaving"),
+                            io.pintle.server.nodes.KeyHash.sha256(leaving.certificate().getPublicKey())));
+
+            out.write(request.getBytes(StandardCharsets.ISO_8859_1));
+            out.flush();
+            String keptAlive = readOneResponse(in);
+            assertThat(status(keptAlive)).as("the connection opened before the removal").isEqualTo(403);
+            assertThat(keptAlive).doesNotEndWith("leaving");
+
+            String fresh = raw(leaving, request.replace("\r\n\r\n", "\r\nConnection: close\r\n\r\n"));
+            assertThat(status(fresh)).as("a fresh connection after the removal").isEqualTo(403);
+            assertThat(fresh).doesNotEndWith("leaving");
+            try (SSLSocket second = (SSLSocket) context.getSocketFactory().createSocket("127.0.0.1", server.port())) {
+                second.setSoTimeout(10_000);
+                second.getOutputStream().write(request.getBytes(StandardCharsets.ISO_8859_1));
+                assertThat(status(readOneResponse(second.getInputStream())))
+                        .as("a connection of the client context used before the removal").isEqualTo(403);
+            }
+        } finally {
+            sandbox.remove("node-leaving");
+            server.server().reloader().reload("test: node-leaving removed from both").get();
+        }
+        assertStillServing();
+    }
+
+    @Test
+    void aUidInAMultiValuedRdnIsReadAsTheUidNotAsTheCommonNameBesideIt() throws Exception {
+        X500Name subject = new X500NameBuilder(BCStyle.INSTANCE)
+                .addMultiValuedRDN(new org.bouncycastle.asn1.ASN1ObjectIdentifier[] {BCStyle.CN, BCStyle.UID},
+                        new String[] {"node-v", "node-a"})
+                .build();
+        NodeKeys multiValued = identity("multi-valued", attacker.keyPair(), subject);
+
+        String own = raw(multiValued, "GET /policies/node-a/rules/rudder.tar.bz2 HTTP/1.1\r\nHost: x\r\n"
+                + "Connection: close\r\n\r\n");
+        String victims = raw(multiValued, "GET /policies/node-v/rules/secret.txt HTTP/1.1\r\nHost: x\r\n"
+                + "Connection: close\r\n\r\n");
+
+        assertThat(status(own)).as("the UID is node-a, whose key this is").isEqualTo(200);
+        assertThat(status(victims)).isEqualTo(403);
+        assertNoSecret(victims);
     }
 }

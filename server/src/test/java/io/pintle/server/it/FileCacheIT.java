@@ -41,7 +41,7 @@ class FileCacheIT {
     @BeforeAll
     static void start() throws Exception {
         sandbox = Sandbox.create(dir);
-        linux = sandbox.addNode("linux-a", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+        linux = sandbox.addNode("linux-a", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
         for (String name : new String[] {"steady.cf", "in-place.cf", "renamed.cf", "linked.cf", "sub/moved.cf"}) {
             sandbox.shareFile("linux-a/rules/" + name, ("content of " + name).getBytes(StandardCharsets.UTF_8));
         }

@@ -93,8 +93,8 @@ class HostileLoadIT {
     @BeforeAll
     static void start() throws Exception {
         sandbox = Sandbox.create(dir);
-        attacker = sandbox.addNode("node-a", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
-        victim = sandbox.addNode("node-v", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+        attacker = sandbox.addNode("node-a", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
+        victim = sandbox.addNode("node-v", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
         sandbox.randomShareFile("node-a/rules/large.bin", LARGE, 1);
         sandbox.randomShareFile("node-v/rules/rudder.tar.bz2", 3000, 2);
         sandbox.randomShareFile("node-a/rules/small.bin", 3000, 3);

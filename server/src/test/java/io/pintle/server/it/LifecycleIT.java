@@ -29,7 +29,7 @@ class LifecycleIT {
         root.addAppender(events);
         try {
             Sandbox sandbox = Sandbox.create(dir);
-            NodeKeys node = sandbox.addNode("node-1", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+            NodeKeys node = sandbox.addNode("node-1", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
             sandbox.shareFile("node-1/rules/rudder.tar.bz2", new byte[] {1, 2, 3});
             try (TestServer server = TestServer.start(sandbox)) {
                 assertThat(server.client(node).fetch("/policies/node-1/rules/rudder.tar.bz2", dir.resolve("x"), null)

@@ -45,7 +45,7 @@ class ObservabilityIT {
         ((Logger) LoggerFactory.getLogger("io.pintle.access")).addAppender(access);
         ((Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME)).addAppender(all);
         sandbox = Sandbox.create(dir);
-        nodeA = sandbox.addNode("node-a", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+        nodeA = sandbox.addNode("node-a", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
         // Claims to be node-a, with a key nobody pinned.
         intruder = sandbox.unregisteredIdentity("intruder", "node-a");
         sandbox.shareFile("node-a/rules/rudder.tar.bz2", CONTENT);
@@ -106,7 +106,7 @@ class ObservabilityIT {
     void reloadsAreCountedByResultAndTheGenerationGaugeFollows() throws Exception {
         try (TestServer server = TestServer.start(sandbox, "[reload]\nwatch = false")) {
             assertThat(server.metric("pintle_reloads_total{result=\"applied\"}")).isEqualTo(0.0);
-            sandbox.addNode("node-b", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+            sandbox.addNode("node-b", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
             assertThat(server.admin("POST", "/rudder/relay-api/1/system/reload").status()).isEqualTo(200);
             assertThat(server.metric("pintle_reloads_total{result=\"applied\"}")).isEqualTo(1.0);
             assertThat(server.metric("pintle_snapshot_generation")).isEqualTo(2.0);

@@ -58,7 +58,7 @@ class OverloadIT {
     @BeforeEach
     void setUp(@TempDir Path dir) throws Exception {
         sandbox = Sandbox.create(dir);
-        nodeA = sandbox.addNode("node-a", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+        nodeA = sandbox.addNode("node-a", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
         sandbox.randomShareFile("node-a/rules/rudder.tar.bz2", SMALL, 2);
     }
 

@@ -55,8 +55,8 @@ class PolicyServingIT {
     @BeforeAll
     static void start() throws Exception {
         sandbox = Sandbox.create(dir);
-        linux = sandbox.addNode("linux-a", SelfSigned.KeyType.RSA_2048, Sandbox.Pinning.NODES_LIST);
-        ec = sandbox.addNode("linux-ec", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+        linux = sandbox.addNode("linux-a", SelfSigned.KeyType.RSA_2048, Sandbox.Pinning.BOTH);
+        ec = sandbox.addNode("linux-ec", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
         certOnly = sandbox.addNode("cert-only", SelfSigned.KeyType.RSA_2048, Sandbox.Pinning.CERTIFICATES);
         windows = sandbox.addNode("win-1", SelfSigned.KeyType.RSA_2048, Sandbox.Pinning.BOTH);
         archive = new byte[300_000];
@@ -187,7 +187,7 @@ class PolicyServingIT {
         Instant now = Instant.now();
         NodeKeys expired = sandbox.identity("expired", "expired-node", now.minus(Duration.ofDays(30)),
                 now.minus(Duration.ofDays(1)));
-        sandbox.register("expired-node", expired.certificate(), Sandbox.Pinning.NODES_LIST);
+        sandbox.register("expired-node", expired.certificate(), Sandbox.Pinning.BOTH);
         // The registry is read at start; a fresh server sees the new registration.
         try (TestServer fresh = TestServer.start(sandbox)) {
             ProblemException denied =

@@ -28,7 +28,7 @@ class ProcessReloadIT {
     @Test
     void sighupAndTheReloadCommandApplyChangesToARunningProcess(@TempDir Path dir) throws Exception {
         Sandbox sandbox = Sandbox.create(dir);
-        NodeKeys a = sandbox.addNode("node-a", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+        NodeKeys a = sandbox.addNode("node-a", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
         sandbox.shareFile("node-b/rules/rudder.tar.bz2", new byte[] {9});
         int adminPort;
         try (ServerSocket probe = new ServerSocket(0)) {

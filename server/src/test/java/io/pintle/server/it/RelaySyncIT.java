@@ -38,8 +38,8 @@ class RelaySyncIT {
         Sandbox relay = Sandbox.create(dir.resolve("relay"), "relay-1", "relay");
         // The root knows the relay as one of its nodes (its agent certificate), the relay knows its own nodes.
         root.register("relay-1", relay.server().certificate(), Sandbox.Pinning.BOTH);
-        NodeKeys nodeX = relay.addNode("node-x", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
-        relay.addNode("node-y", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+        NodeKeys nodeX = relay.addNode("node-x", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
+        NodeKeys nodeY = relay.addNode("node-y", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
         Path upstreamShare = dir.resolve("root/share/relay-1/share");
         generation(upstreamShare.resolve("node-x/rules"), "generation 1");
         generation(upstreamShare.resolve("node-y/rules"), "node-y 1");
@@ -105,6 +105,12 @@ class RelaySyncIT {
             Path relayNodesList = dir.resolve("root/share/relay-1/rules/cfengine-community/rudder-service-relayd/1.0/"
                     + "relay/nodeslist.json");
             Files.createDirectories(relayNodesList.getParent());
+            // Rudder generates both, and the relay knows node-z only once both have it (NodeRegistry).
+            Path relayCertificates = dir.resolve("root/share/relay-1/rules/cfengine-community/"
+                    + "rudder-service-apache/1.0/apache/nodescerts.pem");
+            Files.createDirectories(relayCertificates.getParent());
+            SelfSigned.writeCertificates(relayCertificates, nodeX.certificate(), nodeY.certificate(),
+                    nodeZ.certificate());
             Files.write(relayNodesList, JSON.writeValueAsBytes(nodesList));
             eventually(() -> body(relayServer.client(nodeZ), "/policies/node-z/rules/rudder.tar.bz2")
                     .equals("node-z 1"));

@@ -36,7 +36,7 @@ class ReloadIT {
     @Test
     void nodeAddedByAtomicReplaceOfTheInputsIsServedWithin2sWithoutAnySignal(@TempDir Path dir) throws Exception {
         Sandbox sandbox = Sandbox.create(dir);
-        sandbox.addNode("node-a", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+        sandbox.addNode("node-a", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
         sandbox.shareFile("node-b/rules/rudder.tar.bz2", new byte[] {4, 2});
         try (TestServer server = TestServer.start(sandbox)) {
             long start = System.nanoTime();
@@ -56,7 +56,7 @@ class ReloadIT {
     @Test
     void brokenNodesListIsRejectedOldSnapshotServesAndFixingTheFileRecovers(@TempDir Path dir) throws Exception {
         Sandbox sandbox = Sandbox.create(dir);
-        NodeKeys a = sandbox.addNode("node-a", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+        NodeKeys a = sandbox.addNode("node-a", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
         sandbox.shareFile("node-a/rules/rudder.tar.bz2", new byte[] {1});
         try (TestServer server = TestServer.start(sandbox)) {
             PintleClient client = server.client(a);
@@ -79,7 +79,7 @@ class ReloadIT {
             assertThat(refused.body().path("errorDetails").asText()).contains("nodeslist.json");
 
             // The fix is a valid nodes list that also adds a node, so that recovery is visible as a new generation.
-            NodeKeys b = sandbox.addNode("node-b", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+            NodeKeys b = sandbox.addNode("node-b", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
             assertThat(eventually(Duration.ofSeconds(5), () -> adminStatus(server).path("generation").asLong() == 2))
                     .isTrue();
             assertThat(status(client, "/policies/node-a/rules/rudder.tar.bz2", dir)).isEqualTo(200);
@@ -115,7 +115,7 @@ class ReloadIT {
                         if (reloads == 10) {
                             sandbox.remove("node-1");
                         } else {
-                            sandbox.addNode("extra-" + reloads, SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+                            sandbox.addNode("extra-" + reloads, SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
                         }
                         TestServer.AdminResponse reload = server.admin("POST", "/rudder/relay-api/1/system/reload");
                         assertThat(reload.body().path("result").asText()).isEqualTo("success");
@@ -138,7 +138,7 @@ class ReloadIT {
     @Test
     void requestsDuringATightReloadLoopNeverFailAndEachSeesOneSnapshot(@TempDir Path dir) throws Exception {
         Sandbox sandbox = Sandbox.create(dir);
-        NodeKeys flipping = sandbox.addNode("flipping", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+        NodeKeys flipping = sandbox.addNode("flipping", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
         sandbox.shareFile("flipping/rules/rudder.tar.bz2", new byte[] {7});
         try (TestServer server = TestServer.start(sandbox, "[reload]\nwatch = false")) {
             // Generation -> whether "flipping" is registered in it. Odd generations have it, even ones do not.
@@ -168,7 +168,7 @@ class ReloadIT {
                     || (requests.get() < 400 && System.nanoTime() - start < Duration.ofSeconds(60).toNanos())) {
                 present = !present;
                 if (present) {
-                    sandbox.register("flipping", flipping.certificate(), Sandbox.Pinning.NODES_LIST);
+                    sandbox.register("flipping", flipping.certificate(), Sandbox.Pinning.BOTH);
                 } else {
                     sandbox.remove("flipping");
                 }
@@ -196,7 +196,7 @@ class ReloadIT {
     @Test
     void serverCertificateRotationServesNewHandshakesWhileAnOpenDownloadContinues(@TempDir Path dir) throws Exception {
         Sandbox sandbox = Sandbox.create(dir);
-        NodeKeys node = sandbox.addNode("node-1", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+        NodeKeys node = sandbox.addNode("node-1", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
         byte[] content = sandbox.randomShareFile("node-1/rules/rudder.tar.bz2", 16 * 1024 * 1024, 5);
         String oldPin = sandbox.serverPin();
         try (TestServer server = TestServer.start(sandbox, "[reload]\nwatch = false")) {
@@ -233,7 +233,7 @@ class ReloadIT {
     @Test
     void keyAndCertificateThatDoNotMatchAreRefusedAndTheOldOnesKeepServing(@TempDir Path dir) throws Exception {
         Sandbox sandbox = Sandbox.create(dir);
-        NodeKeys node = sandbox.addNode("node-1", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+        NodeKeys node = sandbox.addNode("node-1", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
         try (TestServer server = TestServer.start(sandbox, "[reload]\nwatch = false")) {
             SelfSigned.Identity other = SelfSigned.generate(SelfSigned.KeyType.EC_P256, "root");
             SelfSigned.writePrivateKey(sandbox.server().keyPath(), other.keyPair().getPrivate(), false);

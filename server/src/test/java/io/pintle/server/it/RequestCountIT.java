@@ -122,7 +122,7 @@ class RequestCountIT {
         assumeTrue(CurlIT.available("curl"), "curl is not installed");
         sandbox = Sandbox.create(dir);
         node = sandbox.addNode("node-a", SelfSigned.KeyType.RSA_2048, Sandbox.Pinning.BOTH);
-        sandbox.addNode("node-b", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+        sandbox.addNode("node-b", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
         new java.util.Random(17).nextBytes(ARCHIVE);
         sandbox.shareFile("node-a/rules/rudder.tar.bz2", ARCHIVE);
         sandbox.shareFile("node-a/rules/cfengine-community/promises.cf",

@@ -34,7 +34,7 @@ class RulesSwapIT {
     @Test
     void downloadInFlightDuringRulesRenameCompletesWithTheOldVersion(@TempDir Path dir) throws Exception {
         Sandbox sandbox = Sandbox.create(dir);
-        NodeKeys node = sandbox.addNode("node-1", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+        NodeKeys node = sandbox.addNode("node-1", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
         Path rules = sandbox.share().resolve("node-1/rules");
         Files.createDirectories(rules);
         MessageDigest expected = MessageDigest.getInstance("SHA-256");

@@ -37,7 +37,7 @@ class ServerVariantsIT {
         Sandbox sandbox = Sandbox.create(dir, type, pkcs1);
         assertThat(Files.readString(sandbox.server().keyPath()))
                 .startsWith(pkcs1 ? "-----BEGIN RSA PRIVATE KEY-----" : "-----BEGIN PRIVATE KEY-----");
-        NodeKeys node = sandbox.addNode("node-1", SelfSigned.KeyType.RSA_2048, Sandbox.Pinning.NODES_LIST);
+        NodeKeys node = sandbox.addNode("node-1", SelfSigned.KeyType.RSA_2048, Sandbox.Pinning.BOTH);
         sandbox.shareFile("node-1/rules/rudder.tar.bz2", "policies".getBytes(StandardCharsets.US_ASCII));
         try (TestServer server = TestServer.start(sandbox)) {
             FetchResult result = server.client(node)
@@ -50,7 +50,7 @@ class ServerVariantsIT {
     @Test
     void addressOutsideTheAllowedNetworksIsDenied(@TempDir Path dir) throws Exception {
         Sandbox sandbox = Sandbox.create(dir);
-        NodeKeys node = sandbox.addNode("node-1", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+        NodeKeys node = sandbox.addNode("node-1", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
         sandbox.shareFile("node-1/rules/rudder.tar.bz2", "policies".getBytes(StandardCharsets.US_ASCII));
         sandbox.shareFile("common/lib.tar.bz2", "lib".getBytes(StandardCharsets.US_ASCII));
         sandbox.networks("# agents only come from the LAN\nRequire ip 10.0.0.0/8 192.168.0.0/16\n");
@@ -71,7 +71,7 @@ class ServerVariantsIT {
     @Test
     void tls12CanBeEnabledByConfiguration(@TempDir Path dir) throws Exception {
         Sandbox sandbox = Sandbox.create(dir);
-        NodeKeys node = sandbox.addNode("node-1", SelfSigned.KeyType.RSA_2048, Sandbox.Pinning.NODES_LIST);
+        NodeKeys node = sandbox.addNode("node-1", SelfSigned.KeyType.RSA_2048, Sandbox.Pinning.BOTH);
         try (TestServer server = TestServer.start(sandbox, "protocols = [\"TLSv1.3\", \"TLSv1.2\"]")) {
             HttpClient tls12 = HttpClient.newBuilder()
                     .sslContext(ClientTls.context(node.certificatePath(), node.keyPath(), Set.of(sandbox.serverPin())))

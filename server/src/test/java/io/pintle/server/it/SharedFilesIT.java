@@ -41,7 +41,7 @@ class SharedFilesIT {
     void aFileSharedByAForBIsFetchedByBOnly(@TempDir Path dir) throws Exception {
         Sandbox sandbox = Sandbox.create(dir);
         NodeKeys a = sandbox.addNode("node-a", SelfSigned.KeyType.RSA_2048, Sandbox.Pinning.BOTH);
-        NodeKeys b = sandbox.addNode("node-b", SelfSigned.KeyType.RSA_2048, Sandbox.Pinning.NODES_LIST);
+        NodeKeys b = sandbox.addNode("node-b", SelfSigned.KeyType.RSA_2048, Sandbox.Pinning.BOTH);
         NodeKeys c = sandbox.addNode("node-c", SelfSigned.KeyType.RSA_2048, Sandbox.Pinning.CERTIFICATES);
         byte[] content = "secret for b\n".getBytes(StandardCharsets.UTF_8);
         try (TestServer server = TestServer.start(sandbox)) {
@@ -85,7 +85,7 @@ class SharedFilesIT {
         Sandbox sandbox = Sandbox.create(dir);
         NodeKeys a = sandbox.addNode("node-a", SelfSigned.KeyType.RSA_2048, Sandbox.Pinning.BOTH);
         NodeKeys c = sandbox.addNode("node-c", SelfSigned.KeyType.RSA_2048, Sandbox.Pinning.BOTH);
-        sandbox.addNode("node-b", SelfSigned.KeyType.RSA_2048, Sandbox.Pinning.NODES_LIST);
+        sandbox.addNode("node-b", SelfSigned.KeyType.RSA_2048, Sandbox.Pinning.BOTH);
         byte[] content = "payload".getBytes(StandardCharsets.UTF_8);
         try (TestServer server = TestServer.start(sandbox, "[limits]\nmax_shared_file_bytes = 4096\n")) {
             PintleClient client = server.client(a);

@@ -34,7 +34,7 @@ class SharedFolderIT {
     @Test
     void headWithHashAnswersAsRelaydDoes(@TempDir Path dir) throws Exception {
         Sandbox sandbox = Sandbox.create(dir);
-        NodeKeys node = sandbox.addNode("node-1", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+        NodeKeys node = sandbox.addNode("node-1", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
         byte[] content = "shared content\n".getBytes(StandardCharsets.UTF_8);
         Files.createDirectories(dir.resolve("shared-folder/tools"));
         Files.write(dir.resolve("shared-folder/tools/script.sh"), content);
@@ -69,7 +69,7 @@ class SharedFolderIT {
     @Test
     void onlyKnownNodesInAllowedNetworksAndNothingOutsideTheFolder(@TempDir Path dir) throws Exception {
         Sandbox sandbox = Sandbox.create(dir);
-        NodeKeys node = sandbox.addNode("node-1", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+        NodeKeys node = sandbox.addNode("node-1", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
         NodeKeys stranger = sandbox.unregisteredIdentity("stranger", "node-9");
         Files.createDirectories(dir.resolve("shared-folder"));
         Files.writeString(dir.resolve("shared-folder/file"), "x");
@@ -96,7 +96,7 @@ class SharedFolderIT {
     @Test
     void recursiveCopyThroughManifestArchiveAndWait(@TempDir Path dir) throws Exception {
         Sandbox sandbox = Sandbox.create(dir);
-        NodeKeys node = sandbox.addNode("node-1", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+        NodeKeys node = sandbox.addNode("node-1", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
         Path folder = Files.createDirectories(dir.resolve("shared-folder/app/conf"));
         Files.writeString(folder.resolve("a.conf"), "a");
         Files.writeString(folder.resolveSibling("run.sh"), "#!/bin/sh\n");

@@ -54,7 +54,7 @@ class SocketActivationIT {
         assumeTrue(Files.isExecutable(ACTIVATE), "systemd-socket-activate is not installed (Debian package systemd): "
                 + "socket activation is not tested here");
         Sandbox sandbox = Sandbox.create(dir);
-        NodeKeys a = sandbox.addNode("node-a", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+        NodeKeys a = sandbox.addNode("node-a", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
         byte[] small = sandbox.randomShareFile("node-a/rules/rudder.tar.bz2", 16 * 1024, 1);
         byte[] big = sandbox.randomShareFile("node-a/rules/big.bin", 8 * 1024 * 1024, 2);
         Path config = sandbox.config("[reload]\nwatch = false");

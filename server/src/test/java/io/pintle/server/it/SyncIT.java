@@ -64,7 +64,7 @@ class SyncIT {
     @BeforeAll
     static void start() throws Exception {
         sandbox = Sandbox.create(dir);
-        node = sandbox.addNode(NODE, SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+        node = sandbox.addNode(NODE, SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
         server = TestServer.start(sandbox);
     }
 
@@ -285,7 +285,7 @@ class SyncIT {
     void anotherNodesPoliciesAreRefusedAndNothingIsWritten(TestInfo test) throws Exception {
         tree(name(test), 1);
         NodeKeys other = sandbox.addNode("node-2-" + name(test).length(), SelfSigned.KeyType.EC_P256,
-                Sandbox.Pinning.NODES_LIST);
+                Sandbox.Pinning.BOTH);
         Path local = work.resolve("inputs");
 
         assertThatThrownBy(() -> server.client(other).sync(remote(name(test)), local))

@@ -32,7 +32,7 @@ class SystemdHandoffIT {
     @Test
     void readyAfterStartReloadingAndReadyAroundAReloadStoppingAtStop(@TempDir Path dir) throws Exception {
         Sandbox sandbox = Sandbox.create(dir);
-        sandbox.addNode("node-a", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+        sandbox.addNode("node-a", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
         try (NotifySocket manager = NotifySocket.bind(dir.resolve("notify"))) {
             PintleServer server = Bootstrap.build(ConfigLoader.load(sandbox.config("[reload]\nwatch = false")),
                     new SystemdHandoff(new SystemdNotifier(manager.path()), Optional.empty()));
@@ -42,7 +42,7 @@ class SystemdHandoffIT {
                 assertThat(manager.receive(WAIT))
                         .isEqualTo("READY=1\nSTATUS=serving 1 nodes on port " + server.port() + ", generation 1");
 
-                sandbox.addNode("node-b", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+                sandbox.addNode("node-b", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
                 assertThat(server.reloader().reload("test").get(30, TimeUnit.SECONDS).succeeded()).isTrue();
                 assertThat(manager.receive(WAIT)).startsWith("RELOADING=1\nMONOTONIC_USEC=")
                         .endsWith("\nSTATUS=reloading (test)");
@@ -65,7 +65,7 @@ class SystemdHandoffIT {
     void anInheritedListeningSocketServesTheTlsListenerAndTheAdminListenerBindsItsOwn(@TempDir Path dir)
             throws Exception {
         Sandbox sandbox = Sandbox.create(dir);
-        NodeKeys a = sandbox.addNode("node-a", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+        NodeKeys a = sandbox.addNode("node-a", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
         try (ServerSocketChannel inherited = ServerSocketChannel.open()) {
             inherited.bind(new InetSocketAddress("127.0.0.1", 0));
             int port = ((InetSocketAddress) inherited.getLocalAddress()).getPort();

@@ -30,8 +30,8 @@ class TlsProviderIT {
     void servesH2AndHttp11ByAlpnAndResumesSessions(ServerConfig.TlsProvider provider, @TempDir Path dir)
             throws Exception {
         Sandbox sandbox = Sandbox.create(dir);
-        NodeKeys node = sandbox.addNode("node-1", SelfSigned.KeyType.RSA_2048, Sandbox.Pinning.NODES_LIST);
-        NodeKeys stranger = sandbox.addNode("node-2", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+        NodeKeys node = sandbox.addNode("node-1", SelfSigned.KeyType.RSA_2048, Sandbox.Pinning.BOTH);
+        NodeKeys stranger = sandbox.addNode("node-2", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
         sandbox.shareFile("node-1/rules/rudder.tar.bz2", "rules of node-1".getBytes(StandardCharsets.UTF_8));
         String path = "/policies/node-1/rules/rudder.tar.bz2";
         try (TestServer server = TestServer.start(sandbox, "provider = \"" + provider.text() + "\"")) {

@@ -51,7 +51,7 @@ class TreeViewsIT {
     @Test
     void manifestDescribesTheTreeOnDisk(@TempDir Path dir) throws Exception {
         Sandbox sandbox = Sandbox.create(dir);
-        NodeKeys node = sandbox.addNode("node-1", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+        NodeKeys node = sandbox.addNode("node-1", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
         Path rules = rudderTree(sandbox, "node-1", 40);
         Files.createSymbolicLink(rules.resolve("cfengine-community/certs/policy-server.pem"), Path.of("root.pem"));
         Files.createSymbolicLink(rules.resolve("escape"), Path.of("../../../lib/nodeslist.json"));
@@ -116,7 +116,7 @@ class TreeViewsIT {
     @Test
     void archiveRoundTripsTheTree(@TempDir Path dir) throws Exception {
         Sandbox sandbox = Sandbox.create(dir);
-        NodeKeys node = sandbox.addNode("node-1", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+        NodeKeys node = sandbox.addNode("node-1", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
         Path rules = rudderTree(sandbox, "node-1", 25);
         Files.createSymbolicLink(rules.resolve("cfengine-community/certs/policy-server.pem"), Path.of("root.pem"));
         Files.setPosixFilePermissions(rules.resolve("cfengine-community/file-3.cf"),
@@ -165,7 +165,7 @@ class TreeViewsIT {
     void archiveFailsRatherThanMixVersionsWhenAFileChangesWhileItStreams(HttpClient.Version version,
             @TempDir Path dir) throws Exception {
         Sandbox sandbox = Sandbox.create(dir);
-        NodeKeys node = sandbox.addNode("node-1", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+        NodeKeys node = sandbox.addNode("node-1", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
         Path rules = Files.createDirectories(sandbox.share().resolve("node-1/rules"));
         for (int i = 0; i < 24; i++) {
             // Random bytes do not compress: the archive is ~24 MiB, far more than the socket buffers hold.
@@ -196,7 +196,7 @@ class TreeViewsIT {
     @Test
     void waitAnswersWhenTheEtagChangesAnd304AtTheTimeout(@TempDir Path dir) throws Exception {
         Sandbox sandbox = Sandbox.create(dir);
-        NodeKeys node = sandbox.addNode("node-1", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+        NodeKeys node = sandbox.addNode("node-1", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
         rudderTree(sandbox, "node-1", 10);
         Path archive = sandbox.shareFile("node-1/rules/rudder.tar.bz2", "generation 1".getBytes(StandardCharsets.UTF_8));
         // The idle timeout is shorter than the waits: a parked request must survive it.
@@ -254,7 +254,7 @@ class TreeViewsIT {
     @Test
     void waitersAreBoundedAndHoldNoDownloadWorker(@TempDir Path dir) throws Exception {
         Sandbox sandbox = Sandbox.create(dir);
-        NodeKeys node = sandbox.addNode("node-1", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+        NodeKeys node = sandbox.addNode("node-1", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
         sandbox.shareFile("node-1/rules/rudder.tar.bz2", "generation 1".getBytes(StandardCharsets.UTF_8));
         try (TestServer server = TestServer.start(sandbox,
                 "[limits]\nmax_waiters = 2\nfiles = { concurrency = 1, queue = 0 }\n")) {
@@ -291,8 +291,8 @@ class TreeViewsIT {
     @Test
     void badViewsAndWaitsAreRefusedClearly(@TempDir Path dir) throws Exception {
         Sandbox sandbox = Sandbox.create(dir);
-        NodeKeys node = sandbox.addNode("node-1", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
-        NodeKeys other = sandbox.addNode("node-2", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+        NodeKeys node = sandbox.addNode("node-1", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
+        NodeKeys other = sandbox.addNode("node-2", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
         rudderTree(sandbox, "node-1", 3);
         try (TestServer server = TestServer.start(sandbox)) {
             PintleClient client = server.client(node);
@@ -318,7 +318,7 @@ class TreeViewsIT {
     @Test
     void everyManifestDescribesOneSideOfRepeatedRulesSwaps(@TempDir Path dir) throws Exception {
         Sandbox sandbox = Sandbox.create(dir);
-        NodeKeys node = sandbox.addNode("node-1", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+        NodeKeys node = sandbox.addNode("node-1", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
         Path rules = generation(sandbox.share().resolve("node-1/rules"), 0);
         try (TestServer server = TestServer.start(sandbox)) {
             PintleClient client = server.client(node);

@@ -17,6 +17,8 @@ import java.util.List;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 class CertificatesLoaderTest {
     private static KeyPair key1;
@@ -282,5 +284,27 @@ class CertificatesLoaderTest {
         } catch (IOException e) {
             return e.getClass().getName() + ": " + e.getMessage();
         }
+    }
+    // --- issue 18: messages in the operator's words ---
+
+    @ParameterizedTest(name = "[{index}] {1}")
+    @CsvSource(delimiter = '|', quoteCharacter = '`', textBlock = """
+            -----BEGIN CERTIFICATE-----\\n-----END CERTIFICATE-----\\n         | it has nothing between its BEGIN and END lines
+            -----BEGIN CERTIFICATE-----\\n!!!!\\n-----END CERTIFICATE-----\\n   | its body is not base64
+            -----BEGIN CERTIFICATE-----\\nAAAA\\n-----END CERTIFICATE-----\\n   | its body is not an X.509 certificate (damaged or cut short?)
+            """)
+    void aDamagedCertificateIsNamedByNumberAndLineWithoutTheJdksWording(String pem, String reason)
+            throws Exception {
+        X509Certificate good = SelfSigned.generate(SelfSigned.KeyType.EC_P256, "node-1").certificate();
+        Path bundle = dir.resolve("damaged.pem");
+        SelfSigned.writeCertificates(bundle, good);
+        int lines = Files.readAllLines(bundle).size();
+        Files.writeString(bundle, pem.replace("\\n", "\n"), java.nio.file.StandardOpenOption.APPEND);
+
+        assertThatThrownBy(() -> CertificatesLoader.load(bundle, warnings::add))
+                .isInstanceOf(IOException.class)
+                .hasMessage(bundle + ": not valid PEM: certificate 2 (line " + (lines + 1) + ") is invalid: " + reason)
+                .satisfies(e -> assertThat(e.getMessage()).doesNotContain("java.io", "Could not parse",
+                        "Empty input"));
     }
 }

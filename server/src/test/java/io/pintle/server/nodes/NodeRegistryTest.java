@@ -51,7 +51,10 @@ class NodeRegistryTest {
                 List.of(
                         new CertificateBinding(NODE_C, KeyHash.sha256(keyC.getPublic())),
                         // the same key as in nodeslist.json: one pin, not two
-                        new CertificateBinding(NODE_A, KeyHash.sha256(keyA.getPublic()))));
+                        new CertificateBinding(NODE_A, KeyHash.sha256(keyA.getPublic())),
+                        new CertificateBinding(NODE_B, KeyHash.sha256(keyB.getPublic())),
+                        // sha512 in nodeslist.json, sha256 here: the same key, pinned by both inputs
+                        new CertificateBinding(NODE_D, KeyHash.sha256(keyD.getPublic()))));
     }
 
     private static Node node(NodeId id, Optional<KeyHash> key) {
@@ -69,7 +72,7 @@ class NodeRegistryTest {
     }
 
     @Test
-    void nodeWithItsKeyInTheNodesListIsAuthenticated() {
+    void nodeWithItsKeyInTheNodesListAndTheBundleIsAuthenticated() {
         Identification identification = registry.identify(certificate(keyB, "node-b"), NOW);
 
         assertThat(identification).isEqualTo(
@@ -77,7 +80,7 @@ class NodeRegistryTest {
     }
 
     @Test
-    void nodeKnownOnlyThroughACertificateBindingIsAuthenticated() {
+    void nodeListedWithoutKeyHashIsAuthenticatedByItsCertificate() {
         Identification identification = registry.identify(certificate(keyC, "node-c"), NOW);
 
         assertThat(identification).isEqualTo(
@@ -169,8 +172,8 @@ class NodeRegistryTest {
     @Test
     void countsNodesAndDistinctPins() {
         assertThat(registry.nodeCount()).isEqualTo(4);
-        // A, B and D from nodeslist.json, C from its certificate; A's certificate repeats A's pin.
-        assertThat(registry.pinCount()).isEqualTo(4);
+        // A, B and D (sha512) from nodeslist.json, C and D (sha256) from certificates; A's and B's repeat a pin.
+        assertThat(registry.pinCount()).isEqualTo(5);
         assertThat(registry.node(NODE_C)).hasValueSatisfying(node -> assertThat(node.keyHash()).isEmpty());
         assertThat(registry.node(new NodeId("node-z"))).isEmpty();
     }
@@ -195,5 +198,136 @@ class NodeRegistryTest {
 
         assertThat(anonymous(registry.identify(certificate, NOW)).reason())
                 .isEqualTo(Identification.Reason.INVALID_UID);
+    }
+    // --- issue 18: one identity rule over both inputs ---
+
+    private static final NodeId LISTED_ONLY = new NodeId("listed-only");
+    private static final NodeId CERTIFIED_ONLY = new NodeId("certified-only");
+    private static final NodeId ROTATING = new NodeId("rotating");
+
+    @Test
+    void nodeRemovedFromTheNodesListIsRefusedEvenWithItsCertificateStillInTheBundle() {
+        KeyPair key = SelfSigned.keyPair(SelfSigned.KeyType.EC_P256);
+        // nodeslist.json was rewritten without the node; nodescerts.pem not yet (or never).
+        NodeRegistry between = NodeRegistry.of(List.of(node(NODE_A, Optional.of(KeyHash.sha256(keyA.getPublic())))),
+                List.of(new CertificateBinding(NODE_A, KeyHash.sha256(keyA.getPublic())),
+                        new CertificateBinding(CERTIFIED_ONLY, KeyHash.sha256(key.getPublic()))));
+
+        Identification.Anonymous anonymous = anonymous(between.identify(certificate(key, "certified-only"), NOW));
+
+        assertThat(anonymous.reason()).isEqualTo(Identification.Reason.NODE_NOT_LISTED);
+        assertThat(anonymous.reason().code()).isEqualTo("node-not-listed");
+        assertThat(anonymous.detail()).contains("certified-only").contains("nodeslist.json");
+        assertThat(between.identify(certificate(keyA, "node-a"), NOW))
+                .isInstanceOf(Identification.Authenticated.class);
+    }
+
+    @Test
+    void nodeInTheNodesListWhoseCertificateIsNotInTheBundleIsRefused() {
+        KeyPair key = SelfSigned.keyPair(SelfSigned.KeyType.EC_P256);
+        // nodeslist.json has the node (and its key-hash); the configured bundle does not hold its certificate.
+        NodeRegistry between = NodeRegistry.of(
+                List.of(node(LISTED_ONLY, Optional.of(KeyHash.sha256(key.getPublic())))), List.of());
+
+        Identification.Anonymous anonymous = anonymous(between.identify(certificate(key, "listed-only"), NOW));
+
+        assertThat(anonymous.reason()).isEqualTo(Identification.Reason.PINS_DISAGREE);
+        assertThat(anonymous.detail()).contains("listed-only").contains("[nodes] certificates");
+    }
+
+    @Test
+    void aKeyChangedInOneInputOnlyIsRefusedWhicheverInputWasWrittenFirst() {
+        KeyPair oldKey = SelfSigned.keyPair(SelfSigned.KeyType.EC_P256);
+        KeyPair newKey = SelfSigned.keyPair(SelfSigned.KeyType.EC_P256);
+        NodeRegistry listFirst = NodeRegistry.of(
+                List.of(node(ROTATING, Optional.of(KeyHash.sha256(newKey.getPublic())))),
+                List.of(new CertificateBinding(ROTATING, KeyHash.sha256(oldKey.getPublic()))));
+        NodeRegistry bundleFirst = NodeRegistry.of(
+                List.of(node(ROTATING, Optional.of(KeyHash.sha256(oldKey.getPublic())))),
+                List.of(new CertificateBinding(ROTATING, KeyHash.sha256(newKey.getPublic()))));
+
+        for (NodeRegistry between : List.of(listFirst, bundleFirst)) {
+            for (KeyPair key : List.of(oldKey, newKey)) {
+                assertThat(anonymous(between.identify(certificate(key, "rotating"), NOW)).reason())
+                        .isEqualTo(Identification.Reason.PINS_DISAGREE);
+            }
+        }
+    }
+
+    @Test
+    void withoutAConfiguredBundleTheNodesListAloneDecides() {
+        // No [nodes] certificates: nodeslist.json's key-hash is the only input, and enough.
+        NodeRegistry listOnly = NodeRegistry.of(List.of(node(NODE_B, Optional.of(KeyHash.sha256(keyB.getPublic())))));
+
+        assertThat(listOnly.identify(certificate(keyB, "node-b"), NOW)).isEqualTo(
+                new Identification.Authenticated(NODE_B, KeyHash.sha256(keyB.getPublic())));
+    }
+
+    @Test
+    void twentyThousandClonesSharingOneKeyMakeOneRegistryInLinearTime() {
+        // Cloned VMs keep the template's agent key: every entry pins the same hash. Copying the owner set per owner
+        // made this quadratic (20,000 entries ran for minutes and 1.5 GB); the bound only guards against that.
+        KeyPair shared = SelfSigned.keyPair(SelfSigned.KeyType.EC_P256);
+        KeyHash pin = KeyHash.sha256(shared.getPublic());
+        int count = 20_000;
+        List<Node> nodes = new java.util.ArrayList<>(count);
+        List<CertificateBinding> bindings = new java.util.ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+            NodeId id = new NodeId("clone-" + i);
+            nodes.add(node(id, Optional.of(pin)));
+            bindings.add(new CertificateBinding(id, pin));
+        }
+
+        NodeRegistry clones = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(Duration.ofSeconds(30),
+                () -> NodeRegistry.of(nodes, bindings));
+
+        assertThat(clones.nodeCount()).isEqualTo(count);
+        assertThat(clones.pinCount()).isEqualTo(1);
+        for (int i : new int[] {0, count / 2, count - 1}) {
+            assertThat(clones.identify(certificate(shared, "clone-" + i), NOW))
+                    .isEqualTo(new Identification.Authenticated(new NodeId("clone-" + i), pin));
+        }
+        assertThat(clones.isPinned(new NodeId("clone-7"), pin)).isTrue();
+        assertThat(clones.owners(pin)).hasSize(count);
+        assertThat(clones.pinsOf(new NodeId("clone-7"))).containsExactly(pin);
+    }
+    @Test
+    void aReKeyedNodeIsAuthenticatedOnceBothInputsHaveTheNewKeyEvenWithTheOldCertificateStillThere() {
+        KeyPair oldKey = SelfSigned.keyPair(SelfSigned.KeyType.EC_P256);
+        KeyPair newKey = SelfSigned.keyPair(SelfSigned.KeyType.EC_P256);
+        NodeRegistry after = NodeRegistry.of(
+                List.of(node(ROTATING, Optional.of(KeyHash.sha256(newKey.getPublic())))),
+                List.of(new CertificateBinding(ROTATING, KeyHash.sha256(oldKey.getPublic())),
+                        new CertificateBinding(ROTATING, KeyHash.sha256(newKey.getPublic()))));
+
+        assertThat(after.identify(certificate(newKey, "rotating"), NOW))
+                .isInstanceOf(Identification.Authenticated.class);
+        assertThat(anonymous(after.identify(certificate(oldKey, "rotating"), NOW)).reason())
+                .isEqualTo(Identification.Reason.PINS_DISAGREE);
+    }
+
+    @Test
+    void aNodeListedWithoutKeyHashAndNoBundleConfiguredHasNoPinnedKey() {
+        NodeRegistry listOnly = NodeRegistry.of(List.of(node(NODE_C, Optional.empty())));
+
+        assertThat(anonymous(listOnly.identify(certificate(keyC, "node-c"), NOW)).reason())
+                .isEqualTo(Identification.Reason.UNKNOWN_KEY);
+        assertThat(listOnly.certificatesConfigured()).isFalse();
+    }
+    @Test
+    void disagreementsCountTheNodesEitherInputNamesAlone() {
+        KeyPair other = SelfSigned.keyPair(SelfSigned.KeyType.EC_P256);
+        NodeRegistry between = NodeRegistry.of(
+                List.of(node(NODE_A, Optional.of(KeyHash.sha256(keyA.getPublic()))),
+                        node(NODE_B, Optional.of(KeyHash.sha256(keyB.getPublic()))),
+                        node(NODE_C, Optional.of(KeyHash.sha256(keyC.getPublic())))),
+                List.of(new CertificateBinding(NODE_A, KeyHash.sha256(keyA.getPublic())),
+                        new CertificateBinding(NODE_C, KeyHash.sha256(other.getPublic())),
+                        new CertificateBinding(CERTIFIED_ONLY, KeyHash.sha256(other.getPublic()))));
+
+        // B has no certificate, C's certificate has another key, certified-only is not listed.
+        assertThat(between.disagreements()).isEqualTo(3);
+        assertThat(registry.disagreements()).isZero();
+        assertThat(NodeRegistry.of(List.of(node(NODE_B, Optional.empty()))).disagreements()).isZero();
     }
 }

@@ -159,4 +159,36 @@ class NodesListLoaderTest {
                 .isInstanceOf(IOException.class)
                 .hasMessage(missing + ": no such file");
     }
+    // --- issue 18: messages in the operator's words ---
+
+    @ParameterizedTest(name = "[{index}] {1}")
+    @CsvSource(delimiter = '|', quoteCharacter = '`', textBlock = """
+            {"a": {"hostname": NaN}}                    | 'NaN' is not a JSON value (numbers are digits; text goes in double quotes) at line 1, column 23
+            {"a": {"hostname": "h", "x": -Infinity}}    | '-Infinity' is not a JSON value (numbers are digits; text goes in double quotes) at line 1, column 39
+            {"a": {"hostname": "h", }}                  | unexpected '}': expected a field name in double quotes at line 1, column 25
+            {"a" {}}                                    | unexpected '{': expected ':' after a field name at line 1, column 6
+            {"a": {"hostname": 'h'}}                    | unexpected single quote (JSON strings take double quotes): expected a value
+            {"a": {"hostname": "h"                      | the file ends before the JSON is complete
+            """)
+    void aSyntaxErrorSaysWhatAndWhereInJsonTerms(String json, String message) throws IOException {
+        Path file = write(json);
+
+        assertThatThrownBy(() -> NodesListLoader.load(file))
+                .isInstanceOf(IOException.class)
+                .hasMessageStartingWith(file + ": invalid JSON: " + message)
+                .satisfies(e -> assertThat(e.getMessage()).doesNotContain("JsonReadFeature", "ALLOW_", "`",
+                        "Source:", "REDACTED", "code 125", "Non-standard token"));
+    }
+
+    @Test
+    void overlongNamesAndNumbersAreRefusedWithTheLimitNotTheParsersSetting() throws IOException {
+        Path longName = Files.writeString(dir.resolve("long-name.json"), "{\"" + "a".repeat(50_001) + "\": {}}");
+        Path longNumber = Files.writeString(dir.resolve("long-number.json"),
+                "{\"a\": {\"hostname\": \"h\", \"policy-server\": \"root\", \"n\": 1" + "0".repeat(2_000) + "}}");
+
+        assertThatThrownBy(() -> NodesListLoader.load(longName))
+                .hasMessage(longName + ": invalid JSON: a node id or field name longer than 50000 characters");
+        assertThatThrownBy(() -> NodesListLoader.load(longNumber))
+                .hasMessage(longNumber + ": invalid JSON: a number longer than 1000 characters");
+    }
 }

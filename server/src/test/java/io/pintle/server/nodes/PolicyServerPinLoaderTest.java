@@ -37,4 +37,15 @@ class PolicyServerPinLoaderTest {
                 .hasMessageStartingWith(file + ": ")
                 .hasMessageContaining("upstream.certificate");
     }
+    @ParameterizedTest
+    @ValueSource(strings = {"not a certificate\n", "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n",
+        "-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----\n"})
+    void aDamagedCertificateIsDescribedByItsFormNotByTheJdksWording(String content) {
+        Path file = dir.resolve("policy_server.pem");
+        assertThatThrownBy(() -> PolicyServerPinLoader.parse(content.getBytes(StandardCharsets.US_ASCII), file))
+                .isInstanceOf(IOException.class)
+                .hasMessage(file + ": not a PEM certificate (upstream.certificate): expected the policy server's "
+                        + "certificate as '-----BEGIN CERTIFICATE-----', base64 lines and '-----END CERTIFICATE-----' "
+                        + "(damaged or cut short?)");
+    }
 }

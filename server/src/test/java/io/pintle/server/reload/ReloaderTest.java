@@ -34,7 +34,7 @@ class ReloaderTest {
     @BeforeEach
     void setUp() throws Exception {
         sandbox = Sandbox.create(dir, SelfSigned.KeyType.EC_P256, false);
-        sandbox.addNode("node-a", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+        sandbox.addNode("node-a", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
         config = sandbox.config("");
         ServerConfig loaded = ConfigLoader.load(config);
         holder = new SnapshotHolder(new SnapshotLoader(loaded, Clock.systemUTC()).load(1));
@@ -49,7 +49,7 @@ class ReloaderTest {
 
     @Test
     void changedInputsArePublishedAsTheNextGeneration() throws Exception {
-        sandbox.addNode("node-b", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+        sandbox.addNode("node-b", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
         ReloadOutcome outcome = reloader.reload("test").get();
         assertThat(outcome.result()).isEqualTo(ReloadOutcome.Result.APPLIED);
         assertThat(outcome.generation()).isEqualTo(2);
@@ -132,7 +132,7 @@ class ReloaderTest {
     void concurrentTriggersAreSerialisedIntoConsecutiveGenerations() throws Exception {
         List<CompletableFuture<ReloadOutcome>> futures = new ArrayList<>();
         for (int i = 0; i < 8; i++) {
-            sandbox.addNode("extra-" + i, SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+            sandbox.addNode("extra-" + i, SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
             futures.add(reloader.reload("trigger " + i));
         }
         List<Long> generations = new ArrayList<>();

@@ -20,11 +20,15 @@ import java.util.Map;
 public final class Sandbox {
     /** Where a node's key is pinned. */
     public enum Pinning {
-        /** {@code key-hash} in {@code nodeslist.json}. */
+        /**
+         * {@code key-hash} in {@code nodeslist.json} only. The sandbox's configuration names {@code nodescerts.pem},
+         * so such a node is refused ({@code pins-disagree}), as between Rudder's two renames: use {@link #BOTH} for a
+         * known node.
+         */
         NODES_LIST,
         /** certificate in {@code nodescerts.pem} (entry in nodeslist.json without key-hash). */
         CERTIFICATES,
-        /** both. */
+        /** both, as Rudder writes a direct child: a known node. */
         BOTH
     }
 
