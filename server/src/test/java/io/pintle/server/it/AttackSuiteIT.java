@@ -582,4 +582,34 @@ class AttackSuiteIT {
             }
         }
     }
+
+    // --- issue 18: manifests ---
+
+    /**
+     * A tree deeper than 64 directories is what openapi.yaml says: 400 {@code tree-too-large}, for both views,
+     * on {@code /common/}, which every allowed client may read, with no stack trace answered or logged.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"manifest", "archive"})
+    void aTreeDeeperThan64LevelsIsRefusedWith400TreeTooLarge(String view) throws Exception {
+        Path deep = sandbox.share().resolve("common/deep");
+        for (int level = 0; level < 70; level++) {
+            deep = deep.resolve("d");
+        }
+        Files.createDirectories(deep);
+        int errorsBefore = errors();
+
+        String response = get("/common/deep/?view=" + view);
+
+        assertThat(status(response)).as(response).isEqualTo(400);
+        assertThat(response).contains("Content-Type: application/problem+json").contains("tree-too-large")
+                .contains("directories deep").doesNotContain("Exception").doesNotContain(dir.toString());
+        assertThat(errors()).as("nothing logged at ERROR").isEqualTo(errorsBefore);
+        assertStillServing();
+    }
+
+    private static int errors() {
+        return (int) List.copyOf(logs.list).stream()
+                .filter(event -> event.getLevel() == ch.qos.logback.classic.Level.ERROR).count();
+    }
 }
