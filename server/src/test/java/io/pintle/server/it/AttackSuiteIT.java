@@ -592,14 +592,25 @@ class AttackSuiteIT {
     @ParameterizedTest
     @ValueSource(strings = {"manifest", "archive"})
     void aTreeDeeperThan64LevelsIsRefusedWith400TreeTooLarge(String view) throws Exception {
-        Path deep = sandbox.share().resolve("common/deep");
+        Path top = sandbox.share().resolve("common/deep");
+        Path deep = top;
         for (int level = 0; level < 70; level++) {
             deep = deep.resolve("d");
         }
         Files.createDirectories(deep);
         int errorsBefore = errors();
 
-        String response = get("/common/deep/?view=" + view);
+        String response;
+        try {
+            response = get("/common/deep/?view=" + view);
+        } finally {
+            // Leaves /common/ describable for the tests that follow.
+            try (var walk = Files.walk(top)) {
+                for (Path path : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                    Files.delete(path);
+                }
+            }
+        }
 
         assertThat(status(response)).as(response).isEqualTo(400);
         assertThat(response).contains("Content-Type: application/problem+json").contains("tree-too-large")
