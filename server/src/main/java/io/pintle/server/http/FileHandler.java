@@ -1,6 +1,5 @@
 package io.pintle.server.http;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.pintle.api.MediaTypes;
 import io.pintle.api.Routes;
 import io.pintle.server.acl.Caller;
@@ -13,6 +12,7 @@ import io.pintle.server.policy.FileStat;
 import io.pintle.server.policy.FileVersion;
 import io.pintle.server.policy.SafePaths;
 import io.pintle.server.policy.TreeArchive;
+import io.pintle.server.policy.TreeManifest;
 import io.pintle.server.policy.TreeScanner;
 import io.pintle.server.policy.TreeVersion;
 import io.pintle.server.policy.UnsafePathException;
@@ -116,7 +116,7 @@ final class FileHandler extends Handler.Wrapper {
     private final DigestCache digests;
     private final ChangeWaits waits;
     private final SharedFileStore sharedFiles;
-    private final ObjectMapper json = new ObjectMapper();
+    private final TreeManifest manifests = new TreeManifest();
 
     /**
      * @param jersey answers every request this does not
@@ -256,8 +256,8 @@ final class FileHandler extends Handler.Wrapper {
         if (view == View.FILE) {
             serveFile(ask, lookup(ask, request), response, callback);
         } else {
-            onWorker(request, response, callback, exchange, () -> serveTree(ask, tree(ask, request), response,
-                    callback));
+            onWorker(request, response, callback, exchange, () -> serveTree(ask, tree(ask, request, false),
+                    response, callback));
         }
     }
 
@@ -467,23 +467,25 @@ final class FileHandler extends Handler.Wrapper {
 
     // ---- directory views
 
-    private TreeVersion tree(Ask ask, Request request) {
+    /**
+     * @param watched whether the version must list its directories (for a change wait)
+     */
+    private TreeVersion tree(Ask ask, Request request, boolean watched) {
         Path directory = real(ask, request);
         try {
-            return scanner.scan(directory);
+            return scanner.scan(directory, watched);
         } catch (TreeScanner.NotADirectoryException e) {
             throw new PintleException.NotFound("not-a-directory",
                     "this path is a file; views '" + Routes.VIEW_MANIFEST + "' and '" + Routes.VIEW_ARCHIVE
                             + "' are for directories");
         } catch (TreeScanner.TreeTooLargeException e) {
-            LOG.warn("refused a manifest: {}", e.getMessage());
+            LOG.warn("refused a {}: {}", ask.view().name().toLowerCase(Locale.ROOT), e.getMessage());
             throw new PintleException.InvalidRequest("tree-too-large", e.getMessage().replace(directory.toString(),
                     "this directory") + "; ask for a subdirectory");
         } catch (NoSuchFileException e) {
             throw notFound();
         } catch (FileVersion.FileChangedException e) {
-            throw new PintleException.Unavailable("file-changed", "the tree kept changing while it was being "
-                    + "read; retry", 1);
+            throw treeChanged();
         } catch (IOException e) {
             throw new IllegalStateException("cannot scan " + directory, e);
         }
@@ -500,7 +502,11 @@ final class FileHandler extends Handler.Wrapper {
         }
     }
 
-    /** A manifest or an archive of a tree already scanned (on a worker: an archive is written as it is read). */
+    /**
+     * A manifest or an archive of a tree already scanned (on a worker), its body written as the tree is walked
+     * again: what a view holds is a walk's state, never the tree. If the tree is no longer the version scanned,
+     * the client gets a 503 {@code file-changed} when nothing was sent yet, a cut response otherwise.
+     */
     private void serveTree(Ask ask, TreeVersion tree, Response response, Callback callback) throws IOException {
         HttpFields.Mutable out = response.getHeaders();
         out.put(HttpHeader.ETAG, tree.etag());
@@ -512,24 +518,41 @@ final class FileHandler extends Handler.Wrapper {
         }
         response.setStatus(HttpStatus.OK_200);
         if (ask.view() == View.MANIFEST) {
-            byte[] body = json.writeValueAsBytes(tree.manifest());
             out.put(JSON_TYPE);
-            out.put(HttpHeader.CONTENT_LENGTH, body.length);
-            response.write(true, ask.get() ? ByteBuffer.wrap(body) : null, callback);
-            return;
+        } else {
+            Path directory = tree.root();
+            String name = directory.getFileName() == null ? "archive" : directory.getFileName().toString();
+            out.put(HttpHeader.CONTENT_TYPE, MediaTypes.TAR_GZIP);
+            out.put("Content-Disposition", "attachment; filename=\"" + printable(name) + ".tar.gz\"");
         }
-        Path directory = tree.root();
-        String name = directory.getFileName() == null ? "archive" : directory.getFileName().toString();
-        out.put(HttpHeader.CONTENT_TYPE, MediaTypes.TAR_GZIP);
-        out.put("Content-Disposition", "attachment; filename=\"" + printable(name) + ".tar.gz\"");
         if (!ask.get()) {
             response.write(true, null, callback);
             return;
         }
-        try (OutputStream body = Content.Sink.asOutputStream(response)) {
-            TreeArchive.write(tree, body);
+        // Not closed after a failure: closing ends the response as if it were whole.
+        OutputStream body = Content.Sink.asOutputStream(response);
+        try {
+            if (ask.view() == View.MANIFEST) {
+                manifests.write(scanner, tree, body);
+            } else {
+                TreeArchive.write(scanner, tree, body);
+            }
+        } catch (FileVersion.FileChangedException e) {
+            if (response.isCommitted()) {
+                throw e;
+            }
+            LOG.debug("tree {} changed before its {} was sent: {}", tree.root(), ask.view(), e.getMessage());
+            out.remove(HttpHeader.ETAG);
+            out.remove("Content-Disposition");
+            throw treeChanged();
         }
+        body.close();
         callback.succeeded();
+    }
+
+    private static PintleException treeChanged() {
+        return new PintleException.Unavailable("file-changed", "the tree kept changing while it was being read; "
+                + "retry", 1);
     }
 
     // ---- relayd's shared folder HEAD ?hash=
@@ -653,7 +676,7 @@ final class FileHandler extends Handler.Wrapper {
             }
         } else {
             // One scan serves the comparison, and the answer when the tree already differs.
-            TreeVersion tree = tree(ask, request);
+            TreeVersion tree = tree(ask, request, true);
             if (!FileConditions.matches(ifNoneMatch, tree.etag(), false)) {
                 serveTree(ask, tree, response, callback);
                 return;
@@ -671,7 +694,7 @@ final class FileHandler extends Handler.Wrapper {
                     if (ask.view() == View.FILE) {
                         serveFile(ask, lookup(ask, request), response, callback);
                     } else {
-                        serveTree(ask, tree(ask, request), response, callback);
+                        serveTree(ask, tree(ask, request, false), response, callback);
                     }
                 });
             }
@@ -708,7 +731,7 @@ final class FileHandler extends Handler.Wrapper {
                 FileVersion version = FileVersion.of(path);
                 return new ChangeWaits.Observation(version.directory() ? null : version.etag(), directories);
             }
-            return observation(ask, path, scanner.scan(path));
+            return observation(ask, path, scanner.scan(path, true));
         } catch (IOException gone) {
             // Removed, replaced by a file, or unreadable: the ETag the request has is no longer current.
             return new ChangeWaits.Observation(null, directories);
@@ -754,6 +777,11 @@ final class FileHandler extends Handler.Wrapper {
             Problems.write(refusal, request, response, callback);
         } catch (IOException | RuntimeException failure) {
             fail(failure, exchange, request, response, callback);
+        } catch (Error error) {
+            // Out of memory, a stack overflow: the request still ends (a 500, or a cut response) and gives its
+            // worker back; the error then goes on to the pool's thread as before.
+            callback.failed(error);
+            throw error;
         }
     }
 

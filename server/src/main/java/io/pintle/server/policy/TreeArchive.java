@@ -18,11 +18,12 @@ import org.apache.commons.compress.compressors.gzip.GzipCompressorOutputStream;
 import org.apache.commons.compress.compressors.gzip.GzipParameters;
 
 /**
- * Writes one {@link TreeVersion} as a {@code tar.gz} stream, with bounded memory whatever the tree's size. Every
- * file is checked to be exactly the version its manifest entry describes: the stat after opening it must match,
- * and the SHA-256 of the bytes sent must equal the manifest's. If anything differs the write fails with
- * {@link FileVersion.FileChangedException} part-way, so a reader sees a broken stream, never an archive that
- * mixes two versions of the tree.
+ * Writes one {@link TreeVersion} as a {@code tar.gz} stream as its tree is walked again ({@link
+ * TreeScanner#replay}), with bounded memory whatever the tree's size. Every file is checked to be exactly the
+ * version its manifest entry describes: the stat after opening it must match, and the SHA-256 of the bytes sent
+ * must equal the manifest's; and the entries written must be the scanned version's (their ETag). If anything
+ * differs the write fails with {@link FileVersion.FileChangedException} part-way, before the archive's end, so a
+ * reader sees a broken stream, never an archive that mixes two versions of the tree.
  *
  * <p>Entries: directories (with a trailing {@code /}), files and symbolic links, in manifest order, with their
  * permission bits and modification times; owner and group 0 with no names, as Rudder's own archives.
@@ -38,12 +39,13 @@ public final class TreeArchive {
     private TreeArchive() {}
 
     /**
+     * @param scanner walks the tree again
      * @param tree the version to write
      * @param output where the {@code tar.gz} goes; finished (gzip trailer written) but not closed
-     * @throws FileVersion.FileChangedException if a file is no longer the version of the manifest
+     * @throws FileVersion.FileChangedException if a file, or the tree, is no longer the version scanned
      * @throws IOException if a file cannot be read or the output fails
      */
-    public static void write(TreeVersion tree, OutputStream output) throws IOException {
+    public static void write(TreeScanner scanner, TreeVersion tree, OutputStream output) throws IOException {
         GzipParameters parameters = new GzipParameters();
         parameters.setCompressionLevel(COMPRESSION_LEVEL);
         GzipCompressorOutputStream gzip = new GzipCompressorOutputStream(
@@ -55,8 +57,7 @@ public final class TreeArchive {
         tar.setBigNumberMode(TarArchiveOutputStream.BIGNUMBER_POSIX);
         tar.setAddPaxHeadersForNonAsciiNames(true);
         ByteBuffer buffer = ByteBuffer.allocate(BUFFER_BYTES);
-        for (TreeVersion.Item item : tree.items()) {
-            Manifest.Entry entry = item.entry();
+        scanner.replay(tree, (entry, stat) -> {
             TarArchiveEntry header;
             if (entry.isDirectory()) {
                 header = new TarArchiveEntry(entry.path() + "/", TarConstants.LF_DIR);
@@ -67,23 +68,23 @@ public final class TreeArchive {
                 header = new TarArchiveEntry(entry.path(), TarConstants.LF_NORMAL);
                 header.setSize(entry.size());
             }
-            header.setMode(entry.isSymlink() ? 0777 : item.stat().mode());
-            header.setModTime(FileTime.from(item.stat().modified()));
+            header.setMode(entry.isSymlink() ? 0777 : stat.mode());
+            header.setModTime(FileTime.from(stat.modified()));
             header.setIds(0, 0);
             header.setUserName("");
             header.setGroupName("");
             tar.putArchiveEntry(header);
             if (entry.isFile()) {
-                copy(item, tar, buffer);
+                copy(entry, stat, tar, buffer);
             }
             tar.closeArchiveEntry();
-        }
+        });
         tar.finish();
         tar.close();
     }
 
-    private static void copy(TreeVersion.Item item, OutputStream tar, ByteBuffer buffer) throws IOException {
-        FileStat expected = item.stat();
+    private static void copy(Manifest.Entry entry, FileStat expected, OutputStream tar, ByteBuffer buffer)
+            throws IOException {
         MessageDigest sha256 = DigestCache.sha256();
         try (FileChannel channel = open(expected)) {
             long remaining = expected.size();
@@ -102,7 +103,7 @@ public final class TreeArchive {
             }
         }
         String sent = HexFormat.of().formatHex(sha256.digest());
-        if (!sent.equals(item.entry().sha256())) {
+        if (!sent.equals(entry.sha256())) {
             throw new FileVersion.FileChangedException(expected.path() + " changed while it was archived");
         }
     }

@@ -8,11 +8,13 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.security.MessageDigest;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Comparator;
+import java.util.Collections;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
+import java.util.PriorityQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
@@ -20,13 +22,22 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Builds the {@link Manifest} of a directory tree: one stat per entry, digests from the {@link DigestCache}
- * (computed in parallel for files it has not seen), and a check that the tree was not swapped while it was read.
+ * Reads a directory tree in manifest order (sorted by whole path) without ever holding it: one stat per entry,
+ * digests from the {@link DigestCache} (computed in parallel, a window ahead of the walk, for files it has not
+ * seen), and a check that the tree was not swapped while it was read. What a walk holds is the sorted names of
+ * the directories on its current path and a window of stats, whatever the tree's size; each entry is handed to
+ * a {@link Visitor} and forgotten.
+ *
+ * <p>A view is made of two walks. {@link #scan} computes the version's ETag and totals, which a response needs
+ * before its body; {@link #replay} walks again and hands the entries out, checking that they are still that
+ * version: the ETag derived from the entries it handed out must be the scan's, or it fails with {@link
+ * FileVersion.FileChangedException} before the visitor may finish (a manifest or an archive is then aborted,
+ * never completed with a body that does not match its ETag).
  *
  * <p>Rudder publishes a node's policies by renaming {@code rules.new} over {@code rules}. A scan notes the
  * identity of the directory it starts from and checks it again at the end; if the name now denotes another
  * directory, or a file changed while it was hashed, the scan starts again (a few times, then gives up with
- * {@link FileVersion.FileChangedException}). So a manifest always describes one side of the swap.
+ * {@link FileVersion.FileChangedException}). So a version always describes one side of the swap.
  *
  * <p>Symbolic links are reported, never followed; a link whose target is absolute or leaves the scanned tree is
  * left out (and logged), as the file routes would refuse to follow it. Devices, sockets and pipes are left out.
@@ -40,8 +51,11 @@ public final class TreeScanner {
     /** Trees deeper than this are refused (a loop of bind mounts, or a hostile tree). */
     static final int MAX_DEPTH = 64;
 
-    private static final Comparator<TreeVersion.Item> BY_PATH =
-            Comparator.comparing(item -> item.entry().path());
+    /**
+     * Files whose digests are asked for ahead of the one being handed out: enough to keep the hashing threads
+     * busy on a cold tree, few enough that a wide directory's stats are never all held at once.
+     */
+    static final int DIGEST_WINDOW = 256;
 
     private final DigestCache digests;
     private final int maxEntries;
@@ -55,19 +69,34 @@ public final class TreeScanner {
         this.maxEntries = maxEntries;
     }
 
+    /** Receives a tree's entries, in manifest order. */
+    @FunctionalInterface
+    public interface Visitor {
+        /**
+         * @param entry the manifest entry
+         * @param stat the stat it was built from
+         * @throws IOException to stop the walk
+         */
+        void entry(Manifest.Entry entry, FileStat stat) throws IOException;
+    }
+
     /**
      * @param root the real path of a directory
+     * @param watched whether the version lists the tree's directories (for a change wait; otherwise empty, so
+     *     that a tree of many directories is not held)
      * @return its current version
      * @throws FileVersion.FileChangedException if the tree kept changing during every attempt
-     * @throws TreeTooLargeException if the tree has more than {@code maxEntries} entries
+     * @throws TreeTooLargeException if the tree has more than {@code maxEntries} entries or is more than
+     *     {@link #MAX_DEPTH} directories deep
+     * @throws NotADirectoryException if the path names something else than a directory
      * @throws NoSuchFileException if the directory is gone
      * @throws IOException if it cannot be read
      */
-    public TreeVersion scan(Path root) throws IOException {
+    public TreeVersion scan(Path root, boolean watched) throws IOException {
         FileVersion.FileChangedException last = null;
         for (int attempt = 1; attempt <= ATTEMPTS; attempt++) {
             try {
-                return scanOnce(root);
+                return scanOnce(root, watched);
             } catch (FileVersion.FileChangedException | NoSuchFileException changed) {
                 if (!Files.isDirectory(root)) {
                     throw changed instanceof NoSuchFileException gone ? gone : new NoSuchFileException(root.toString());
@@ -81,88 +110,169 @@ public final class TreeScanner {
         throw last;
     }
 
-    private TreeVersion scanOnce(Path root) throws IOException {
+    private TreeVersion scanOnce(Path root, boolean watched) throws IOException {
         FileStat top = FileStat.of(root);
         if (top.kind() != FileStat.Kind.DIRECTORY) {
             throw new NotADirectoryException(root);
         }
-        List<TreeVersion.Item> items = new ArrayList<>();
-        List<CompletableFuture<String>> pending = new ArrayList<>();
         List<Path> directories = new ArrayList<>();
         directories.add(root);
-        walk(root, root, "", 0, items, pending, directories);
-        // Digests of the files not yet cached are being computed in parallel meanwhile: collect them.
-        List<TreeVersion.Item> complete = new ArrayList<>(items.size());
-        int next = 0;
-        long bytes = 0;
-        int files = 0;
-        for (TreeVersion.Item item : items) {
-            if (item.entry().isFile()) {
-                String sha256 = join(pending.get(next++));
-                Manifest.Entry entry = item.entry();
-                complete.add(new TreeVersion.Item(new Manifest.Entry(entry.path(), entry.type(), entry.size(),
-                        entry.mode(), entry.mtime(), sha256, null), item.stat()));
-                bytes += entry.size();
-                files++;
-            } else {
-                complete.add(item);
+        Walk walk = new Walk(root, (entry, stat) -> {
+            if (watched && entry.isDirectory()) {
+                directories.add(stat.path());
             }
-        }
-        // The walk's order is the file system's; the manifest is sorted by the whole path ("a-b" before "a/x").
-        complete.sort(BY_PATH);
+        });
+        walk.run();
         FileStat end = FileStat.of(root);
         if (!Objects.equals(end.identity(), top.identity())) {
             throw new FileVersion.FileChangedException(root + " was replaced by another directory during the scan");
         }
-        List<Manifest.Entry> entries = complete.stream().map(TreeVersion.Item::entry).toList();
-        Manifest manifest = new Manifest(Manifest.FORMAT, etag(entries), files, bytes, entries);
-        return new TreeVersion(root, manifest, complete, directories);
+        return new TreeVersion(root, walk.etag.value(), walk.files, walk.bytes,
+                watched ? directories : List.of());
     }
 
-    private void walk(Path root, Path directory, String prefix, int depth, List<TreeVersion.Item> items,
-            List<CompletableFuture<String>> pending, List<Path> directories) throws IOException {
-        if (depth >= MAX_DEPTH) {
-            throw new IOException(directory + " is more than " + MAX_DEPTH + " directories deep");
+    /**
+     * Walks a version's tree again and hands out its entries, in manifest order.
+     *
+     * @param version what {@link #scan} found
+     * @param visitor receives every entry
+     * @throws FileVersion.FileChangedException if the tree is no longer that version (the visitor has then seen
+     *     entries of another one, and must not finish what it writes)
+     * @throws IOException if the tree cannot be read, or what the visitor throws
+     */
+    public void replay(TreeVersion version, Visitor visitor) throws IOException {
+        Walk walk = new Walk(version.root(), visitor);
+        try {
+            walk.run();
+        } catch (NoSuchFileException | NotADirectoryException gone) {
+            throw new FileVersion.FileChangedException(gone.getMessage() + " is gone since the tree was scanned");
+        } catch (TreeTooLargeException grown) {
+            throw new FileVersion.FileChangedException(version.root() + " grew since it was scanned");
         }
-        List<TreeVersion.Item> here = new ArrayList<>();
-        try (DirectoryStream<Path> children = Files.newDirectoryStream(directory)) {
-            for (Path child : children) {
-                if (items.size() + here.size() >= maxEntries) {
-                    throw new TreeTooLargeException(root, maxEntries);
-                }
-                String name = child.getFileName().toString();
-                String relative = prefix + name;
-                FileStat stat = FileStat.of(child);
-                String mtime = stat.modified().toString();
-                switch (stat.kind()) {
-                    case FILE -> here.add(new TreeVersion.Item(new Manifest.Entry(relative, Manifest.Types.FILE,
-                            stat.size(), stat.octalMode(), mtime, null, null), stat));
-                    case DIRECTORY -> here.add(new TreeVersion.Item(new Manifest.Entry(relative,
-                            Manifest.Types.DIRECTORY, null, stat.octalMode(), mtime, null, null), stat));
-                    case SYMLINK -> {
-                        Path target = Files.readSymbolicLink(child);
-                        if (!staysInside(root, directory, target)) {
-                            LOG.warn("{}: symbolic link to {} leaves the tree; left out of the manifest", child,
-                                    target);
-                        } else {
-                            here.add(new TreeVersion.Item(new Manifest.Entry(relative, Manifest.Types.SYMLINK, null,
-                                    null, null, null, target.toString()), stat));
-                        }
-                    }
-                    case OTHER -> LOG.debug("{}: not a file, directory or link; left out of the manifest", child);
-                }
-            }
-        }
-        for (TreeVersion.Item item : here) {
-            items.add(item);
-            if (item.entry().isFile()) {
-                pending.add(digests.sha256(item.stat()));
-            } else if (item.entry().isDirectory()) {
-                directories.add(item.stat().path());
-                walk(root, item.stat().path(), item.entry().path() + "/", depth + 1, items, pending, directories);
-            }
+        if (!walk.etag.value().equals(version.etag())) {
+            throw new FileVersion.FileChangedException(version.root() + " changed since it was scanned");
         }
     }
+
+    /** One walk of a tree: what it has counted so far, and the digests it is waiting for. */
+    private final class Walk {
+        private final Path root;
+        private final Visitor visitor;
+        private final Etag etag = new Etag();
+        /** Entries listed so far (every name read from a directory counts, whether described or not). */
+        private int listed;
+        private int files;
+        private long bytes;
+
+        Walk(Path root, Visitor visitor) {
+            this.root = root;
+            this.visitor = visitor;
+        }
+
+        void run() throws IOException {
+            FileStat top = FileStat.of(root);
+            if (top.kind() != FileStat.Kind.DIRECTORY) {
+                throw new NotADirectoryException(root);
+            }
+            directory(root, "", 0);
+        }
+
+        /**
+         * Hands out the entries below one directory in manifest order. Sorting by whole path is not sorting each
+         * directory and descending: {@code a-b} comes between {@code a} and {@code a/x}, as {@code -} sorts
+         * before {@code /}. So a directory's entries are sorted by name and its subdirectories' contents are
+         * handed out when the walk reaches their name followed by {@code /}.
+         */
+        private void directory(Path directory, String prefix, int depth) throws IOException {
+            if (depth >= MAX_DEPTH) {
+                throw new TreeTooLargeException(root + " is more than " + MAX_DEPTH + " directories deep");
+            }
+            List<String> names = new ArrayList<>();
+            try (DirectoryStream<Path> children = Files.newDirectoryStream(directory)) {
+                for (Path child : children) {
+                    if (++listed > maxEntries) {
+                        throw new TreeTooLargeException(root + " has more than " + maxEntries + " entries");
+                    }
+                    names.add(child.getFileName().toString());
+                }
+            }
+            Collections.sort(names);
+            // Subdirectories whose contents come later, by their name followed by '/'.
+            PriorityQueue<String> subtrees = new PriorityQueue<>();
+            ArrayDeque<Pending> window = new ArrayDeque<>();
+            int next = 0;
+            while (next < names.size() || !window.isEmpty()) {
+                while (next < names.size() && window.size() < DIGEST_WINDOW) {
+                    Pending pending = describe(directory, prefix, names.get(next++));
+                    if (pending != null) {
+                        window.add(pending);
+                    }
+                }
+                if (window.isEmpty()) {
+                    break;
+                }
+                Pending head = window.poll();
+                String name = head.name();
+                while (!subtrees.isEmpty() && subtrees.peek().compareTo(name) < 0) {
+                    descend(directory, prefix, subtrees.poll(), depth);
+                }
+                hand(head);
+                if (head.entry().isDirectory()) {
+                    subtrees.add(name + "/");
+                }
+            }
+            while (!subtrees.isEmpty()) {
+                descend(directory, prefix, subtrees.poll(), depth);
+            }
+        }
+
+        private void descend(Path directory, String prefix, String key, int depth) throws IOException {
+            String name = key.substring(0, key.length() - 1);
+            directory(directory.resolve(name), prefix + key, depth + 1);
+        }
+
+        /** @return what the named child is, its digest asked for; null when it is left out */
+        private Pending describe(Path directory, String prefix, String name) throws IOException {
+            Path child = directory.resolve(name);
+            String relative = prefix + name;
+            FileStat stat = FileStat.of(child);
+            String mtime = stat.modified().toString();
+            return switch (stat.kind()) {
+                case FILE -> new Pending(name, new Manifest.Entry(relative, Manifest.Types.FILE, stat.size(),
+                        stat.octalMode(), mtime, null, null), stat, digests.sha256(stat));
+                case DIRECTORY -> new Pending(name, new Manifest.Entry(relative, Manifest.Types.DIRECTORY, null,
+                        stat.octalMode(), mtime, null, null), stat, null);
+                case SYMLINK -> {
+                    Path target = Files.readSymbolicLink(child);
+                    if (!staysInside(root, directory, target)) {
+                        LOG.warn("{}: symbolic link to {} leaves the tree; left out of the manifest", child, target);
+                        yield null;
+                    }
+                    yield new Pending(name, new Manifest.Entry(relative, Manifest.Types.SYMLINK, null, null, null,
+                            null, target.toString()), stat, null);
+                }
+                case OTHER -> {
+                    LOG.debug("{}: not a file, directory or link; left out of the manifest", child);
+                    yield null;
+                }
+            };
+        }
+
+        private void hand(Pending pending) throws IOException {
+            Manifest.Entry entry = pending.entry();
+            if (pending.digest() != null) {
+                entry = new Manifest.Entry(entry.path(), entry.type(), entry.size(), entry.mode(), entry.mtime(),
+                        join(pending.digest()), null);
+                files++;
+                bytes += entry.size();
+            }
+            etag.add(entry);
+            visitor.entry(entry, pending.stat());
+        }
+    }
+
+    /** A child described, its digest (files only) perhaps still being computed. */
+    private record Pending(String name, Manifest.Entry entry, FileStat stat, CompletableFuture<String> digest) {}
 
     /**
      * Whether a link's target stays inside the tree. Physically, through every link on the way, when it exists:
@@ -208,16 +318,28 @@ public final class TreeScanner {
      * @return the ETag, quoted
      */
     static String etag(List<Manifest.Entry> entries) {
-        MessageDigest sha256 = DigestCache.sha256();
-        StringBuilder line = new StringBuilder(256);
-        for (Manifest.Entry entry : entries) {
+        Etag etag = new Etag();
+        entries.forEach(etag::add);
+        return etag.value();
+    }
+
+    /** The manifest's ETag, computed as its entries go by. */
+    private static final class Etag {
+        private final MessageDigest sha256 = DigestCache.sha256();
+        private final StringBuilder line = new StringBuilder(256);
+
+        void add(Manifest.Entry entry) {
             line.setLength(0);
             line.append(entry.path()).append('\0').append(entry.type()).append('\0').append(entry.size())
                     .append('\0').append(entry.mode()).append('\0').append(entry.mtime()).append('\0')
                     .append(entry.sha256()).append('\0').append(entry.target()).append('\n');
             sha256.update(line.toString().getBytes(StandardCharsets.UTF_8));
         }
-        return "\"m-" + HexFormat.of().formatHex(sha256.digest(), 0, 16) + "\"";
+
+        /** @return the ETag, quoted (the digest is finished: call once) */
+        String value() {
+            return "\"m-" + HexFormat.of().formatHex(sha256.digest(), 0, 16) + "\"";
+        }
     }
 
     /** The path names a file, not a directory. */
@@ -229,12 +351,14 @@ public final class TreeScanner {
         }
     }
 
-    /** The tree has more entries than a manifest may describe. */
+    /**
+     * The tree has more entries than a manifest may describe, or is deeper than {@link #MAX_DEPTH} directories.
+     */
     public static final class TreeTooLargeException extends IOException {
         private static final long serialVersionUID = 1L;
 
-        TreeTooLargeException(Path root, int max) {
-            super(root + " has more than " + max + " entries");
+        TreeTooLargeException(String message) {
+            super(message);
         }
     }
 }

@@ -934,4 +934,45 @@ class AttackSuiteIT {
         assertThat(status(victims)).isEqualTo(403);
         assertNoSecret(victims);
     }
+
+    // --- issue 18: manifests ---
+
+    /**
+     * A tree deeper than 64 directories is what openapi.yaml says: 400 {@code tree-too-large}, for both views,
+     * on {@code /common/}, which every allowed client may read, with no stack trace answered or logged.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"manifest", "archive"})
+    void aTreeDeeperThan64LevelsIsRefusedWith400TreeTooLarge(String view) throws Exception {
+        Path top = sandbox.share().resolve("common/deep");
+        Path deep = top;
+        for (int level = 0; level < 70; level++) {
+            deep = deep.resolve("d");
+        }
+        Files.createDirectories(deep);
+        int errorsBefore = errors();
+
+        String response;
+        try {
+            response = get("/common/deep/?view=" + view);
+        } finally {
+            // Leaves /common/ describable for the tests that follow.
+            try (var walk = Files.walk(top)) {
+                for (Path path : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                    Files.delete(path);
+                }
+            }
+        }
+
+        assertThat(status(response)).as(response).isEqualTo(400);
+        assertThat(response).contains("Content-Type: application/problem+json").contains("tree-too-large")
+                .contains("directories deep").doesNotContain("Exception").doesNotContain(dir.toString());
+        assertThat(errors()).as("nothing logged at ERROR").isEqualTo(errorsBefore);
+        assertStillServing();
+    }
+
+    private static int errors() {
+        return (int) List.copyOf(logs.list).stream()
+                .filter(event -> event.getLevel() == ch.qos.logback.classic.Level.ERROR).count();
+    }
 }

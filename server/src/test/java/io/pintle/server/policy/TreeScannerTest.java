@@ -3,21 +3,27 @@ package io.pintle.server.policy;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.pintle.api.dto.Manifest;
+import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
 import java.security.MessageDigest;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HexFormat;
+import java.util.List;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 class TreeScannerTest {
     private final DigestCache digests = new DigestCache(1000, 3);
-    private final TreeScanner scanner = new TreeScanner(digests, 100);
+    private final TreeScanner scanner = new TreeScanner(digests, 1000);
 
     @AfterEach
     void close() {
@@ -29,17 +35,19 @@ class TreeScannerTest {
         for (int i = 0; i < 20; i++) {
             Files.writeString(Files.createDirectories(dir.resolve("d" + i % 3)).resolve("f" + i), "content " + i);
         }
-        Manifest first = scanner.scan(dir).manifest();
+        Manifest first = manifest(dir);
         assertThat(digests.computed()).isEqualTo(20);
-        assertThat(scanner.scan(dir).manifest()).isEqualTo(first);
-        assertThat(digests.computed()).isEqualTo(20);
+        // A manifest walks the tree twice (its ETag, then its body): the second walk found every digest kept.
         assertThat(digests.hits()).isEqualTo(20);
+        assertThat(manifest(dir)).isEqualTo(first);
+        assertThat(digests.computed()).isEqualTo(20);
+        assertThat(digests.hits()).isEqualTo(60);
 
         // Rewritten in place (same inode, same size) with a new mtime: computed again, and only that file.
         Path file = dir.resolve("d1/f1");
         Files.writeString(file, "CONTENT 1");
         Files.setLastModifiedTime(file, FileTime.from(Instant.now().plusSeconds(5)));
-        Manifest second = scanner.scan(dir).manifest();
+        Manifest second = manifest(dir);
         assertThat(digests.computed()).isEqualTo(21);
         assertThat(second.etag()).isNotEqualTo(first.etag());
         assertThat(second.entries()).filteredOn(e -> e.path().equals("d1/f1")).singleElement()
@@ -59,7 +67,7 @@ class TreeScannerTest {
         Files.createSymbolicLink(dir.resolve("a/loop"), Path.of("."));
         Files.createSymbolicLink(dir.resolve("a/evil"), Path.of("loop/../.."));
         Files.createSymbolicLink(dir.resolve("a/dangling-up"), Path.of("../missing"));
-        Manifest manifest = scanner.scan(dir).manifest();
+        Manifest manifest = manifest(dir);
         assertThat(manifest.entries()).extracting(Manifest.Entry::path)
                 .containsExactly("a", "a-b", "a/inside", "a/loop", "a/up", "a/x");
         assertThat(manifest.entries()).filteredOn(Manifest.Entry::isSymlink).extracting(Manifest.Entry::target)
@@ -71,25 +79,112 @@ class TreeScannerTest {
     @Test
     void refusesFilesAndTreesPastTheLimit(@TempDir Path dir) throws Exception {
         Files.writeString(dir.resolve("file"), "x");
-        assertThatThrownBy(() -> scanner.scan(dir.resolve("file")))
+        assertThatThrownBy(() -> scanner.scan(dir.resolve("file"), false))
                 .isInstanceOf(TreeScanner.NotADirectoryException.class);
-        for (int i = 0; i < 101; i++) {
+        for (int i = 0; i < 1001; i++) {
             Files.writeString(dir.resolve("f" + i), "x");
         }
-        assertThatThrownBy(() -> scanner.scan(dir)).isInstanceOf(TreeScanner.TreeTooLargeException.class)
-                .hasMessageContaining("more than 100 entries");
+        assertThatThrownBy(() -> scanner.scan(dir, false)).isInstanceOf(TreeScanner.TreeTooLargeException.class)
+                .hasMessageContaining("more than 1000 entries");
     }
 
     @Test
     void theEtagCoversEveryField(@TempDir Path dir) throws Exception {
         Files.writeString(dir.resolve("f"), "x");
-        String before = scanner.scan(dir).etag();
+        String before = scanner.scan(dir, false).etag();
         Files.setPosixFilePermissions(dir.resolve("f"), java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
-        String afterMode = scanner.scan(dir).etag();
+        String afterMode = scanner.scan(dir, false).etag();
         assertThat(afterMode).isNotEqualTo(before);
         Files.createDirectory(dir.resolve("empty"));
-        assertThat(scanner.scan(dir).etag()).isNotEqualTo(afterMode);
+        assertThat(scanner.scan(dir, false).etag()).isNotEqualTo(afterMode);
         assertThat(before).matches("\"m-[0-9a-f]{32}\"");
+    }
+
+    @Test
+    void treesDeeperThan64DirectoriesAreTooLarge(@TempDir Path dir) throws Exception {
+        Path deep = dir;
+        for (int level = 1; level < TreeScanner.MAX_DEPTH; level++) {
+            deep = deep.resolve("d");
+        }
+        Files.createDirectories(deep);
+        Files.writeString(deep.resolve("f"), "x");
+        // 63 directories, one in the other, and a file in the deepest: 64 levels, the most that is described.
+        assertThat(scanner.scan(dir, false).files()).isOne();
+        Files.createDirectory(deep.resolve("d"));
+        assertThatThrownBy(() -> scanner.scan(dir, false)).isInstanceOf(TreeScanner.TreeTooLargeException.class)
+                .hasMessageContaining("more than 64 directories deep");
+    }
+
+    /**
+     * The manifest written as the tree is walked is, byte for byte, Jackson's serialization of the whole {@link
+     * Manifest} record with its entries sorted by whole path (what a manifest was before it was streamed), and
+     * its ETag is that of those entries.
+     */
+    @Test
+    void theStreamedManifestIsJacksonsSerializationOfTheSortedRecord(@TempDir Path dir) throws Exception {
+        String[] names = {"a", "a-b", "a.c", "a0", "ab", "a b", "a!", "é", "z", "Z", "~", "a+"};
+        for (String first : names) {
+            for (String second : names) {
+                Path parent = dir.resolve(first);
+                if (!Files.exists(parent)) {
+                    Files.createDirectories(parent);
+                }
+                if (second.compareTo(first) < 0) {
+                    Files.createDirectories(parent.resolve(second).resolve("x"));
+                    Files.writeString(parent.resolve(second).resolve("x").resolve(first), first + second);
+                } else {
+                    Files.writeString(parent.resolve(second), second + "\n" + first);
+                }
+            }
+        }
+        Files.writeString(dir.resolve("quote\"and\\back\u0001slash"), "odd");
+        Files.createSymbolicLink(dir.resolve("a-link"), Path.of("a/a-b"));
+
+        List<String> onDisk = new ArrayList<>();
+        try (Stream<Path> walk = Files.walk(dir)) {
+            walk.filter(path -> !path.equals(dir)).forEach(path -> onDisk.add(dir.relativize(path).toString()));
+        }
+        Collections.sort(onDisk);
+
+        TreeVersion version = scanner.scan(dir, false);
+        List<Manifest.Entry> entries = new ArrayList<>();
+        scanner.replay(version, (entry, stat) -> entries.add(entry));
+        assertThat(entries).extracting(Manifest.Entry::path).containsExactlyElementsOf(onDisk);
+        assertThat(TreeScanner.etag(entries)).isEqualTo(version.etag());
+
+        ByteArrayOutputStream streamed = new ByteArrayOutputStream();
+        new TreeManifest().write(scanner, version, streamed);
+        Manifest whole = new Manifest(Manifest.FORMAT, version.etag(), version.files(), version.bytes(), entries);
+        assertThat(streamed.toString(StandardCharsets.UTF_8))
+                .isEqualTo(new String(new ObjectMapper().writeValueAsBytes(whole), StandardCharsets.UTF_8));
+        assertThat(whole.files()).isEqualTo(entries.stream().filter(Manifest.Entry::isFile).count());
+    }
+
+    @Test
+    void aReplayOfAVersionNoLongerThereFailsBeforeItsEnd(@TempDir Path dir) throws Exception {
+        Files.writeString(dir.resolve("f"), "x");
+        Files.writeString(dir.resolve("g"), "y");
+        TreeVersion version = scanner.scan(dir, false);
+        Files.writeString(dir.resolve("h"), "z");
+        ByteArrayOutputStream streamed = new ByteArrayOutputStream();
+        assertThatThrownBy(() -> new TreeManifest().write(scanner, version, streamed))
+                .isInstanceOf(FileVersion.FileChangedException.class);
+        assertThat(streamed.toString(StandardCharsets.UTF_8)).doesNotEndWith("]}");
+    }
+
+    @Test
+    void aWatchedVersionListsItsDirectories(@TempDir Path dir) throws Exception {
+        Files.createDirectories(dir.resolve("a/b"));
+        Files.createDirectories(dir.resolve("c"));
+        assertThat(scanner.scan(dir, true).directories())
+                .containsExactly(dir, dir.resolve("a"), dir.resolve("a/b"), dir.resolve("c"));
+        assertThat(scanner.scan(dir, false).directories()).isEmpty();
+    }
+
+    private Manifest manifest(Path dir) throws Exception {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        new TreeManifest().write(scanner, scanner.scan(dir, false), out);
+        return new ObjectMapper().readValue(out.toByteArray(), Manifest.class);
     }
 
     private static String sha256(String text) throws Exception {
