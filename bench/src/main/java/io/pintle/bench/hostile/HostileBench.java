@@ -74,6 +74,7 @@ public final class HostileBench {
     private int run() throws Exception {
         Instant date = Instant.now().truncatedTo(ChronoUnit.SECONDS);
         long runStart = System.nanoTime();
+        String loadBefore = loadAverage();
         Path work = options.work() != null ? Files.createDirectories(options.work())
                 : Files.createTempDirectory("pintle-hostile-");
         progress.println("work directory: " + work);
@@ -134,7 +135,7 @@ public final class HostileBench {
                     context = new HostileReport.Context(date, (System.nanoTime() - runStart) / 6e10, options,
                             String.join(" ", server.command()).replace(layout.demo().config().toString(),
                                     "<work>/pintle.toml"), gauges.descriptorsExported(), baseline, spread,
-                            openFilesLimit(), endOfRun, null);
+                            openFilesLimit(), endOfRun, loadBefore, loadAverage(), null);
                 }
                 Runtime.getRuntime().removeShutdownHook(stopServer);
             }
@@ -307,6 +308,16 @@ public final class HostileBench {
     /** @return how many CPUs this JVM may run on */
     private static int allowedCpus() {
         return Runtime.getRuntime().availableProcessors();
+    }
+
+    /** @return the 1, 5 and 15-minute load averages, or "?" */
+    private static String loadAverage() {
+        try {
+            String[] fields = Files.readString(Path.of("/proc/loadavg")).strip().split("\\s+");
+            return String.join(" / ", fields[0], fields[1], fields[2]);
+        } catch (IOException | RuntimeException e) {
+            return "?";
+        }
     }
 
     /** @return the soft open-files limit of this process (the server inherits it), or "?" */

@@ -22,14 +22,16 @@ final class HostileReport {
      * @param spread how much each gauge moved with the victim alone
      * @param openFiles the open-files limit the server ran under
      * @param endOfRun the cool-down after the last attack
+     * @param loadBefore {@code /proc/loadavg}'s first three figures at the start
+     * @param loadAfter the same at the end
      * @param keptAt the work directory, when the run did not hold, or null
      */
     record Context(Instant date, double minutes, HostileOptions options, String serverCommand,
             boolean descriptorsExported, Victim.Window baseline, Map<Gauge, Double> spread, String openFiles,
-            EndOfRun endOfRun, String keptAt) {
+            EndOfRun endOfRun, String loadBefore, String loadAfter, String keptAt) {
         Context keptAt(String directory) {
             return new Context(date, minutes, options, serverCommand, descriptorsExported, baseline, spread,
-                    openFiles, endOfRun, directory);
+                    openFiles, endOfRun, loadBefore, loadAfter, directory);
         }
     }
 
@@ -54,6 +56,8 @@ final class HostileReport {
                         + " (attacker and victim, one JVM) to CPU %s; open-files limit %s. Run: %.1f min.%n",
                 orUnknown(options.machineCpus()), orNone(options.serverCpus()), orNone(options.clientCpus()),
                 context.openFiles(), context.minutes()));
+        out.append("- Load average (shared machine, other sessions included): ").append(context.loadBefore())
+                .append(" at the start, ").append(context.loadAfter()).append(" at the end.\n");
         out.append("- Server: `").append(context.serverCommand()).append("`").append(options.commit() != null
                 ? ", built from " + options.commit() : "").append("; `pintle demo`'s layout with every limit at its"
                 + " default (idle timeout " + HostileBench.IDLE_TIMEOUT.toSeconds() + " s), a 8 MiB"
@@ -83,7 +87,7 @@ final class HostileReport {
                     run.delivered(), run.windowSeconds(), v.count(), ms(v.percentileMillis(50)),
                     ratio(v.percentileMillis(50), base.percentileMillis(50)), ms(v.percentileMillis(99)),
                     ratio(v.percentileMillis(99), base.percentileMillis(99)), ms(v.maxMillis()), v.errors(),
-                    v.slow(), generator(run), held(run) ? "yes" : "**no**"));
+                    v.slow(), generator(run), heldCell(run)));
         }
         EndOfRun end = context.endOfRun();
         Victim.Window after = end.victim();
@@ -168,6 +172,24 @@ final class HostileReport {
             out.append(' ').append(number(sample.get(gauge))).append(" |");
         }
         out.append('\n');
+    }
+
+    /** @return "yes", or what failed: the victim, and the gauges not back within the bound */
+    private static String heldCell(AttackRun run) {
+        if (held(run)) {
+            return "yes";
+        }
+        List<String> failed = new java.util.ArrayList<>();
+        if (run.victim().slow() > 0 || run.victim().count() == 0) {
+            failed.add("victim");
+        }
+        String late = run.gauges().entrySet().stream()
+                .filter(e -> !e.getValue().back() || e.getValue().backSeconds() > run.boundSeconds())
+                .map(e -> e.getKey().label()).collect(Collectors.joining(", "));
+        if (!late.isEmpty()) {
+            failed.add(late + " not back in " + Math.round(run.boundSeconds()) + " s");
+        }
+        return "**no**: " + String.join("; ", failed);
     }
 
     /** @return one reading in one line, for the progress output */
