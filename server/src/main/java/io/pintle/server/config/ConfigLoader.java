@@ -96,7 +96,7 @@ public final class ConfigLoader {
     /** Concurrent small answers ({@code /uuid}, {@code /v1/whoami}, unknown routes). */
     public static final ServerConfig.Pool DEFAULT_API_POOL = new ServerConfig.Pool(50, 500, 12);
     /** Concurrent uploads (relayd's shared-files {@code PUT}). */
-    public static final ServerConfig.Pool DEFAULT_UPLOADS_POOL = new ServerConfig.Pool(20, 200, 10);
+    public static final ServerConfig.Pool DEFAULT_UPLOADS_POOL = new ServerConfig.Pool(20, 200, 5);
     /**
      * Default {@code [limits] min_request_bytes_per_second}: an upload slower than this over a check period (10 s)
      * is dropped with a 408.

@@ -372,7 +372,7 @@ class ConfigLoaderTest {
         assertThat(defaults.retryAfterJitter()).hasSeconds(30);
         assertThat(defaults.files()).isEqualTo(new ServerConfig.Pool(100, 1000, 25));
         assertThat(defaults.api()).isEqualTo(new ServerConfig.Pool(50, 500, 12));
-        assertThat(defaults.uploads()).isEqualTo(new ServerConfig.Pool(20, 200, 10));
+        assertThat(defaults.uploads()).isEqualTo(new ServerConfig.Pool(20, 200, 5));
         assertThat(defaults.minRequestBytesPerSecond()).isEqualTo(1024);
         assertThat(defaults.maxWaitersPerAddress()).isEqualTo(100);
         assertThat(defaults.fileCacheBytes()).isEqualTo(32L * 1024 * 1024);
