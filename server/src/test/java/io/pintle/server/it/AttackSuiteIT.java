@@ -11,6 +11,7 @@ import io.pintle.server.Bootstrap;
 import io.pintle.server.config.ConfigLoader;
 import io.pintle.server.reload.SnapshotException;
 import io.pintle.server.testing.NodeKeys;
+import io.pintle.server.testing.RawHttp;
 import io.pintle.server.testing.Sandbox;
 import io.pintle.server.testing.TestServer;
 import io.pintle.server.tls.SelfSigned;
@@ -82,7 +83,6 @@ import org.slf4j.LoggerFactory;
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class AttackSuiteIT {
-    private static final Pattern STATUS_LINE = Pattern.compile("^HTTP/1\\.1 (\\d{3}) ");
     /** What only the victim node may read. */
     private static final String VICTIM_SECRET = "victim-only-" + UUID.randomUUID();
     /** A file outside the share. */
@@ -142,17 +142,7 @@ class AttackSuiteIT {
             } catch (java.net.SocketException closedEarly) {
                 // The server answered and closed before reading all of an oversized request: read its answer.
             }
-            ByteArrayOutputStream response = new ByteArrayOutputStream();
-            InputStream in = socket.getInputStream();
-            byte[] buffer = new byte[8192];
-            try {
-                for (int n; (n = in.read(buffer)) > 0; ) {
-                    response.write(buffer, 0, n);
-                }
-            } catch (SocketTimeoutException | javax.net.ssl.SSLException endOfExchange) {
-                // What came before the timeout or the close is the answer.
-            }
-            return response.toString(StandardCharsets.ISO_8859_1);
+            return RawHttp.readUntilClosed(socket);
         }
     }
 
@@ -161,9 +151,7 @@ class AttackSuiteIT {
     }
 
     private static int status(String response) {
-        Matcher matcher = STATUS_LINE.matcher(response);
-        assertThat(matcher.find()).as("a status line in %s", response).isTrue();
-        return Integer.parseInt(matcher.group(1));
+        return RawHttp.status(response);
     }
 
     private static void assertNoSecret(String response) {

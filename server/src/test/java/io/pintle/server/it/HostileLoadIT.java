@@ -4,14 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.pintle.client.ClientTls;
 import io.pintle.server.testing.NodeKeys;
+import io.pintle.server.testing.RawHttp;
 import io.pintle.server.testing.Sandbox;
 import io.pintle.server.testing.TestServer;
 import io.pintle.server.tls.SelfSigned;
-import java.io.ByteArrayOutputStream;
-import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
-import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -25,8 +23,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import javax.net.ssl.KeyManager;
 import javax.net.ssl.SSLSocket;
@@ -59,7 +55,6 @@ import org.junit.jupiter.api.io.TempDir;
  * them as two hosts.
  */
 class HostileLoadIT {
-    private static final Pattern STATUS_LINE = Pattern.compile("^HTTP/1\\.1 (\\d{3}) ");
     private static final String ATTACKER_ADDRESS = "127.0.0.2";
     /** Far more than the socket buffers hold: a response to it is still being written when its client leaves. */
     private static final int LARGE = 8 * 1024 * 1024;
@@ -472,23 +467,11 @@ class HostileLoadIT {
     }
 
     private static String readAll(SSLSocket socket) throws Exception {
-        ByteArrayOutputStream response = new ByteArrayOutputStream();
-        InputStream in = socket.getInputStream();
-        byte[] buffer = new byte[8192];
-        try {
-            for (int n; (n = in.read(buffer)) > 0; ) {
-                response.write(buffer, 0, n);
-            }
-        } catch (SocketTimeoutException | javax.net.ssl.SSLException endOfExchange) {
-            // What came before is the answer.
-        }
-        return response.toString(StandardCharsets.ISO_8859_1);
+        return RawHttp.readUntilClosed(socket);
     }
 
     private static int status(String response) {
-        Matcher matcher = STATUS_LINE.matcher(response);
-        assertThat(matcher.find()).as("a status line in %s", response).isTrue();
-        return Integer.parseInt(matcher.group(1));
+        return RawHttp.status(response);
     }
 
     private static void eventually(Duration within, ThrowingCheck check) throws Exception {
