@@ -86,8 +86,9 @@ public final class PintleServer implements AutoCloseable {
 
     /**
      * @param provider the TLS provider in use (not {@code auto})
-     * @return file descriptors one TLS connection holds: the socket, and with Conscrypt a pipe too (BoringSSL's
-     *     per-connection {@code AppData})
+     * @return file descriptors one open TLS connection holds: the socket, and with Conscrypt a pipe too (the two
+     *     ends of the one its JNI layer opens per engine, freed when the connection closes: {@code
+     *     tls.NativeEngineRelease})
      */
     public static int descriptorsPerConnection(ServerConfig.TlsProvider provider) {
         return provider == ServerConfig.TlsProvider.CONSCRYPT ? 3 : 1;

@@ -3,6 +3,7 @@ package io.pintle.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.pintle.server.config.ServerConfig;
+import io.pintle.server.demo.DemoLayout;
 import org.junit.jupiter.api.Test;
 
 class DescriptorLimitTest {
@@ -24,5 +25,11 @@ class DescriptorLimitTest {
         assertThat(PintleServer.descriptorShortfall(1_024, 10_000, ServerConfig.TlsProvider.JDK))
                 .hasValueSatisfying(warning -> assertThat(warning).contains("needs (11000", "1 per TLS connection")
                         .doesNotContain("Conscrypt"));
+    }
+
+    @Test
+    void theDemoFitsTheSmallestCommonLimitWithConscrypt() {
+        assertThat(PintleServer.descriptorShortfall(4_096, DemoLayout.MAX_CONNECTIONS,
+                ServerConfig.TlsProvider.CONSCRYPT)).isEmpty();
     }
 }

@@ -43,6 +43,13 @@ import org.apache.commons.compress.compressors.bzip2.BZip2CompressorOutputStream
 public record DemoLayout(Path directory, String serverPin, String linux1, String linux2, String windows) {
     /** The server's node id, as on a Rudder root server. */
     public static final String SERVER_ID = "root";
+    /**
+     * The demo's {@code [limits] max_connections}. A person with curl on loopback needs a handful; 500 keep what
+     * they can take (with Conscrypt, three descriptors each, plus the server's reserve: 2,500) within the smallest
+     * open-files limit in common use, 4,096 (the JVM raises its soft limit to the hard one), so the demo starts
+     * without the warning the production default, sized for a fleet, gives there and on most desktops.
+     */
+    public static final int MAX_CONNECTIONS = 500;
 
     /**
      * A step of the demo: what it shows, the command, and the HTTP status it prints last.
@@ -133,6 +140,8 @@ public record DemoLayout(Path directory, String serverPin, String linux1, String
                 "share = \"share\"",
                 "[admin]",
                 "listen = \"127.0.0.1:0\"",
+                "[limits]",
+                "max_connections = " + MAX_CONNECTIONS,
                 "[remote_run]",
                 "run = [" + program + ", \"agent\", \"run\", \"-uR\"]",
                 "update = [" + program + ", \"agent\", \"update\"]",

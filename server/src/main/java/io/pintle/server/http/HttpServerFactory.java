@@ -7,6 +7,7 @@ import io.pintle.server.policy.DigestCache;
 import io.pintle.server.policy.FileCache;
 import io.pintle.server.policy.TreeScanner;
 import io.pintle.server.sharedfiles.SharedFileStore;
+import io.pintle.server.tls.NativeEngineRelease;
 import io.pintle.server.reload.SnapshotHolder;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -127,6 +128,7 @@ public final class HttpServerFactory {
         ALPNServerConnectionFactory alpn = new ALPNServerConnectionFactory();
         alpn.setDefaultProtocol(http1.getProtocol());
         SslConnectionFactory ssl = new SslConnectionFactory(tls, alpn.getProtocol());
+        ssl.addEventListener(new NativeEngineRelease());
 
         ServerConnector connector = new ServerConnector(server, -1, SELECTORS, ssl, alpn, http2, http1);
         connector.setName(TLS_CONNECTOR);

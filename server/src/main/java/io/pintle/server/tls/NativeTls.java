@@ -41,6 +41,15 @@ final class NativeTls {
         Conscrypt.setUseSessionTickets(engine, true);
     }
 
+    /**
+     * @param engine an engine from any provider
+     * @return whether it is Conscrypt's, whose native state must be freed by closing it (see
+     *     {@link NativeEngineRelease})
+     */
+    static boolean isNative(SSLEngine engine) {
+        return available() && Conscrypt.isConscrypt(engine);
+    }
+
     /** @return Conscrypt's version, or null when it is not available */
     static String version() {
         Holder holder = Holder.INSTANCE;
