@@ -2,6 +2,7 @@ package io.pintle.bench.perf;
 
 import io.pintle.bench.sync.Nginx;
 import io.pintle.bench.sync.Ports;
+import io.pintle.server.demo.DemoLayout;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -61,7 +62,13 @@ final class Contenders {
     private static PintleServer startPintle(PerfLayout layout, PerfOptions options, Path work, ServerKey key)
             throws IOException, InterruptedException {
         int port = Ports.free();
+        // The demo sizes its own [limits] for one person with curl; the benchmark's configuration sets its own.
+        String demoLimits = "[limits]\nmax_connections = " + DemoLayout.MAX_CONNECTIONS + "\n";
         String demo = Files.readString(layout.demo().config());
+        if (!demo.contains(demoLimits)) {
+            throw new IOException("no demo [limits] table in " + layout.demo().config());
+        }
+        demo = demo.replace(demoLimits, "");
         Matcher listen = GENERAL_LISTEN.matcher(demo);
         if (!listen.find()) {
             throw new IOException("no [general] listen line in " + layout.demo().config());
