@@ -231,7 +231,9 @@ class CliTest {
     @Test
     void checkConfigRefusesAFractionForAWholeNumberNamingTheKey() throws IOException {
         Path config = shared.resolve("demo/fraction.toml");
-        Files.writeString(config, Files.readString(demo.config()) + "\n[limits]\nmax_manifest_entries = 1.5\n");
+        // Into the demo's own [limits] table (TOML refuses a table twice).
+        Files.writeString(config, Files.readString(demo.config())
+                .replace("[limits]\n", "[limits]\nmax_manifest_entries = 1.5\n"));
 
         Cli.Run run = Cli.pintle("check-config", "--config", config.toString());
 
