@@ -48,7 +48,7 @@ class DescriptorsIT {
         assumeTrue(TlsContextFactory.resolve(ServerConfig.TlsProvider.AUTO) == ServerConfig.TlsProvider.CONSCRYPT,
                 "Conscrypt's native library does not load on this machine");
         Sandbox sandbox = Sandbox.create(dir.resolve("sandbox"));
-        NodeKeys node = sandbox.addNode("node-d", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.NODES_LIST);
+        NodeKeys node = sandbox.addNode("node-d", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
         sandbox.shareFile("node-d/rules/rudder.tar.bz2", new byte[] {1, 2, 3});
         // max_connections fits the limit (3 descriptors each with Conscrypt, and the reserve), so the server
         // starts without the limit warning; short timeouts close the stalled connections within the test.
