@@ -118,8 +118,7 @@ public final class Bootstrap {
         DigestCache digests = new DigestCache(config.limits().digestCacheEntries(), DigestCache.defaultThreads());
         TreeScanner scanner = new TreeScanner(digests, config.limits().maxManifestEntries());
         ChangeWaits waits = new ChangeWaits(config.limits().maxWaiters(), config.limits().maxWaitersPerAddress(),
-                directoryWatch, WATCH_QUIET_PERIOD,
-                WAIT_RECHECK);
+                directoryWatch, WATCH_QUIET_PERIOD, WAIT_RECHECK);
         metrics.trees(waits, digests);
         UpstreamClient upstream = new UpstreamClient();
         SharedFileStore sharedFiles = new SharedFileStore(clock, config.limits().maxSharedFileBytes());

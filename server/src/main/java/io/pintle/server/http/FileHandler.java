@@ -80,8 +80,6 @@ final class FileHandler extends Handler.Wrapper {
     static final int INLINE_BODY_BYTES = FileCache.MAX_BODY_BYTES;
     /** Buffer of a streamed body (pooled by Jetty). */
     static final int STREAM_BUFFER_BYTES = 64 * 1024;
-    /** {@code Retry-After} when every waiter slot is taken: waits end within minutes, so come back soon. */
-
     private static final Pattern NODE_ID = Pattern.compile(Routes.NODE_ID_PATTERN);
     private static final HttpField ACCEPT_RANGES = new PreEncodedHttpField(HttpHeader.ACCEPT_RANGES, "bytes");
     private static final HttpField NO_CACHE = new PreEncodedHttpField(HttpHeader.CACHE_CONTROL, "no-cache");

@@ -1,7 +1,6 @@
 package io.pintle.server.http;
 
 import jakarta.ws.rs.core.SecurityContext;
-import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.URI;

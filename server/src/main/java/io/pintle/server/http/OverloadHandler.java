@@ -103,8 +103,6 @@ final class OverloadHandler extends Handler.Wrapper {
         return true;
     }
 
-
-
     /**
      * Runs the request; its worker goes back to the gate when the response is complete, however it ends, or
      * earlier when the request runs {@link Exchange#releaseWorker} (a request parked until a change).
