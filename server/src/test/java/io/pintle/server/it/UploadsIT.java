@@ -160,6 +160,25 @@ class UploadsIT {
     }
 
     @Test
+    void aLinkPlantedUnderTheNameIsReplacedNeverFollowed() throws Exception {
+        Path outside = Files.writeString(dir.resolve("outside.txt"), "not for agents");
+        Path reports = sandbox.uploads(UploadKind.REPORTS);
+        Files.createSymbolicLink(reports.resolve("planted.log.gz"), outside);
+        Files.createDirectory(reports.resolve("a-directory.log.gz"));
+
+        HttpResponse<String> overLink = put("/reports/planted.log.gz", Sandbox.WEBDAV_PASSWORD, random(50, 10));
+        HttpResponse<String> overDirectory = put("/reports/a-directory.log.gz", Sandbox.WEBDAV_PASSWORD,
+                random(50, 10));
+
+        assertThat(overLink.statusCode()).isEqualTo(204);
+        assertThat(Files.isSymbolicLink(reports.resolve("planted.log.gz"))).isFalse();
+        assertThat(Files.readAllBytes(reports.resolve("planted.log.gz"))).isEqualTo(random(50, 10));
+        assertThat(Files.readString(outside)).isEqualTo("not for agents");
+        assertThat(overDirectory.statusCode()).isEqualTo(400);
+        assertThat(reports.resolve("a-directory.log.gz")).isDirectory().isEmptyDirectory();
+    }
+
+    @Test
     void everyOtherMethodIsRefusedAsApachesLimitExceptPut() throws Exception {
         String name = "kept.log.gz";
         assertThat(put("/reports/" + name, Sandbox.WEBDAV_PASSWORD, random(10, 7)).statusCode()).isEqualTo(201);
