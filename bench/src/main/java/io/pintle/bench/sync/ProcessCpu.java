@@ -55,6 +55,16 @@ public final class ProcessCpu {
         }
     }
 
+    /**
+     * @return the CPU time of this JVM's children (and theirs) that have ended and been waited for, in
+     *     milliseconds: what an external load generator (ab, curl, a shell loop of curls) used, read as a
+     *     difference around its run
+     */
+    public static double childrenMillis() {
+        long[] fields = fields(ProcessHandle.current().pid());
+        return (fields[2] + fields[3]) * MILLIS_PER_TICK;
+    }
+
     /** @return utime, stime, cutime, cstime; zeros if the process is gone */
     private static long[] fields(long pid) {
         try {
