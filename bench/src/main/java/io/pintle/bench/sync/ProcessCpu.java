@@ -29,6 +29,18 @@ public final class ProcessCpu {
     }
 
     /**
+     * @param processes processes still running
+     * @return of their CPU time so far, the part spent in the kernel (system time), in milliseconds
+     */
+    public static double systemMillis(Collection<ProcessHandle> processes) {
+        double total = 0;
+        for (ProcessHandle process : processes) {
+            total += fields(process.pid())[1] * MILLIS_PER_TICK;
+        }
+        return total;
+    }
+
+    /**
      * @return this JVM's CPU time plus that of its children already waited for (cf-agent), in milliseconds
      */
     public static double selfAndChildrenMillis() {

@@ -10,12 +10,15 @@ package io.pintle.bench.uploads;
  * @param destination what arrived
  * @param wallSeconds from the generator's start to its exit
  * @param serverCpuMillis the server's processes' CPU time over that time
+ * @param serverSystemMillis of which in the kernel (system time: TLS and file I/O syscalls, fsync)
+ * @param serverJitMillis of which Pintle's JIT compiler threads (0 for nginx): high means not yet warm
  * @param generatorCpuMillis the generator's CPU time (its processes and theirs, as waited for)
  * @param machineBusyMillis the whole machine's busy time over that time, all CPUs
  * @param command the generator's command, as printed
  */
 record Cell(String server, UploadOptions.Row row, int uploads, Generator.Outcome outcome, Destination destination,
-        double wallSeconds, double serverCpuMillis, double generatorCpuMillis, double machineBusyMillis,
+        double wallSeconds, double serverCpuMillis, double serverSystemMillis, double serverJitMillis,
+        double generatorCpuMillis, double machineBusyMillis,
         String command) {
     /**
      * A generator using this much of its one CPU is taken to be what limits the rate: ab and curl are single

@@ -1,5 +1,6 @@
 package io.pintle.bench.uploads;
 
+import io.pintle.bench.perf.Load;
 import io.pintle.bench.sync.ProcessCpu;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -153,12 +154,16 @@ public final class UploadBench {
         List<String> command = Generator.command(row, layout, target, uploads, cell);
         List<ProcessHandle> server = target.processes().get();
         double serverBefore = ProcessCpu.millis(server);
+        double systemBefore = ProcessCpu.systemMillis(server);
+        double jitBefore = Load.jvmThreadsMillis(server)[0];
         double generatorBefore = ProcessCpu.childrenMillis();
         double machineBefore = ProcessCpu.machineBusyMillis();
         long begin = System.nanoTime();
         int exit = Generator.run(command, layout, cell, options.cellTimeoutSeconds());
         double wall = (System.nanoTime() - begin) / 1e9;
         double serverCpu = ProcessCpu.millis(server) - serverBefore;
+        double serverSystem = ProcessCpu.systemMillis(server) - systemBefore;
+        double serverJit = Load.jvmThreadsMillis(server)[0] - jitBefore;
         double generatorCpu = ProcessCpu.childrenMillis() - generatorBefore;
         double machine = ProcessCpu.machineBusyMillis() - machineBefore;
         Generator.Outcome outcome = Generator.read(row, cell, uploads, exit);
@@ -169,7 +174,8 @@ public final class UploadBench {
             Path raw = Files.createDirectories(options.output().resolve("ab"));
             Files.copy(cell.resolve("stdout.txt"), raw.resolve(cell.getFileName() + ".txt"));
         }
-        return new Cell(target.name(), row, uploads, outcome, destination, wall, serverCpu, generatorCpu, machine,
+        return new Cell(target.name(), row, uploads, outcome, destination, wall, serverCpu, serverSystem, serverJit,
+                generatorCpu, machine,
                 Generator.describe(command, layout, options.work()));
     }
 

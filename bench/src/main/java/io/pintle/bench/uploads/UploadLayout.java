@@ -37,10 +37,10 @@ record UploadLayout(DemoLayout demo, Path reports, List<String> names, String pa
         Optional<Path> pintleReports) {
     static final String USER = "rudder";
     private static final long SEED = 0x75706c64L;
-    private static final Pattern UPLOADS_TABLE = Pattern.compile("(?ms)^\\[uploads\\]\\s*$(.*?)(?=^\\[|\\z)");
-    private static final Pattern REPORTS_KEY = Pattern.compile("(?m)^reports\\s*=\\s*\"([^\"]+)\"\\s*$");
+    private static final Pattern UPLOADS_TABLE = Pattern.compile("(?ms)^\\[uploads\\][ \\t]*$(.*?)(?=^\\[|\\z)");
+    private static final Pattern REPORTS_KEY = Pattern.compile("(?m)^reports\\s*=\\s*\"([^\"]+)\"[ \\t]*$");
     /** {@code htpasswd} alone: {@code htpasswd_initial} is another key. */
-    private static final Pattern HTPASSWD_KEY = Pattern.compile("(?m)^htpasswd\\s*=\\s*\"[^\"]*\"\\s*$");
+    private static final Pattern HTPASSWD_KEY = Pattern.compile("(?m)^htpasswd\\s*=\\s*\"[^\"]*\"[ \\t]*$");
 
     static UploadLayout create(Path directory, int uploads, int bytes) throws IOException, InterruptedException {
         DemoLayout demo = DemoLayout.create(directory, 0);

@@ -34,14 +34,12 @@ record UploadOptions(List<Row> rows, int uploads, int reportBytes, int warmup, i
     /** What deploy/systemd/pintle.service runs Pintle with, as bench/perf and bench/hostile. */
     static final String UNIT_JVM_OPTIONS = "-Xms64m -Xmx384m -XX:MaxGCPauseMillis=20";
     /**
-     * Appended to the demo's configuration. The access log is off (nginx's is off too). Every simulated agent
-     * uploads from 127.0.0.1, so the per-address share of the upload workers (default: a quarter of 20) is lifted
-     * to the generators' largest concurrency, as many agents' own addresses would have it; the pool's size and
-     * queue stay at their defaults.
+     * Appended to the demo's configuration (after which {@code sync.PintleProcess} appends {@code [log] access =
+     * false}: nginx's access log is off too). Every simulated agent uploads from 127.0.0.1, so the per-address
+     * share of the upload workers (default: a quarter of 20) is lifted above the generators' largest concurrency,
+     * as many agents' own addresses would have it; the pool's size and queue stay at their defaults.
      */
     static final String DEFAULT_CONFIG = String.join("\n",
-            "[log]",
-            "access = false",
             "[limits.uploads]",
             "per_address = 64",
             "");

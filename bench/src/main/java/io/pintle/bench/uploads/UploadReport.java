@@ -46,7 +46,7 @@ final class UploadReport {
             out.append("- ").append(target.name()).append(": `").append(target.command()).append("`\n");
         }
         out.append("- Pintle's configuration: the demo's, with its own port, `[uploads] htpasswd` pointed at the"
-                + " shared file, and this block appended: `").append(options.pintleConfig().strip()
+                + " shared file, and this block appended (then `[log] access = false`): `").append(options.pintleConfig().strip()
                 .replace("\n", "; ")).append("`\n");
         out.append("- Basic auth: user `rudder`, one htpasswd file for both servers, ")
                 .append(context.layout().hashScheme()).append('\n');
@@ -98,9 +98,11 @@ final class UploadReport {
                 + " name and byte-identical to what was sent (all compared), and any other file or temporary file"
                 + " left is named; ab sends every upload to one name (it cannot vary the URL), so its rows expect"
                 + " one file, replaced by every upload after the first (201, then 204s).\n\n");
-        out.append("Per cell:\n\n| # | Server | Wall s | Protocol (as the generator reports it) | Connections |"
-                + " Server, cores | Other processes, cores | Generator exit | Generator said |\n"
-                + "|---:|---|---:|---|---:|---:|---:|---:|---|\n");
+        out.append("Per cell (server CPU per upload split into user and system time, and the part of it Pintle's JIT"
+                + " compiler threads took):\n\n| # | Server | Wall s | Protocol (as the generator reports it) |"
+                + " Connections | Server, cores | Server CPU ms / upload: user / system / JIT | Other processes, cores |"
+                + " Generator exit | Generator said |\n"
+                + "|---:|---|---:|---|---:|---:|---|---:|---:|---|\n");
         for (int i = 0; i < rows.size(); i++) {
             for (Cell cell : cells) {
                 if (!cell.row().equals(rows.get(i))) {
@@ -108,10 +110,14 @@ final class UploadReport {
                 }
                 Map<String, Long> said = new TreeMap<>(cell.outcome().messages());
                 cell.outcome().errors().forEach((k, v) -> said.merge("error: " + k, v, Long::sum));
-                out.append(String.format(Locale.ROOT, "| %d | %s | %.2f | %s | %s | %.2f | %.2f | %d | %s |%n",
+                out.append(String.format(Locale.ROOT, "| %d | %s | %.2f | %s | %s | %.2f | %s / %s / %s | %.2f | %d |"
+                                + " %s |%n",
                         i + 1, cell.server(), cell.wallSeconds(), cell.outcome().protocol(),
                         cell.outcome().connections() < 0 ? "—" : String.format(Locale.ROOT, "%,d",
-                                cell.outcome().connections()), cell.serverCores(), cell.otherCores(),
+                                cell.outcome().connections()), cell.serverCores(),
+                        ms((cell.serverCpuMillis() - cell.serverSystemMillis()) / cell.uploads()),
+                        ms(cell.serverSystemMillis() / cell.uploads()), ms(cell.serverJitMillis() / cell.uploads()),
+                        cell.otherCores(),
                         cell.outcome().exitStatus(), said.isEmpty() ? "" : said.entrySet().stream()
                                 .limit(4).map(e -> e.getKey().replace("|", "\\|") + " × " + e.getValue())
                                 .reduce((a, b) -> a + "; " + b).orElse("")));
