@@ -63,6 +63,10 @@ final class Problems {
             return HttpStatus.UNSUPPORTED_MEDIA_TYPE_415;
         } else if (refusal instanceof PintleException.TooSlow) {
             return HttpStatus.REQUEST_TIMEOUT_408;
+        } else if (refusal instanceof PintleException.Unauthorized) {
+            return HttpStatus.UNAUTHORIZED_401;
+        } else if (refusal instanceof PintleException.InsufficientStorage) {
+            return HttpStatus.INSUFFICIENT_STORAGE_507;
         }
         return HttpStatus.BAD_GATEWAY_502;
     }
