@@ -57,9 +57,9 @@ final class UploadReport {
                 Math.min(options.warmup(), options.uploads())));
         out.append("- Versions: ").append(version("ab", "-V")).append("; ").append(version("curl", "--version"))
                 .append('\n');
-        out.append("- **Durability differs:** Pintle writes each body to a hidden temporary file, fsyncs it, then"
-                + " renames it; nginx's dav module writes its temporary file and renames it without fsync, so an"
-                + " nginx 201 does not mean the report is on disk.\n");
+        out.append("- **Durability differs:** Pintle writes each body to a hidden temporary file, fsyncs it, renames"
+                + " it and fsyncs the directory; nginx's dav module writes its temporary file and renames it without"
+                + " fsync, so an nginx 201 does not mean the report is on disk.\n");
         for (String note : context.notes()) {
             out.append("- ").append(note).append('\n');
         }
