@@ -205,7 +205,7 @@ public final class Load {
      *
      * @return {jit, gc} in milliseconds
      */
-    static double[] jvmThreadsMillis(Collection<ProcessHandle> processes) {
+    public static double[] jvmThreadsMillis(Collection<ProcessHandle> processes) {
         double jit = 0;
         double gc = 0;
         for (ProcessHandle process : processes) {

@@ -50,11 +50,30 @@ public final class PintleProcess implements AutoCloseable {
      */
     public static PintleProcess start(List<String> launcher, Path jar, Path config, int port, Path log)
             throws IOException, InterruptedException {
+        return start(launcher, List.of("-Xms" + HEAP, "-Xmx" + HEAP), jar, config, port, log);
+    }
+
+    /**
+     * As {@link #start(List, Path, Path, int, Path)}, with other JVM options than the fixed 512 MB heap (e.g. the
+     * systemd unit's).
+     *
+     * @param launcher the command words put before {@code java}, or none
+     * @param jvmOptions the JVM's options
+     * @param jar {@code server/target/pintle.jar}
+     * @param config the configuration, listening on 127.0.0.1:{@code port}, without a {@code [log]} table
+     * @param port the port
+     * @param log where its output goes
+     * @return the running server
+     * @throws IOException if it does not start
+     */
+    public static PintleProcess start(List<String> launcher, List<String> jvmOptions, Path jar, Path config, int port,
+            Path log) throws IOException, InterruptedException {
         Files.writeString(config, "\n[log]\naccess = false\n", StandardOpenOption.APPEND);
         String java = ProcessHandle.current().info().command().orElse("java");
         List<String> command = new ArrayList<>(launcher);
-        command.addAll(List.of(java, "-Xms" + HEAP, "-Xmx" + HEAP, "-jar", jar.toString(), "serve", "--config",
-                config.toString()));
+        command.add(java);
+        command.addAll(jvmOptions);
+        command.addAll(List.of("-jar", jar.toString(), "serve", "--config", config.toString()));
         Process process = new ProcessBuilder(command)
                 .redirectErrorStream(true)
                 .redirectOutput(log.toFile())
@@ -76,6 +95,11 @@ public final class PintleProcess implements AutoCloseable {
     /** @return the command line it was started with */
     public List<String> command() {
         return command;
+    }
+
+    /** @return the server's process */
+    public ProcessHandle handle() {
+        return process.toHandle();
     }
 
     /** @return whether the server is still running */

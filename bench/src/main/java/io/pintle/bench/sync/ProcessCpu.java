@@ -29,6 +29,18 @@ public final class ProcessCpu {
     }
 
     /**
+     * @param processes processes still running
+     * @return of their CPU time so far, the part spent in the kernel (system time), in milliseconds
+     */
+    public static double systemMillis(Collection<ProcessHandle> processes) {
+        double total = 0;
+        for (ProcessHandle process : processes) {
+            total += fields(process.pid())[1] * MILLIS_PER_TICK;
+        }
+        return total;
+    }
+
+    /**
      * @return this JVM's CPU time plus that of its children already waited for (cf-agent), in milliseconds
      */
     public static double selfAndChildrenMillis() {
@@ -53,6 +65,16 @@ public final class ProcessCpu {
         } catch (IOException | RuntimeException e) {
             return 0;
         }
+    }
+
+    /**
+     * @return the CPU time of this JVM's children (and theirs) that have ended and been waited for, in
+     *     milliseconds: what an external load generator (ab, curl, a shell loop of curls) used, read as a
+     *     difference around its run
+     */
+    public static double childrenMillis() {
+        long[] fields = fields(ProcessHandle.current().pid());
+        return (fields[2] + fields[3]) * MILLIS_PER_TICK;
     }
 
     /** @return utime, stime, cutime, cstime; zeros if the process is gone */
