@@ -80,7 +80,7 @@ final class OverloadHandler extends Handler.Wrapper {
         PerAddress share = shares.get(work);
         InetAddress client = exchange.clientAddress();
         if (!share.tryAcquire(client)) {
-            refuse(new Pending(work, gate, request, response, callback, null), "client-limit",
+            refuse(new Pending(work, gate, request, response, callback, null), "client-limit", "client-limit",
                     "this client address already has " + share.limit() + " " + work.label()
                             + " requests running or waiting (limits." + work.label() + ".per_address)");
             return true;
@@ -98,7 +98,7 @@ final class OverloadHandler extends Handler.Wrapper {
             return true;
         }
         pending.leaveShare();
-        refuse(pending, "overloaded",
+        refuse(pending, "overloaded", "overloaded",
                 "all " + gate.concurrency() + " " + work.label() + " workers are busy and the queue is full");
         return true;
     }
@@ -152,7 +152,7 @@ final class OverloadHandler extends Handler.Wrapper {
         Pending pending = ticket.waiter();
         if (pending.gate.abandon(ticket)) {
             pending.leaveShare();
-            pending.request.getComponents().getExecutor().execute(() -> refuse(pending, "overloaded",
+            pending.request.getComponents().getExecutor().execute(() -> refuse(pending, "overloaded", "queue-timeout",
                     "waited " + queueTimeout.toSeconds() + " s for one of the " + pending.gate.concurrency() + " "
                             + pending.work.label() + " workers"));
         }
@@ -170,8 +170,12 @@ final class OverloadHandler extends Handler.Wrapper {
         }
     }
 
-    private void refuse(Pending pending, String reason, String detail) {
-        metrics.overloaded(pending.work);
+    /**
+     * @param reason the problem's reason code
+     * @param counted the metric's reason label (a queue timeout is an {@code overloaded} problem, counted apart)
+     */
+    private void refuse(Pending pending, String reason, String counted, String detail) {
+        metrics.overloaded(pending.work, counted);
         long seconds = retryAfter.nextSeconds();
         LOG.debug("{}: {} {} refused: {}", reason, pending.request.getMethod(), pending.request.getHttpURI(), detail);
         Response response = pending.response;

@@ -23,7 +23,6 @@ import io.prometheus.metrics.core.metrics.Info;
 import io.prometheus.metrics.instrumentation.jvm.JvmMetrics;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.util.ArrayList;
-import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -59,7 +58,7 @@ public final class ServerMetrics implements ReloadListener {
     private final CounterDataPoint handshakeFailures;
     private final Map<ReloadOutcome.Result, CounterDataPoint> reloads;
     private final DistributionDataPoint reloadSeconds;
-    private final Map<WorkClass, CounterDataPoint> overloadRejections;
+    private final Map<String, CounterDataPoint> overloadRejections;
     private final Counter connectionsClosed;
     private final Counter remoteRunNodes;
 
@@ -141,14 +140,17 @@ public final class ServerMetrics implements ReloadListener {
 
         Counter rejections = Counter.builder()
                 .name("pintle_overload_rejections_total")
-                .help("Requests answered 503 because the workers and queue of their class were full, or because "
-                        + "they waited past the queue timeout, by work class")
-                .labelNames("class")
+                .help("Requests answered 503 by overload control, by work class and reason: overloaded (the "
+                        + "workers and queue of their class were full), queue-timeout (they waited past the queue "
+                        + "timeout), client-limit (their client address had its per_address share running or waiting)")
+                .labelNames("class", "reason")
                 .withoutExemplars()
                 .register(registry);
-        Map<WorkClass, CounterDataPoint> byClass = new EnumMap<>(WorkClass.class);
+        Map<String, CounterDataPoint> byClass = new HashMap<>();
         for (WorkClass work : WorkClass.values()) {
-            byClass.put(work, rejections.labelValues(work.label()));
+            for (String reason : OVERLOAD_REASONS) {
+                byClass.put(work.label() + "/" + reason, rejections.labelValues(work.label(), reason));
+            }
         }
         overloadRejections = Map.copyOf(byClass);
         remoteRunNodes = Counter.builder()
@@ -322,13 +324,21 @@ public final class ServerMetrics implements ReloadListener {
                 .register(registry);
     }
 
+    /** Why overload control refuses a request: the {@code reason} label of its counter. */
+    public static final List<String> OVERLOAD_REASONS = List.of("overloaded", "queue-timeout", "client-limit");
+
     /**
      * Counts one request refused with a 503 by overload control.
      *
      * @param work its work class
+     * @param reason one of {@link #OVERLOAD_REASONS}
      */
-    public void overloaded(WorkClass work) {
-        overloadRejections.get(work).inc();
+    public void overloaded(WorkClass work, String reason) {
+        CounterDataPoint counter = overloadRejections.get(work.label() + "/" + reason);
+        if (counter == null) {
+            throw new IllegalArgumentException("not an overload reason: " + reason);
+        }
+        counter.inc();
     }
 
     /**

@@ -296,6 +296,8 @@ class HostileLoadIT {
             }
             assertThat(refused).isEqualTo(4);
             assertThat(tooSlow).isEqualTo(2);
+            assertThat(server.metric("pintle_overload_rejections_total{class=\"uploads\",reason=\"client-limit\"}"))
+                    .isEqualTo(4.0);
             eventually(Duration.ofSeconds(5), () ->
                     assertThat(server.metric("pintle_inflight_requests{class=\"uploads\"}")).isEqualTo(0.0));
             if (Files.exists(dir.resolve("shared-files"))) {

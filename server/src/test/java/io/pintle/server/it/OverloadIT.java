@@ -122,8 +122,10 @@ class OverloadIT {
             }
             assertThat(ok).isEqualTo(2);
             assertThat(refused).isEqualTo(18);
-            assertThat(server.metric("pintle_overload_rejections_total{class=\"files\"}")).isEqualTo(18.0);
-            assertThat(server.metric("pintle_overload_rejections_total{class=\"api\"}")).isEqualTo(0.0);
+            assertThat(server.metric("pintle_overload_rejections_total{class=\"files\",reason=\"overloaded\"}"))
+                    .isEqualTo(18.0);
+            assertThat(server.metric("pintle_overload_rejections_total{class=\"api\",reason=\"overloaded\"}"))
+                    .isEqualTo(0.0);
             // Other classes keep their own workers: /uuid is answered while downloads are saturated.
             assertThat(PolicyServingIT.get(burst, "/uuid", HttpResponse.BodyHandlers.ofString()).statusCode())
                     .isEqualTo(200);
