@@ -26,6 +26,7 @@ import org.eclipse.jetty.http.UriCompliance;
 import org.eclipse.jetty.http2.server.HTTP2ServerConnectionFactory;
 import org.eclipse.jetty.server.AbstractConnector;
 import org.eclipse.jetty.server.Connector;
+import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.NetworkConnectionLimit;
@@ -153,7 +154,8 @@ public final class HttpServerFactory {
 
     /**
      * Builds the whole server, top-down. Every request on either listener goes through, in this order:
-     * {@link ExchangeHandler} (snapshot, route, caller), {@link OverloadHandler} (TLS listener only), compression,
+     * {@link ExchangeHandler} (snapshot, route, caller), {@link OverloadHandler} (TLS listener only), on a root
+     * with {@code [webapp] proxy} the {@link WebappProxy} (which answers {@code /rudder/...} itself), compression,
      * the listener's context, then on the TLS listener {@link FileHandler} (the file routes) and, for everything
      * else, the Jersey application on a worker ({@link WorkerDispatch}). {@link RequestObserver} sees every
      * completed request.
@@ -233,7 +235,12 @@ public final class HttpServerFactory {
         // accepting and wait, up to STOP_TIMEOUT_MS, for each open connection to finish the request it carries and
         // close: that is the drain. A GracefulHandler would add a 503 for a request that arrives on a connection
         // accepted just before the stop, which SocketActivationIT saw while replacing the process.
-        OverloadHandler overload = new OverloadHandler(compression, TLS_CONNECTOR, limits, metrics);
+        // The webapp's /rudder/ (a root's web interface, when [webapp] proxy is set) is proxied below the gate
+        // and above compression: its answers go out as the webapp wrote them, and never reach files or Jersey.
+        Handler gated = config.webapp().enabled()
+                ? new WebappProxy(compression, config.webapp(), limits.webapp())
+                : compression;
+        OverloadHandler overload = new OverloadHandler(gated, TLS_CONNECTOR, limits, metrics);
         server.setHandler(new ExchangeHandler(overload, snapshots, clock, ADMIN_CONNECTOR));
         server.setErrorHandler(new ProblemErrorHandler());
 

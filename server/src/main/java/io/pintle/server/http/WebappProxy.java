@@ -1,0 +1,230 @@
+package io.pintle.server.http;
+
+import io.pintle.server.acl.Decision;
+import io.pintle.server.config.ServerConfig;
+import io.pintle.server.problem.PintleException;
+import java.net.ConnectException;
+import java.net.SocketTimeoutException;
+import java.net.URI;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.eclipse.jetty.client.HttpClient;
+import org.eclipse.jetty.client.transport.HttpClientTransportOverHTTP;
+import org.eclipse.jetty.http.HttpField;
+import org.eclipse.jetty.http.HttpFields;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpURI;
+import org.eclipse.jetty.io.ClientConnector;
+import org.eclipse.jetty.proxy.ProxyHandler;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The web interface of a root behind Pintle's TLS listener, as Rudder's single vhost has it ({@code ProxyPass
+ * "/rudder" "http://localhost:8080/rudder"}, relayd's {@code /rudder/relay-api} excepted): requests of the
+ * {@link Route#WEBAPP} route go to the webapp through Jetty's {@link ProxyHandler.Reverse}, streamed both ways
+ * with no thread held while the webapp thinks; every other request goes on to the rest of the tree. It sits below
+ * the overload gate (the webapp's own slots and queue, {@code [limits.webapp]}) and above compression, the file
+ * pipeline and Jersey, none of which sees a proxied request.
+ *
+ * <p>As Apache's {@code mod_proxy} without {@code ProxyPreserveHost} (Rudder sets none): the webapp gets its own
+ * address as {@code Host}, the client's in {@code X-Forwarded-Host}, and redirects to its own address are turned
+ * back into the client's ({@code ProxyPassReverse}). Unlike Apache, which appends to them, the {@code
+ * X-Forwarded-*} and {@code Forwarded} headers a client sends are replaced: Pintle is the edge, and the webapp must
+ * not take a client's word for its address. The upstream down answers 502, silent past {@code [webapp] timeout}
+ * 504, each a problem+json saying which.
+ */
+final class WebappProxy extends Handler.Wrapper {
+    private static final Logger LOG = LoggerFactory.getLogger(WebappProxy.class);
+    /** Threads of the proxy's client: it only moves buffers between sockets, never blocks on them. */
+    static final int CLIENT_THREADS = 16;
+    /** Client headers about the path to the server: Pintle writes its own. */
+    private static final Set<String> FORWARDING_HEADERS = Set.of(HttpHeader.FORWARDED.asString(),
+            HttpHeader.X_FORWARDED_FOR.asString(), HttpHeader.X_FORWARDED_HOST.asString(),
+            HttpHeader.X_FORWARDED_PROTO.asString(), HttpHeader.X_FORWARDED_PORT.asString(),
+            HttpHeader.X_FORWARDED_SERVER.asString(), HttpHeader.VIA.asString());
+
+    private final Reverse proxy;
+
+    /**
+     * @param next the rest of the tree (every other route)
+     * @param webapp where the webapp is, and its timeouts; {@link ServerConfig.Webapp#enabled()}
+     * @param pool the webapp class's slots, which bound the connections to it
+     */
+    WebappProxy(Handler next, ServerConfig.Webapp webapp, ServerConfig.Pool pool) {
+        super(next);
+        this.proxy = new Reverse(webapp, pool);
+        addBean(proxy, true);
+    }
+
+    @Override
+    public void setServer(Server server) {
+        super.setServer(server);
+        proxy.setServer(server);
+    }
+
+    @Override
+    public boolean handle(Request request, Response response, Callback callback) throws Exception {
+        Exchange exchange = Exchange.find(request);
+        if (exchange == null || exchange.route() != Route.WEBAPP) {
+            return super.handle(request, response, callback);
+        }
+        // No rule of Pintle's: Rudder's vhost grants /rudder to all (<Proxy ...> Require all granted), the webapp
+        // authenticates its users. Recorded so that the access log names where the request went.
+        exchange.decision(proxy.allow);
+        // The webapp may think longer than the TLS listener's idle timeout (an API call that runs agents):
+        // [webapp] timeout bounds the wait instead, and a client that goes away is seen when its connection closes.
+        request.addIdleTimeoutListener(timeout -> false);
+        return proxy.handle(request, response, callback);
+    }
+
+    /** Jetty's reverse proxy, told where the webapp is and how Apache talks to it. */
+    private static final class Reverse extends ProxyHandler.Reverse {
+        private final URI upstream;
+        private final String origin;
+        private final ServerConfig.Webapp webapp;
+        private final ServerConfig.Pool pool;
+        private final Decision.Allow allow;
+
+        Reverse(ServerConfig.Webapp webapp, ServerConfig.Pool pool) {
+            super(request -> HttpURI.build(webapp.proxy().toString())
+                    .path(request.getHttpURI().getPath())
+                    .query(request.getHttpURI().getQuery()));
+            this.upstream = webapp.proxy();
+            this.origin = "http://" + upstream.getRawAuthority();
+            this.webapp = webapp;
+            this.pool = pool;
+            this.allow = new Decision.Allow("webapp: proxied to " + upstream);
+            // Apache without ProxyPreserveHost: the webapp sees its own address.
+            setProxyToServerHost(upstream.getRawAuthority());
+        }
+
+        @Override
+        public InvocationType getInvocationType() {
+            // Connects, reads and writes are asynchronous and the upstream's name is resolved off the calling
+            // thread (HttpClient's asynchronous resolver): handling never blocks.
+            return InvocationType.NON_BLOCKING;
+        }
+
+        @Override
+        protected HttpClient newHttpClient() {
+            ClientConnector connector = new ClientConnector();
+            QueuedThreadPool threads = new QueuedThreadPool(CLIENT_THREADS, 1);
+            threads.setName("pintle-webapp");
+            threads.setReservedThreads(0);
+            connector.setExecutor(threads);
+            connector.setConnectTimeout(webapp.connectTimeout());
+            return new HttpClient(new HttpClientTransportOverHTTP(connector));
+        }
+
+        @Override
+        protected void configureHttpClient(HttpClient client) {
+            super.configureHttpClient(client);
+            client.setConnectTimeout(webapp.connectTimeout().toMillis());
+            // As many connections as the class has slots; the gate's queue is where requests wait, not here.
+            client.setMaxConnectionsPerDestination(pool.concurrency());
+            client.setMaxRequestsQueuedPerDestination(Math.max(1024, pool.concurrency()));
+            client.setUserAgentField(null);
+        }
+
+        @Override
+        protected org.eclipse.jetty.client.Request newProxyToServerRequest(Request clientToProxy, HttpURI uri) {
+            return super.newProxyToServerRequest(clientToProxy, uri)
+                    .idleTimeout(webapp.timeout().toMillis(), TimeUnit.MILLISECONDS);
+        }
+
+        @Override
+        protected void addProxyHeaders(Request clientToProxy, org.eclipse.jetty.client.Request proxyToServer) {
+            String host = clientHost(clientToProxy);
+            proxyToServer.headers(headers -> {
+                for (String name : FORWARDING_HEADERS) {
+                    headers.remove(name);
+                }
+                headers.put(HttpHeader.X_FORWARDED_FOR, Request.getRemoteAddr(clientToProxy));
+                headers.put(HttpHeader.X_FORWARDED_PROTO, "https");
+                if (host != null) {
+                    headers.put(HttpHeader.X_FORWARDED_HOST, host);
+                }
+            });
+        }
+
+        @Override
+        protected HttpField filterServerToProxyResponseField(HttpField field) {
+            // Rudder's webapp vhost: "jetty is leaking its version in the Server header, remove it".
+            return field.getHeader() == HttpHeader.SERVER ? null : field;
+        }
+
+        @Override
+        protected org.eclipse.jetty.client.Response.CompleteListener newServerToProxyResponseListener(
+                Request clientToProxy, org.eclipse.jetty.client.Request proxyToServer, Response proxyToClient,
+                Callback callback) {
+            return new ProxyResponseListener(clientToProxy, proxyToServer, proxyToClient, callback) {
+                @Override
+                public void onHeaders(org.eclipse.jetty.client.Response serverToProxy) {
+                    super.onHeaders(serverToProxy);
+                    reverse(proxyToClient.getHeaders(), clientHost(clientToProxy));
+                }
+            };
+        }
+
+        /** Apache's ProxyPassReverse: the webapp's redirects to its own address go back to the client's. */
+        private void reverse(HttpFields.Mutable headers, String host) {
+            if (host == null) {
+                return;
+            }
+            for (HttpHeader name : new HttpHeader[] {HttpHeader.LOCATION, HttpHeader.CONTENT_LOCATION}) {
+                String value = headers.get(name);
+                if (value != null && (value.equals(origin) || value.startsWith(origin + "/"))) {
+                    headers.put(name, "https://" + host + value.substring(origin.length()));
+                }
+            }
+        }
+
+        @Override
+        protected void onServerToProxyResponseFailure(Request clientToProxy,
+                org.eclipse.jetty.client.Request proxyToServer, org.eclipse.jetty.client.Response serverToProxy,
+                Response proxyToClient, Callback callback, Throwable failure) {
+            PintleException refusal = refusal(failure);
+            LOG.warn("{} {} from {}: {}", clientToProxy.getMethod(), clientToProxy.getHttpURI().getPath(),
+                    Request.getRemoteAddr(clientToProxy), refusal.detail());
+            if (proxyToClient.isCommitted()) {
+                // Part of the answer is out: the client can only see it cut.
+                callback.failed(failure);
+                return;
+            }
+            proxyToClient.getHeaders().clear();
+            Problems.write(refusal, clientToProxy, proxyToClient, callback);
+        }
+
+        private PintleException refusal(Throwable failure) {
+            for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+                if (cause instanceof ConnectException || cause instanceof SocketTimeoutException) {
+                    return cause instanceof SocketTimeoutException
+                            ? new PintleException.UpstreamTimedOut("webapp-timeout", "the webapp at " + upstream
+                                    + " did not accept a connection within " + webapp.connectTimeout().toSeconds()
+                                    + " s ([webapp] connect_timeout)")
+                            : new PintleException.UpstreamFailed("webapp-unreachable", "the webapp at " + upstream
+                                    + " refused the connection: is it running (rudder-jetty)? ([webapp] proxy)");
+                }
+                if (cause instanceof TimeoutException) {
+                    return new PintleException.UpstreamTimedOut("webapp-timeout", "the webapp at " + upstream
+                            + " sent nothing for " + webapp.timeout().toSeconds() + " s ([webapp] timeout)");
+                }
+            }
+            return new PintleException.UpstreamFailed("webapp-failed", "the exchange with the webapp at " + upstream
+                    + " failed: " + failure);
+        }
+
+        private static String clientHost(Request request) {
+            String host = request.getHeaders().get(HttpHeader.HOST);
+            return host != null ? host : request.getHttpURI().getAuthority();
+        }
+    }
+}
