@@ -172,6 +172,27 @@ public final class AclEvaluator {
     }
 
     /**
+     * The webapp's legacy unauthenticated API paths, which Rudder's webapp vhost keeps to this machine ({@code
+     * Require local} and {@code Require not env api_deny} on {@code ^/rudder/api/(status|archives)$} and {@code
+     * ^/rudder/api/(techniqueLibrary|dyngroup|deploy)/reload$}), behind the proxied web interface.
+     *
+     * @param address the client's address
+     * @param apiVersion the request's {@code X-API-Version} header, or null: anything but 1s is the new API
+     * @return the decision
+     */
+    public static Decision webappLocalApi(InetAddress address, String apiVersion) {
+        if (!isThisMachine(address)) {
+            return new Decision.Deny("not-local", "this webapp API path is open to this machine only (127.0.0.1, "
+                    + "::1), as Rudder's vhost has it, not to " + address.getHostAddress());
+        }
+        if (apiVersion != null && !apiVersion.chars().allMatch(c -> c == '1')) {
+            return new Decision.Deny("legacy-api", "this webapp API path is the legacy API (X-API-Version 1), not "
+                    + "X-API-Version " + apiVersion + ", as Rudder's vhost has it");
+        }
+        return new Decision.Allow("webapp: legacy API from this machine (" + address.getHostAddress() + ")");
+    }
+
+    /**
      * @param address a client address
      * @return whether it is what {@code localhost} connects from: 127.0.0.1 or ::1 (other 127.0.0.0/8 addresses,
      *     which no Rudder caller uses, are not)

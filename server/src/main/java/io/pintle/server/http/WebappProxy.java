@@ -1,5 +1,6 @@
 package io.pintle.server.http;
 
+import io.pintle.server.acl.AclEvaluator;
 import io.pintle.server.acl.Decision;
 import io.pintle.server.config.ServerConfig;
 import io.pintle.server.problem.PintleException;
@@ -9,11 +10,13 @@ import java.net.URI;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.regex.Pattern;
 import org.eclipse.jetty.client.HttpClient;
 import org.eclipse.jetty.client.transport.HttpClientTransportOverHTTP;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.http.HttpURI;
 import org.eclipse.jetty.io.ClientConnector;
 import org.eclipse.jetty.proxy.ProxyHandler;
@@ -39,7 +42,9 @@ import org.slf4j.LoggerFactory;
  * back into the client's ({@code ProxyPassReverse}). Unlike Apache, which appends to them, the {@code
  * X-Forwarded-*} and {@code Forwarded} headers a client sends are replaced: Pintle is the edge, and the webapp must
  * not take a client's word for its address. The upstream down answers 502, silent past {@code [webapp] timeout}
- * 504, each a problem+json saying which.
+ * 504, each a problem+json saying which. The rest of Rudder's webapp vhost too: {@code /} redirects to {@code
+ * /rudder}, the legacy unauthenticated API paths are for this machine only, the webapp's {@code Server} header is
+ * dropped and its cookies get {@code HttpOnly} and {@code Secure}.
  */
 final class WebappProxy extends Handler.Wrapper {
     private static final Logger LOG = LoggerFactory.getLogger(WebappProxy.class);
@@ -50,6 +55,17 @@ final class WebappProxy extends Handler.Wrapper {
             HttpHeader.X_FORWARDED_FOR.asString(), HttpHeader.X_FORWARDED_HOST.asString(),
             HttpHeader.X_FORWARDED_PROTO.asString(), HttpHeader.X_FORWARDED_PORT.asString(),
             HttpHeader.X_FORWARDED_SERVER.asString(), HttpHeader.VIA.asString());
+
+    /**
+     * Rudder's webapp vhost keeps these to this machine: {@code <LocationMatch "^/rudder/api/(status|archives)$">}
+     * and {@code <LocationMatch "^/rudder/api/(techniqueLibrary|dyngroup|deploy)/reload$">}, {@code Require local}.
+     */
+    private static final Pattern LOCAL_API =
+            Pattern.compile("^/rudder/api/(status|archives|(techniqueLibrary|dyngroup|deploy)/reload)$");
+    private static final String API_VERSION = "X-API-Version";
+    /** Rudder's webapp vhost: {@code Header edit Set-Cookie ...} adds these where a cookie lacks them. */
+    private static final Pattern HTTP_ONLY = Pattern.compile("(?i);\\s*HttpOnly(;|$)");
+    private static final Pattern SECURE = Pattern.compile("(?i);\\s*Secure(;|$)");
 
     private final Reverse proxy;
 
@@ -74,11 +90,29 @@ final class WebappProxy extends Handler.Wrapper {
     public boolean handle(Request request, Response response, Callback callback) throws Exception {
         Exchange exchange = Exchange.find(request);
         if (exchange == null || exchange.route() != Route.WEBAPP) {
+            if (exchange != null && exchange.route() == Route.OTHER && "/".equals(request.getHttpURI().getPath())) {
+                // Rudder's webapp vhost: RewriteRule ^/$ /rudder [R].
+                Response.sendRedirect(request, response, callback, HttpStatus.FOUND_302, "/rudder", true);
+                return true;
+            }
             return super.handle(request, response, callback);
         }
-        // No rule of Pintle's: Rudder's vhost grants /rudder to all (<Proxy ...> Require all granted), the webapp
-        // authenticates its users. Recorded so that the access log names where the request went.
-        exchange.decision(proxy.allow);
+        if (LOCAL_API.matcher(request.getHttpURI().getPath()).matches()) {
+            Decision decision = AclEvaluator.webappLocalApi(exchange.clientAddress(),
+                    request.getHeaders().get(API_VERSION));
+            exchange.decision(decision);
+            if (decision instanceof Decision.Deny deny) {
+                LOG.info("denied {} {} to {}: {}", request.getMethod(), request.getHttpURI().getPath(),
+                        exchange.clientAddress().getHostAddress(), deny.detail());
+                Problems.write(new PintleException.AccessDenied(deny.reason(), deny.detail()), request, response,
+                        callback);
+                return true;
+            }
+        } else {
+            // No rule of Pintle's: Rudder's vhost grants /rudder to all (<Proxy ...> Require all granted), the
+            // webapp authenticates its users. Recorded so that the access log names where the request went.
+            exchange.decision(proxy.allow);
+        }
         // The webapp may think longer than the TLS listener's idle timeout (an API call that runs agents):
         // [webapp] timeout bounds the wait instead, and a client that goes away is seen when its connection closes.
         request.addIdleTimeoutListener(timeout -> false);
@@ -157,8 +191,22 @@ final class WebappProxy extends Handler.Wrapper {
 
         @Override
         protected HttpField filterServerToProxyResponseField(HttpField field) {
-            // Rudder's webapp vhost: "jetty is leaking its version in the Server header, remove it".
-            return field.getHeader() == HttpHeader.SERVER ? null : field;
+            if (field.getHeader() == HttpHeader.SERVER) {
+                // Rudder's webapp vhost: "jetty is leaking its version in the Server header, remove it".
+                return null;
+            }
+            if (field.getHeader() == HttpHeader.SET_COOKIE) {
+                // Rudder's webapp vhost: every cookie HttpOnly and secure (the webapp sees plain HTTP).
+                String cookie = field.getValue();
+                if (!HTTP_ONLY.matcher(cookie).find()) {
+                    cookie += "; HttpOnly";
+                }
+                if (!SECURE.matcher(cookie).find()) {
+                    cookie += "; Secure";
+                }
+                return new HttpField(HttpHeader.SET_COOKIE, cookie);
+            }
+            return field;
         }
 
         @Override

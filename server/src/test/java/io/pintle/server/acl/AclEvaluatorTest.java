@@ -13,6 +13,7 @@ import java.util.Base64;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -163,5 +164,26 @@ class AclEvaluatorTest {
         assertThat(AclEvaluator.remoteRun(true, true, InetAddress.getByName(address), null, null))
                 .isInstanceOfSatisfying(Decision.Deny.class,
                         deny -> assertThat(deny.reason()).isEqualTo("no-policy-server"));
+    }
+
+    @ParameterizedTest
+    @CsvSource(nullValues = "NULL", textBlock = """
+            127.0.0.1, NULL, allow
+            ::1,       1,    allow
+            127.0.0.1, 11,   allow
+            127.0.0.1, 2,    legacy-api
+            127.0.0.1, 12,   legacy-api
+            127.0.0.2, NULL, not-local
+            10.0.0.1,  1,    not-local
+            """)
+    void theWebappsLegacyApiIsForThisMachineAndTheLegacyVersionOnly(String address, String version, String outcome)
+            throws Exception {
+        Decision decision = AclEvaluator.webappLocalApi(InetAddress.getByName(address), version);
+        if (outcome.equals("allow")) {
+            assertThat(decision).isInstanceOf(Decision.Allow.class);
+        } else {
+            assertThat(decision).isInstanceOfSatisfying(Decision.Deny.class,
+                    deny -> assertThat(deny.reason()).isEqualTo(outcome));
+        }
     }
 }

@@ -130,6 +130,11 @@ class WebappProxyIT {
                             "http://" + exchange.getRequestHeaders().getFirst("Host") + "/rudder/secure/index.html");
                     exchange.sendResponseHeaders(302, -1);
                 }
+                case "/rudder/login" -> {
+                    exchange.getResponseHeaders().add("Set-Cookie", "JSESSIONID=abc; Path=/rudder");
+                    exchange.getResponseHeaders().add("Set-Cookie", "theme=dark; Path=/; secure; HttpOnly");
+                    exchange.sendResponseHeaders(204, -1);
+                }
                 case "/rudder/silent" -> {
                     try {
                         slowReleased.await(60, TimeUnit.SECONDS);
@@ -287,6 +292,37 @@ class WebappProxyIT {
         assertThat(response.getStatus()).isEqualTo(302);
         assertThat(response.getHeaders().get("Location"))
                 .isEqualTo("https://127.0.0.1:" + server.port() + "/rudder/secure/index.html");
+    }
+
+    @Test
+    void theRestOfRuddersWebappVhostHoldsToo() throws Exception {
+        // RewriteRule ^/$ /rudder [R]
+        ContentResponse root = client.newRequest(server.uri() + "/").timeout(30, TimeUnit.SECONDS).send();
+        assertThat(root.getStatus()).isEqualTo(302);
+        assertThat(root.getHeaders().get("Location")).endsWith("/rudder");
+        // Header edit Set-Cookie: HttpOnly and secure on every cookie, never twice.
+        ContentResponse login = client.newRequest(server.uri() + "/rudder/login").timeout(30, TimeUnit.SECONDS).send();
+        assertThat(login.getHeaders().getValuesList("Set-Cookie")).containsExactly(
+                "JSESSIONID=abc; Path=/rudder; HttpOnly; Secure", "theme=dark; Path=/; secure; HttpOnly");
+        // <LocationMatch "^/rudder/api/(status|archives)$"> Require local (and the legacy API only).
+        int before = webappRequests.get();
+        ContentResponse remote = otherAddressClient.newRequest(server.uri() + "/rudder/api/status")
+                .timeout(30, TimeUnit.SECONDS).send();
+        assertThat(remote.getStatus()).isEqualTo(403);
+        assertThat(JSON.readTree(remote.getContentAsString()).path("reason").asText()).isEqualTo("not-local");
+        ContentResponse reload = otherAddressClient.newRequest(server.uri() + "/rudder/api/deploy/reload")
+                .timeout(30, TimeUnit.SECONDS).send();
+        assertThat(reload.getStatus()).isEqualTo(403);
+        ContentResponse newApi = client.newRequest(server.uri() + "/rudder/api/status")
+                .headers(h -> h.put("X-API-Version", "12")).timeout(30, TimeUnit.SECONDS).send();
+        assertThat(newApi.getStatus()).isEqualTo(403);
+        assertThat(webappRequests.get()).isEqualTo(before);
+        ContentResponse local = client.newRequest(server.uri() + "/rudder/api/status")
+                .timeout(30, TimeUnit.SECONDS).send();
+        assertThat(local.getStatus()).isEqualTo(200);
+        // Anything else under /rudder/api/ is the webapp's to authenticate, from anywhere.
+        assertThat(otherAddressClient.newRequest(server.uri() + "/rudder/api/latest/status")
+                .timeout(30, TimeUnit.SECONDS).send().getStatus()).isEqualTo(200);
     }
 
     @Test
