@@ -62,6 +62,7 @@ final class WebappProxy extends Handler.Wrapper {
      */
     private static final Pattern LOCAL_API =
             Pattern.compile("^/rudder/api/(status|archives|(techniqueLibrary|dyngroup|deploy)/reload)$");
+    private static final Pattern SLASHES = Pattern.compile("/{2,}");
     private static final String API_VERSION = "X-API-Version";
     /** Rudder's webapp vhost: {@code Header edit Set-Cookie ...} adds these where a cookie lacks them. */
     private static final Pattern HTTP_ONLY = Pattern.compile("(?i);\\s*HttpOnly(;|$)");
@@ -97,7 +98,7 @@ final class WebappProxy extends Handler.Wrapper {
             }
             return super.handle(request, response, callback);
         }
-        if (LOCAL_API.matcher(request.getHttpURI().getPath()).matches()) {
+        if (localApi(request)) {
             Decision decision = AclEvaluator.webappLocalApi(exchange.clientAddress(),
                     request.getHeaders().get(API_VERSION));
             exchange.decision(decision);
@@ -117,6 +118,16 @@ final class WebappProxy extends Handler.Wrapper {
         // [webapp] timeout bounds the wait instead, and a client that goes away is seen when its connection closes.
         request.addIdleTimeoutListener(timeout -> false);
         return proxy.handle(request, response, callback);
+    }
+
+    /**
+     * Apache matches {@code <LocationMatch>} on the decoded, normalised path, and so does the webapp's Jetty route:
+     * {@code /rudder/api/stat%75s} and {@code /rudder//api/status} are {@code /rudder/api/status}. A path Jetty
+     * cannot make canonical is held to the rule too.
+     */
+    private static boolean localApi(Request request) {
+        String canonical = request.getHttpURI().getCanonicalPath();
+        return canonical == null || LOCAL_API.matcher(SLASHES.matcher(canonical).replaceAll("/")).matches();
     }
 
     /** Jetty's reverse proxy, told where the webapp is and how Apache talks to it. */

@@ -310,9 +310,13 @@ class WebappProxyIT {
                 .timeout(30, TimeUnit.SECONDS).send();
         assertThat(remote.getStatus()).isEqualTo(403);
         assertThat(JSON.readTree(remote.getContentAsString()).path("reason").asText()).isEqualTo("not-local");
-        ContentResponse reload = otherAddressClient.newRequest(server.uri() + "/rudder/api/deploy/reload")
-                .timeout(30, TimeUnit.SECONDS).send();
-        assertThat(reload.getStatus()).isEqualTo(403);
+        // Matched as Apache and the webapp see the path: decoded, parameters and repeated slashes gone.
+        for (String path : List.of("/rudder/api/deploy/reload", "/rudder/api/stat%75s", "/rudder//api/status",
+                "/rudder/api/archives;x=1", "/rudder/secure/../api/status")) {
+            ContentResponse refused = otherAddressClient.newRequest(server.uri() + path)
+                    .timeout(30, TimeUnit.SECONDS).send();
+            assertThat(refused.getStatus()).as(path).isEqualTo(403);
+        }
         ContentResponse newApi = client.newRequest(server.uri() + "/rudder/api/status")
                 .headers(h -> h.put("X-API-Version", "12")).timeout(30, TimeUnit.SECONDS).send();
         assertThat(newApi.getStatus()).isEqualTo(403);
