@@ -7,12 +7,14 @@ import io.pintle.server.problem.PintleException;
 import java.net.ConnectException;
 import java.net.SocketTimeoutException;
 import java.net.URI;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.regex.Pattern;
 import org.eclipse.jetty.client.HttpClient;
 import org.eclipse.jetty.client.transport.HttpClientTransportOverHTTP;
+import org.eclipse.jetty.compression.server.CompressionConfig;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
@@ -34,8 +36,9 @@ import org.slf4j.LoggerFactory;
  * "/rudder" "http://localhost:8080/rudder"}, relayd's {@code /rudder/relay-api} excepted): requests of the
  * {@link Route#WEBAPP} route go to the webapp through Jetty's {@link ProxyHandler.Reverse}, streamed both ways
  * with no thread held while the webapp thinks; every other request goes on to the rest of the tree. It sits below
- * the overload gate (the webapp's own slots and queue, {@code [limits.webapp]}) and above compression, the file
- * pipeline and Jersey, none of which sees a proxied request.
+ * the overload gate (the webapp's own slots and queue, {@code [limits.webapp]}) and compression (the webapp's text
+ * gzipped for clients that accept it, as Rudder's vhost deflates it; {@link #compression()}), and above the file
+ * pipeline and Jersey, neither of which sees a proxied request.
  *
  * <p>As Apache's {@code mod_proxy} without {@code ProxyPreserveHost} (Rudder sets none): the webapp gets its own
  * address as {@code Host}, the client's in {@code X-Forwarded-Host}, and redirects to its own address are turned
@@ -79,6 +82,32 @@ final class WebappProxy extends Handler.Wrapper {
         super(next);
         this.proxy = new Reverse(webapp, pool);
         addBean(proxy, true);
+    }
+
+    /**
+     * @return how the webapp's answers are compressed (when the client accepts gzip): the types Rudder's vhost
+     *     deflates ({@code AddOutputFilterByType DEFLATE ...}), whatever the method; an answer the webapp
+     *     compressed itself is left as it is
+     */
+    static CompressionConfig compression() {
+        CompressionConfig.Builder builder = CompressionConfig.builder();
+        for (String type : List.of("text/plain", "text/html", "text/xml", "text/javascript", "text/css",
+                "application/xml", "application/xhtml+xml", "application/rss+xml", "image/svg+xml",
+                "application/json", "application/javascript", "application/x-javascript",
+                "application/problem+json")) {
+            builder.compressIncludeMimeType(type);
+        }
+        for (String method : Route.WEBAPP.proxiedMethods()) {
+            builder.compressIncludeMethod(method);
+        }
+        return builder.build();
+    }
+
+    @Override
+    protected void doStart() throws Exception {
+        super.doStart();
+        LOG.info("web interface: /rudder/ (but /rudder/relay-api) proxied to {}, timeout {} s", proxy.upstream,
+                proxy.webapp.timeout().toSeconds());
     }
 
     @Override

@@ -12,6 +12,7 @@ import com.sun.net.httpserver.HttpServer;
 import io.pintle.client.ClientTls;
 import io.pintle.server.testing.Sandbox;
 import io.pintle.server.testing.TestServer;
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -40,6 +41,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
+import java.util.zip.GZIPInputStream;
 import javax.net.ssl.KeyManager;
 import org.eclipse.jetty.client.BytesRequestContent;
 import org.eclipse.jetty.client.ContentResponse;
@@ -69,6 +71,9 @@ class WebappProxyIT {
     /** The large answer: several MB, in chunks. */
     private static final int CHUNK = 256 * 1024;
     private static final int CHUNKS = 24;
+    /** A script of the web interface, as the webapp sends it: not compressed. */
+    private static final byte[] SCRIPT = "function f(x) { return x + 1; }\n".repeat(1000)
+            .getBytes(StandardCharsets.US_ASCII);
 
     @TempDir
     static Path dir;
@@ -129,6 +134,11 @@ class WebappProxyIT {
                     exchange.getResponseHeaders().add("Location",
                             "http://" + exchange.getRequestHeaders().getFirst("Host") + "/rudder/secure/index.html");
                     exchange.sendResponseHeaders(302, -1);
+                }
+                case "/rudder/app.js" -> {
+                    exchange.getResponseHeaders().add("Content-Type", "application/javascript");
+                    exchange.sendResponseHeaders(200, SCRIPT.length);
+                    exchange.getResponseBody().write(SCRIPT);
                 }
                 case "/rudder/login" -> {
                     exchange.getResponseHeaders().add("Set-Cookie", "JSESSIONID=abc; Path=/rudder");
@@ -238,6 +248,24 @@ class WebappProxyIT {
         assertThat(seen.path("body_length").asInt()).isEqualTo(8);
         assertThat(seen.path("X-Forwarded-Host").toString()).isEqualTo("[\"127.0.0.1:" + server.port() + "\"]");
         assertThat(seen.path("Host").toString()).isEqualTo("[\"127.0.0.1:" + webapp.getAddress().getPort() + "\"]");
+    }
+
+    @Test
+    void theWebappsTextIsGzippedForClientsThatAcceptItAsRuddersVhostDeflatesIt() throws Exception {
+        java.net.http.HttpClient jdk = java.net.http.HttpClient.newBuilder()
+                .sslContext(ClientTls.context((KeyManager[]) null, Set.of(sandbox.serverPin()))).build();
+        URI script = URI.create(server.uri() + "/rudder/app.js");
+        HttpResponse<byte[]> gzipped = jdk.send(HttpRequest.newBuilder(script).header("Accept-Encoding", "gzip")
+                .timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofByteArray());
+        assertThat(gzipped.statusCode()).isEqualTo(200);
+        assertThat(gzipped.headers().firstValue("Content-Encoding")).hasValue("gzip");
+        try (InputStream in = new GZIPInputStream(new ByteArrayInputStream(gzipped.body()))) {
+            assertThat(in.readAllBytes()).isEqualTo(SCRIPT);
+        }
+        HttpResponse<byte[]> plain = jdk.send(HttpRequest.newBuilder(script).timeout(Duration.ofSeconds(30)).build(),
+                HttpResponse.BodyHandlers.ofByteArray());
+        assertThat(plain.headers().firstValue("Content-Encoding")).isEmpty();
+        assertThat(plain.body()).isEqualTo(SCRIPT);
     }
 
     @Test
