@@ -23,6 +23,8 @@ import io.pintle.server.sharedfiles.SharedFilesCleanup;
 import io.pintle.server.systemd.ReloadNotifier;
 import io.pintle.server.systemd.SystemdHandoff;
 import io.pintle.server.tls.ServerTls;
+import io.pintle.server.uploads.UploadStore;
+import io.pintle.server.uploads.UploadTally;
 import io.pintle.server.upstream.RelaySync;
 import io.pintle.server.upstream.UpstreamClient;
 import io.pintle.server.watch.DirectoryWatch;
@@ -30,8 +32,11 @@ import java.nio.file.Files;
 import java.security.GeneralSecurityException;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.util.component.LifeCycle;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /** The composition root: builds every collaborator with {@code new}, in dependency order. */
 public final class Bootstrap {
@@ -53,6 +58,14 @@ public final class Bootstrap {
 
     /** A relay's long polls on its policy server wait this long each (the server's maximum). */
     public static final Duration RELAY_SYNC_WAIT = Duration.ofSeconds(300);
+
+    /**
+     * A temporary upload file older than this at start was left by a process killed mid-upload. A process being
+     * replaced (socket activation) may still be writing younger ones.
+     */
+    public static final Duration UPLOAD_LEFTOVER_AGE = Duration.ofHours(1);
+
+    private static final Logger LOG = LoggerFactory.getLogger(Bootstrap.class);
 
     private Bootstrap() {}
 
@@ -127,10 +140,13 @@ public final class Bootstrap {
         RemoteRunner remoteRuns = new RemoteRunner(config.remoteRun().maxParallel(), metrics::remoteRunEnded);
         FileCache files = new FileCache(config.limits().fileCacheBytes(), clock);
         metrics.downloads(files);
+        UploadTally uploads = new UploadTally();
+        metrics.uploads(uploads);
+        removeUploadLeftovers(config.uploads(), clock);
         Server server = HttpServerFactory.create(config, tls.factory(), snapshots, clock,
                 new HttpServerFactory.FileServices(files, scanner, digests, waits, sharedFiles),
-                JerseyConfig.create(sharedFiles, upstream, remoteRuns),
-                JerseyConfig.admin(snapshots, reloader, metrics, readiness, remoteRuns), metrics, readiness);
+                JerseyConfig.create(sharedFiles, upstream, remoteRuns, uploads),
+                JerseyConfig.admin(snapshots, reloader, metrics, readiness, remoteRuns, uploads), metrics, readiness);
         systemd.listener().ifPresent(inherited -> HttpServerFactory.inheritTlsListener(server, inherited));
         server.addBean(new Managed("reloader", () -> { }, reloader::stop));
         server.addBean(new Managed("digests", () -> { }, digests::close));
@@ -163,5 +179,18 @@ public final class Bootstrap {
             reloader.addListener(watcher);
         }
         return pintle;
+    }
+
+    private static void removeUploadLeftovers(ServerConfig.Uploads uploads, Clock clock) {
+        if (!uploads.enabled()) {
+            return;
+        }
+        for (java.nio.file.Path directory : List.of(uploads.inventories(), uploads.inventoryUpdates(),
+                uploads.reports())) {
+            int removed = UploadStore.removeLeftovers(directory, UPLOAD_LEFTOVER_AGE, clock.instant());
+            if (removed > 0) {
+                LOG.info("removed {} temporary upload file(s) left in {} by a stopped process", removed, directory);
+            }
+        }
     }
 }

@@ -3,6 +3,7 @@ package io.pintle.api.dto;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Pintle's own status ({@code GET /v1/status} on the admin listener): the live snapshot and the reload history.
@@ -18,6 +19,8 @@ import java.util.List;
  * @param lastReload the most recent reload attempt, or null when none happened since start
  * @param lastFailure the most recent failed reload, or null
  * @param reloads counts of reload attempts by outcome
+ * @param uploads uploads since start by route ({@code inventories}, {@code inventory-updates}, {@code reports}), or
+ *     null when this server takes none
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record ServerStatus(
@@ -31,7 +34,8 @@ public record ServerStatus(
         List<Input> inputs,
         @JsonProperty("last_reload") Reload lastReload,
         @JsonProperty("last_failure") Reload lastFailure,
-        Counts reloads) {
+        Counts reloads,
+        Map<String, Uploads> uploads) {
 
     /**
      * @param path the file
@@ -63,4 +67,11 @@ public record ServerStatus(
      * @param failed reloads rejected (the previous snapshot kept serving)
      */
     public record Counts(long applied, long unchanged, long failed) {}
+
+    /**
+     * @param bytes bytes stored through the route
+     * @param results its uploads by outcome ({@code created}, {@code replaced}, {@code unauthorized}, {@code denied},
+     *     {@code invalid}, {@code too-large}, {@code aborted}, {@code no-space}, {@code error}); zero counts left out
+     */
+    public record Uploads(long bytes, Map<String, Long> results) {}
 }

@@ -3,10 +3,13 @@ package io.pintle.server.acl;
 import io.pintle.server.nodes.Identification;
 import io.pintle.server.nodes.KeyHash;
 import io.pintle.server.nodes.NodeId;
+import io.pintle.server.uploads.Htpasswd;
 import java.net.Inet4Address;
 import java.net.Inet6Address;
 import java.net.InetAddress;
+import java.nio.charset.StandardCharsets;
 import java.security.cert.X509Certificate;
+import java.util.Base64;
 
 /**
  * The access rules of Rudder's node-facing Apache vhost, as pure functions of the caller and the snapshot's
@@ -18,11 +21,18 @@ import java.security.cert.X509Certificate;
  *   <li>{@code /common/...}: the source address is in the allowed networks.
  *   <li>relayd's {@code shared-folder/...}: the source address is in the allowed networks and the client
  *       certificate authenticates a known node (any node).
+ *   <li>uploads ({@code PUT /inventories/}, {@code /inventory-updates/}, {@code /reports/}): the source address is
+ *       in the allowed networks and the request carries HTTP Basic credentials of a user of the route's password
+ *       file (see {@link #upload}).
  *   <li>relayd's {@code remote-run/...} on the TLS listener: the client's key is this server's policy server's,
  *       or, on a root or a relay, the caller is on this machine (see {@link #remoteRun}).
  * </ul>
  */
 public final class AclEvaluator {
+    /** The realm of Rudder's WebDAV uploads ({@code AuthName "WebDAV Storage"}). */
+    public static final String UPLOAD_REALM = "WebDAV Storage";
+    private static final String BASIC = "Basic ";
+
     private final AllowedNetworks networks;
 
     /**
@@ -114,6 +124,48 @@ public final class AclEvaluator {
                     "certificate UID " + node + " is not the node " + target + " this file is for");
         }
         return new Decision.Allow("shared-files: node " + node + " reads a file shared with it");
+    }
+
+    /**
+     * Rudder's Apache for its WebDAV uploads: {@code Require valid-user} (HTTP Basic against the route's
+     * {@code AuthUserFile}) and an allowed network, both.
+     *
+     * @param caller the caller
+     * @param users the route's password file, parsed
+     * @param usersFile its name, for the refusal's detail
+     * @param authorization the request's {@code Authorization} header, or null
+     * @return the decision; a refusal for want of credentials carries the realm to ask them for (401)
+     */
+    public Decision upload(Caller caller, Htpasswd users, String usersFile, String authorization) {
+        if (!networks.contains(caller.address())) {
+            return networkDenied(caller);
+        }
+        if (authorization == null || !authorization.regionMatches(true, 0, BASIC, 0, BASIC.length())) {
+            return new Decision.Deny("credentials-missing", "uploads need HTTP Basic credentials (a user of "
+                    + usersFile + ", as in the agent's rudder.json DAVUSER/DAVPASSWORD)", UPLOAD_REALM);
+        }
+        String decoded;
+        try {
+            decoded = new String(Base64.getDecoder().decode(authorization.substring(BASIC.length()).strip()),
+                    StandardCharsets.UTF_8);
+        } catch (IllegalArgumentException e) {
+            return new Decision.Deny("credentials-invalid", "the Authorization header is not HTTP Basic "
+                    + "credentials (base64 of user:password)", UPLOAD_REALM);
+        }
+        int colon = decoded.indexOf(':');
+        String user = colon < 0 ? decoded : decoded.substring(0, colon);
+        if (colon < 0 || !users.verify(user, decoded.substring(colon + 1))) {
+            return new Decision.Deny("credentials-invalid", "user '" + printable(user) + "' or its password is not "
+                    + "accepted by " + usersFile, UPLOAD_REALM);
+        }
+        return new Decision.Allow("uploads: user " + printable(user) + " of " + usersFile + " in an allowed network");
+    }
+
+    private static String printable(String user) {
+        String shown = user.length() > 64 ? user.substring(0, 64) + "..." : user;
+        StringBuilder clean = new StringBuilder(shown.length());
+        shown.codePoints().forEach(c -> clean.appendCodePoint(Character.isISOControl(c) ? '?' : c));
+        return clean.toString();
     }
 
     /**

@@ -17,11 +17,23 @@ public sealed interface Decision {
      *
      * @param reason a stable code ({@code network-not-allowed}, {@code uid-mismatch}, ...)
      * @param detail why, in words an operator can act on; never says whether the path exists
+     * @param realm for a refusal that credentials would lift (HTTP Basic), the realm to ask them for (401 with
+     *     {@code WWW-Authenticate}); null otherwise (403)
      */
-    record Deny(String reason, String detail) implements Decision {
+    record Deny(String reason, String detail, String realm) implements Decision {
         public Deny {
             Objects.requireNonNull(reason);
             Objects.requireNonNull(detail);
+        }
+
+        /**
+         * A refusal credentials would not lift (403).
+         *
+         * @param reason a stable code
+         * @param detail why
+         */
+        public Deny(String reason, String detail) {
+            this(reason, detail, null);
         }
     }
 }

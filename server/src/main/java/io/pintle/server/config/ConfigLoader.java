@@ -67,6 +67,13 @@ public final class ConfigLoader {
     public static final int DEFAULT_RETRY_AFTER_SECONDS = 60;
     /** Refused clients come back spread over [30, 90] seconds by default. */
     public static final int DEFAULT_RETRY_AFTER_JITTER_SECONDS = 30;
+    /**
+     * Default {@code [uploads] max_bytes}: 64 MiB. Real uploads are far smaller (a gzipped inventory is a few
+     * hundred KB to a few MB, a gzipped run log less), so this only stops a runaway or hostile body, and the uploads
+     * pool's 20 concurrent bodies can hold at most 1.25 GiB of disk at once. Apache's own default
+     * ({@code LimitRequestBody}, 1 GiB since 2.4.54) is 16 times larger.
+     */
+    public static final long DEFAULT_MAX_UPLOAD_BYTES = 64L * 1024 * 1024;
     /** Default {@code [limits] max_shared_file_bytes}: relayd's {@code [shared_files] max_body_size}. */
     public static final long DEFAULT_MAX_SHARED_FILE_BYTES = 50L * 1024 * 1024;
     /** Default {@code [upstream] certificate}: the policy server's certificate, as Rudder keeps it. */
@@ -210,7 +217,7 @@ public final class ConfigLoader {
             }
         }
         if (raw == null) {
-            raw = new RawConfig(null, null, null, null, null, null, null, null, null, null, null, null);
+            raw = new RawConfig(null, null, null, null, null, null, null, null, null, null, null, null, null);
         }
         return new Validator(source).validate(raw);
     }
@@ -323,7 +330,23 @@ public final class ConfigLoader {
                             certificate, key),
                     remoteRun(raw.remoteRun() != null ? raw.remoteRun()
                             : new RawRemoteRun(null, null, null, null, null, null, null, null)),
+                    uploads(raw.uploads() != null ? raw.uploads()
+                            : new RawUploads(null, null, null, null, null, null, null), validGeneral.role()),
                     webapp(raw.webapp() != null ? raw.webapp() : new RawWebapp(null, null, null)));
+        }
+
+        private ServerConfig.Uploads uploads(RawUploads raw, ServerConfig.Role role) throws ConfigException {
+            boolean enabled = raw.enabled() != null ? raw.enabled() : role != ServerConfig.Role.NODE;
+            long maxBytes = raw.maxBytes() != null ? positive("uploads.max_bytes", raw.maxBytes())
+                    : DEFAULT_MAX_UPLOAD_BYTES;
+            return new ServerConfig.Uploads(enabled,
+                    path("uploads.inventories", raw.inventories(), "/var/rudder/inventories/incoming"),
+                    path("uploads.inventory_updates", raw.inventoryUpdates(),
+                            "/var/rudder/inventories/accepted-nodes-updates"),
+                    path("uploads.reports", raw.reports(), "/var/rudder/reports/incoming"),
+                    path("uploads.htpasswd_initial", raw.htpasswdInitial(), "/opt/rudder/etc/htpasswd-webdav-initial"),
+                    path("uploads.htpasswd", raw.htpasswd(), "/opt/rudder/etc/htpasswd-webdav"),
+                    maxBytes);
         }
 
         private ServerConfig.Webapp webapp(RawWebapp raw) throws ConfigException {
@@ -636,7 +659,17 @@ public final class ConfigLoader {
             RawLimits limits,
             RawUpstream upstream,
             @JsonProperty("remote_run") RawRemoteRun remoteRun,
+            RawUploads uploads,
             RawWebapp webapp) {}
+
+    record RawUploads(
+            @JsonProperty("enabled") Boolean enabled,
+            @JsonProperty("inventories") String inventories,
+            @JsonProperty("inventory_updates") String inventoryUpdates,
+            @JsonProperty("reports") String reports,
+            @JsonProperty("htpasswd_initial") String htpasswdInitial,
+            @JsonProperty("htpasswd") String htpasswd,
+            @JsonProperty("max_bytes") Long maxBytes) {}
 
     record RawWebapp(
             @JsonProperty("proxy") String proxy,

@@ -23,11 +23,13 @@ import java.util.Objects;
  * @param limits overload control: connections, timeouts, worker concurrency
  * @param upstream this server's policy server (relays and nodes), for forwarding and syncing
  * @param remoteRun remote run: what the agent commands are and how runs are passed down the tree
+ * @param uploads agents' inventory and report uploads
  * @param webapp the web interface behind {@code /rudder/} on a root (off unless configured)
  */
 public record ServerConfig(
         Path source, General general, Tls tls, Nodes nodes, Networks networks, Paths paths, Admin admin,
-        Reload reload, Log log, Limits limits, Upstream upstream, RemoteRun remoteRun, Webapp webapp) {
+        Reload reload, Log log, Limits limits, Upstream upstream, RemoteRun remoteRun, Uploads uploads,
+        Webapp webapp) {
     public ServerConfig {
         Objects.requireNonNull(general);
         Objects.requireNonNull(tls);
@@ -40,7 +42,31 @@ public record ServerConfig(
         Objects.requireNonNull(limits);
         Objects.requireNonNull(upstream);
         Objects.requireNonNull(remoteRun);
+        Objects.requireNonNull(uploads);
         Objects.requireNonNull(webapp);
+    }
+
+    /**
+     * Agents' uploads ({@code [uploads]}), as Rudder's Apache takes them by WebDAV {@code PUT}: each route's
+     * directory (relayd watches them) and the password files of HTTP Basic auth.
+     *
+     * @param enabled whether the three routes take uploads (default: on a root or relay, not on a node)
+     * @param inventories {@code PUT /inventories/}: new nodes' inventories
+     * @param inventoryUpdates {@code PUT /inventory-updates/}: accepted nodes' inventories
+     * @param reports {@code PUT /reports/}: run reports
+     * @param htpasswdInitial the users of {@code /inventories/} (Rudder's {@code htpasswd-webdav-initial})
+     * @param htpasswd the users of the two others (Rudder's {@code htpasswd-webdav})
+     * @param maxBytes the largest body taken (413 past it)
+     */
+    public record Uploads(boolean enabled, Path inventories, Path inventoryUpdates, Path reports,
+            Path htpasswdInitial, Path htpasswd, long maxBytes) {
+        public Uploads {
+            Objects.requireNonNull(inventories);
+            Objects.requireNonNull(inventoryUpdates);
+            Objects.requireNonNull(reports);
+            Objects.requireNonNull(htpasswdInitial);
+            Objects.requireNonNull(htpasswd);
+        }
     }
 
     /**

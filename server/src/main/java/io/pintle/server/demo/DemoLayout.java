@@ -3,18 +3,22 @@ package io.pintle.server.demo;
 import io.pintle.server.nodes.KeyHash;
 import io.pintle.server.policy.FileVersion;
 import io.pintle.server.tls.SelfSigned;
+import io.pintle.server.uploads.Htpasswd;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.SecureRandom;
 import java.security.cert.X509Certificate;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.UUID;
 import java.util.stream.Stream;
+import java.util.zip.GZIPOutputStream;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipOutputStream;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
@@ -31,6 +35,10 @@ import org.apache.commons.compress.compressors.bzip2.BZip2CompressorOutputStream
  * lib/nodeslist.json, lib/nodescerts.pem, lib/rudder-networks-24.conf
  * share/&lt;id&gt;/rules/...               policies, as Rudder generates them
  * share/common/policies-library-linux.tar.bz2
+ * server/htpasswd-webdav-initial, htpasswd-webdav, webdav.password   the uploads' users (rudder:rudder for new
+ *                                nodes, rudder:&lt;random&gt; for the rest, as a Rudder server has them)
+ * inventories/incoming, inventories/accepted-nodes-updates, reports/incoming   where uploads land (relayd's)
+ * samples/                       an inventory and a report to upload
  * downloads/                     where the printed curl commands write
  * </pre>
  *
@@ -50,6 +58,17 @@ public record DemoLayout(Path directory, String serverPin, String linux1, String
      * without the warning the production default, sized for a fleet, gives there and on most desktops.
      */
     public static final int MAX_CONNECTIONS = 500;
+    /** The user of both password files, as in the agents' {@code rudder.json} ({@code DAVUSER}). */
+    public static final String UPLOAD_USER = "rudder";
+    /** The password new nodes send their first inventory with: Rudder's well-known bootstrap one. */
+    public static final String INITIAL_PASSWORD = "rudder";
+    /** Where the password of {@code htpasswd-webdav} is written, relative to the demo directory. */
+    public static final String WEBDAV_PASSWORD_FILE = "server/webdav.password";
+    /** The date in the sample uploads' names. */
+    private static final String SAMPLE_DATE = "2026-12-04T10:00:00+00:00";
+    private static final String INVENTORIES = "inventories/incoming";
+    private static final String INVENTORY_UPDATES = "inventories/accepted-nodes-updates";
+    private static final String REPORTS = "reports/incoming";
 
     /**
      * A step of the demo: what it shows, the command, and the HTTP status it prints last.
@@ -115,6 +134,7 @@ public record DemoLayout(Path directory, String serverPin, String linux1, String
         windowsPolicies(share.resolve(windows).resolve("rules"), windows, serverPin);
         commonLibrary(share.resolve("common"));
         Files.createDirectories(dir.resolve("downloads"));
+        uploads(dir, linux1);
         // Remote run's agent, for the demo: a stand-in for /opt/rudder/bin/rudder that says what it was asked.
         Path agent = dir.resolve("server/demo-agent.sh");
         Files.writeString(agent, "#!/bin/sh\necho \"rudder (demo stand-in) $*\"\necho \"agent run on "
@@ -140,6 +160,12 @@ public record DemoLayout(Path directory, String serverPin, String linux1, String
                 "share = \"share\"",
                 "[admin]",
                 "listen = \"127.0.0.1:0\"",
+                "[uploads]",
+                "inventories = \"" + INVENTORIES + "\"",
+                "inventory_updates = \"" + INVENTORY_UPDATES + "\"",
+                "reports = \"" + REPORTS + "\"",
+                "htpasswd_initial = \"server/htpasswd-webdav-initial\"",
+                "htpasswd = \"server/htpasswd-webdav\"",
                 "[limits]",
                 "max_connections = " + MAX_CONNECTIONS,
                 "[remote_run]",
@@ -193,6 +219,15 @@ public record DemoLayout(Path directory, String serverPin, String linux1, String
                                 + downloads.resolve(windows + "-rudder.zip") + " "
                                 + base + "/policies/" + windows + "/rules/dsc/rudder.zip",
                         304),
+                new Step("A new node sends its first inventory, as 'rudder agent inventory' does (201; the file is "
+                        + "in " + directory.resolve(INVENTORIES) + ", where relayd picks it up)",
+                        uploadCurl(INITIAL_PASSWORD, base, "/inventories/",
+                                directory.resolve("samples").resolve(inventoryName(linux1))),
+                        201),
+                new Step("An agent sends its run report, as every run does (201; 204 when sent again)",
+                        uploadCurl(Files.readString(directory.resolve(WEBDAV_PASSWORD_FILE)).strip(), base,
+                                "/reports/", directory.resolve("samples").resolve(reportName(linux1))),
+                        201),
                 new Step("A node asks for another node's policies: 403 with the reason (problem+json)",
                         "curl -sS --tlsv1.3 --pinnedpubkey " + serverPin + " --insecure" + identity(linux1)
                                 + " -w '\\n%{http_code}\\n' " + base + "/policies/" + linux2
@@ -215,6 +250,51 @@ public record DemoLayout(Path directory, String serverPin, String linux1, String
                 new Step("What is live: snapshot generation, input files and digests, reload history",
                         "curl -sS -w '\\n%{http_code}\\n' http://127.0.0.1:" + adminPort + "/v1/status",
                         200));
+    }
+
+    /**
+     * Upload directories, password files as {@code htpasswd -m} writes them, and an inventory and a report to send.
+     */
+    private static void uploads(Path dir, String node) throws IOException {
+        for (String upload : List.of(INVENTORIES, INVENTORY_UPDATES, REPORTS)) {
+            Files.createDirectories(dir.resolve(upload));
+        }
+        Files.writeString(dir.resolve("server/htpasswd-webdav-initial"),
+                Htpasswd.apr1Line(UPLOAD_USER, INITIAL_PASSWORD) + "\n");
+        byte[] secret = new byte[12];
+        new SecureRandom().nextBytes(secret);
+        String password = HexFormat.of().formatHex(secret);
+        Files.writeString(dir.resolve("server/htpasswd-webdav"), Htpasswd.apr1Line(UPLOAD_USER, password) + "\n");
+        Files.writeString(dir.resolve(WEBDAV_PASSWORD_FILE), password + "\n");
+        Path samples = Files.createDirectories(dir.resolve("samples"));
+        gzip(samples.resolve(inventoryName(node)), "<?xml version=\"1.0\" encoding=\"UTF-8\" ?>\n<REQUEST><DEVICEID>"
+                + node + "</DEVICEID><QUERY>INVENTORY</QUERY><!-- pintle demo sample --></REQUEST>\n");
+        gzip(samples.resolve(reportName(node)), "R: @@Common@@result_success@@hasPolicyServer-root@@common-root@@0@@"
+                + "common@@StartRun@@" + SAMPLE_DATE + "##" + node + "@#Start execution (pintle demo sample)\n");
+    }
+
+    private static void gzip(Path file, String content) throws IOException {
+        try (OutputStream out = new GZIPOutputStream(Files.newOutputStream(file))) {
+            out.write(content.getBytes(StandardCharsets.UTF_8));
+        }
+    }
+
+    private static String inventoryName(String node) {
+        return node + "_" + SAMPLE_DATE + ".ocs.gz";
+    }
+
+    private static String reportName(String node) {
+        return SAMPLE_DATE + "@" + node + ".log.gz";
+    }
+
+    /**
+     * An upload as rudder-client sends it without {@code -c}: Basic auth, no client certificate, the file's name
+     * appended to the route by curl's {@code --upload-file}.
+     */
+    private String uploadCurl(String password, String base, String route, Path file) {
+        return "curl -sS --tlsv1.3 --location --fail --connect-timeout 10 --noproxy '*' --pinnedpubkey " + serverPin
+                + " --insecure --user " + UPLOAD_USER + ":" + password + " -w '%{http_code}\\n' -o /dev/null "
+                + base + route + " --upload-file " + file;
     }
 
     /** The curl flags Rudder's {@code rudder-client} uses (rudder-agent {@code bin/rudder-client}). */

@@ -125,6 +125,7 @@ final class Exchange {
      *
      * @param value the access decision
      * @throws PintleException.AccessDenied when it denies
+     * @throws PintleException.Unauthorized when it denies for want of credentials
      */
     void authorize(Decision value) {
         authorize(value, caller);
@@ -143,6 +144,9 @@ final class Exchange {
         if (value instanceof Decision.Deny deny) {
             LOG.info("denied {} {} to {} ({}): {}", request.getMethod(), request.getHttpURI().getPath(),
                     who.address().getHostAddress(), who.describe(), deny.detail());
+            if (deny.realm() != null) {
+                throw new PintleException.Unauthorized(deny.reason(), deny.detail(), deny.realm());
+            }
             throw new PintleException.AccessDenied(deny.reason(), deny.detail());
         }
     }

@@ -5,6 +5,8 @@ import io.pintle.server.reload.Reloader;
 import io.pintle.server.reload.SnapshotHolder;
 import io.pintle.server.remoterun.RemoteRunner;
 import io.pintle.server.sharedfiles.SharedFileStore;
+import io.pintle.server.uploads.UploadStore;
+import io.pintle.server.uploads.UploadTally;
 import io.pintle.server.upstream.UpstreamClient;
 import java.util.List;
 import org.glassfish.jersey.jackson.JacksonFeature;
@@ -24,12 +26,14 @@ public final class JerseyConfig {
      * @param sharedFiles node-to-node shared files
      * @param upstream the policy server (forwarding)
      * @param remoteRuns runs remote runs
+     * @param uploads counts uploads
      * @return the application
      */
     public static ResourceConfig create(SharedFileStore sharedFiles, UpstreamClient upstream,
-            RemoteRunner remoteRuns) {
+            RemoteRunner remoteRuns, UploadTally uploads) {
         ResourceConfig config = base("pintle");
-        config.registerInstances(resources(sharedFiles, upstream, remoteRuns).toArray());
+        config.registerInstances(resources(sharedFiles, upstream, remoteRuns, uploads).toArray());
+        config.register(new UploadsResource.OnlyPut(uploads));
         return config;
     }
 
@@ -41,12 +45,14 @@ public final class JerseyConfig {
      * @param metrics what {@code /metrics} exposes
      * @param readiness what {@code /ready} reports
      * @param remoteRuns runs remote runs
+     * @param uploads upload counts, for {@code /v1/status}
      * @return the application
      */
     public static ResourceConfig admin(SnapshotHolder snapshots, Reloader reloader, ServerMetrics metrics,
-            Readiness readiness, RemoteRunner remoteRuns) {
+            Readiness readiness, RemoteRunner remoteRuns, UploadTally uploads) {
         ResourceConfig config = base("pintle-admin");
-        config.registerInstances(adminResources(snapshots, reloader, metrics, readiness, remoteRuns).toArray());
+        config.registerInstances(
+                adminResources(snapshots, reloader, metrics, readiness, remoteRuns, uploads).toArray());
         return config;
     }
 
@@ -54,11 +60,13 @@ public final class JerseyConfig {
      * @param sharedFiles node-to-node shared files (null for the contract test)
      * @param upstream the policy server (null for the contract test)
      * @param remoteRuns runs remote runs (null for the contract test)
+     * @param uploads counts uploads (null for the contract test)
      * @return the node-facing resource instances (the OpenAPI contract test reads these)
      */
-    static List<Object> resources(SharedFileStore sharedFiles, UpstreamClient upstream, RemoteRunner remoteRuns) {
+    static List<Object> resources(SharedFileStore sharedFiles, UpstreamClient upstream, RemoteRunner remoteRuns,
+            UploadTally uploads) {
         return List.of(new SharedFilesResource(sharedFiles, upstream), new ServerInfoResource(),
-                new RemoteRunResource(remoteRuns, false));
+                new RemoteRunResource(remoteRuns, false), new UploadsResource(new UploadStore(), uploads));
     }
 
     /**
@@ -67,11 +75,12 @@ public final class JerseyConfig {
      * @param metrics what {@code /metrics} exposes (may be null for the contract test, which only reads routes)
      * @param readiness what {@code /ready} reports
      * @param remoteRuns runs remote runs (null for the contract test)
+     * @param uploads upload counts (null for the contract test)
      * @return the admin resource instances (the OpenAPI contract test reads these)
      */
     static List<Object> adminResources(SnapshotHolder snapshots, Reloader reloader, ServerMetrics metrics,
-            Readiness readiness, RemoteRunner remoteRuns) {
-        return List.of(new SystemResource(reloader), new StatusResource(snapshots, reloader),
+            Readiness readiness, RemoteRunner remoteRuns, UploadTally uploads) {
+        return List.of(new SystemResource(reloader), new StatusResource(snapshots, reloader, uploads),
                 new HealthResource(snapshots, readiness),
                 new MetricsResource(metrics != null ? metrics.registry() : null),
                 new RemoteRunResource(remoteRuns, true));

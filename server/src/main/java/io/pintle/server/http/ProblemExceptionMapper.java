@@ -34,6 +34,11 @@ final class ProblemExceptionMapper implements ExceptionMapper<Throwable> {
                     .header("Retry-After", unavailable.retryAfterSeconds())
                     .build();
         }
+        if (exception instanceof PintleException.Unauthorized unauthorized) {
+            return Response.fromResponse(problem(Problems.of(unauthorized, instance), null))
+                    .header("WWW-Authenticate", unauthorized.challenge())
+                    .build();
+        }
         if (exception instanceof PintleException pintle) {
             return problem(Problems.of(pintle, instance), null);
         }

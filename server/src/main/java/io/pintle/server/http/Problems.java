@@ -65,6 +65,10 @@ final class Problems {
             return HttpStatus.REQUEST_TIMEOUT_408;
         } else if (refusal instanceof PintleException.UpstreamTimedOut) {
             return HttpStatus.GATEWAY_TIMEOUT_504;
+        } else if (refusal instanceof PintleException.Unauthorized) {
+            return HttpStatus.UNAUTHORIZED_401;
+        } else if (refusal instanceof PintleException.InsufficientStorage) {
+            return HttpStatus.INSUFFICIENT_STORAGE_507;
         }
         return HttpStatus.BAD_GATEWAY_502;
     }

@@ -3,6 +3,7 @@ package io.pintle.server.http;
 import io.pintle.api.Routes;
 import io.pintle.server.metrics.RouteClass;
 import io.pintle.server.overload.WorkClass;
+import io.pintle.server.uploads.UploadKind;
 import java.util.Map;
 import java.util.Set;
 
@@ -34,6 +35,14 @@ enum Route {
             Routes.RELAY_API + Routes.SHARED_FILES + "/{target}/{source}/{fileId}", Map.of("GET", Set.of())),
     /** relayd's {@code remote-run/...}. */
     REMOTE_RUN(Listener.TLS, Routes.REMOTE_RUN + "/", true, RouteClass.REMOTE_RUN, WorkClass.API, null, Map.of()),
+    /** {@code PUT /inventories/{name}}: a new node's inventory (Jersey's {@link UploadsResource}). */
+    INVENTORIES(Listener.TLS, UploadKind.INVENTORIES.prefix(), false, RouteClass.INVENTORIES, WorkClass.UPLOADS,
+            null, Map.of()),
+    /** {@code PUT /inventory-updates/{name}}: an accepted node's inventory. */
+    INVENTORY_UPDATES(Listener.TLS, UploadKind.INVENTORY_UPDATES.prefix(), false, RouteClass.INVENTORY_UPDATES,
+            WorkClass.UPLOADS, null, Map.of()),
+    /** {@code PUT /reports/{name}}: a run report. */
+    REPORTS(Listener.TLS, UploadKind.REPORTS.prefix(), false, RouteClass.REPORTS, WorkClass.UPLOADS, null, Map.of()),
     /** {@code /uuid}: the server's node id, the first request of a new node. */
     UUID(Listener.TLS, Routes.UUID, false, RouteClass.UUID, WorkClass.API, Routes.UUID,
             Map.of("GET", Set.of(), "HEAD", Set.of())),
@@ -110,6 +119,16 @@ enum Route {
      */
     boolean streamsAnswers() {
         return this == REMOTE_RUN || this == SYSTEM;
+    }
+
+    /** @return the upload route it is, or null */
+    UploadKind upload() {
+        return switch (this) {
+            case INVENTORIES -> UploadKind.INVENTORIES;
+            case INVENTORY_UPDATES -> UploadKind.INVENTORY_UPDATES;
+            case REPORTS -> UploadKind.REPORTS;
+            default -> null;
+        };
     }
 
     /** @return the public path template of a file pipeline route or of the proxied one, or null */

@@ -7,11 +7,14 @@ import io.pintle.server.reload.ReloadOutcome;
 import io.pintle.server.reload.Reloader;
 import io.pintle.server.reload.ServerSnapshot;
 import io.pintle.server.reload.SnapshotHolder;
+import io.pintle.server.uploads.UploadKind;
+import io.pintle.server.uploads.UploadTally;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -20,10 +23,12 @@ import java.util.Map;
 public final class StatusResource {
     private final SnapshotHolder snapshots;
     private final Reloader reloader;
+    private final UploadTally uploads;
 
-    StatusResource(SnapshotHolder snapshots, Reloader reloader) {
+    StatusResource(SnapshotHolder snapshots, Reloader reloader, UploadTally uploads) {
         this.snapshots = snapshots;
         this.reloader = reloader;
+        this.uploads = uploads;
     }
 
     @GET
@@ -47,7 +52,19 @@ public final class StatusResource {
                 inputs,
                 view(history.last()),
                 view(history.lastFailure()),
-                new ServerStatus.Counts(history.applied(), history.unchanged(), history.failed()));
+                new ServerStatus.Counts(history.applied(), history.unchanged(), history.failed()),
+                uploads(snapshot));
+    }
+
+    private Map<String, ServerStatus.Uploads> uploads(ServerSnapshot snapshot) {
+        if (!snapshot.config().uploads().enabled()) {
+            return null;
+        }
+        Map<String, ServerStatus.Uploads> view = new LinkedHashMap<>();
+        for (UploadKind kind : UploadKind.values()) {
+            view.put(kind.label(), new ServerStatus.Uploads(uploads.bytes(kind), uploads.results(kind)));
+        }
+        return view;
     }
 
     private static ServerStatus.Reload view(ReloadOutcome outcome) {

@@ -18,6 +18,12 @@ public enum RouteClass {
     SHARED_FILES,
     /** relayd's {@code remote-run/...} on the TLS listener (both prefixes). */
     REMOTE_RUN,
+    /** {@code PUT /inventories/...} on the TLS listener: new nodes' inventories. */
+    INVENTORIES,
+    /** {@code PUT /inventory-updates/...} on the TLS listener: accepted nodes' inventories. */
+    INVENTORY_UPDATES,
+    /** {@code PUT /reports/...} on the TLS listener: run reports. */
+    REPORTS,
     /** {@code /uuid} on the TLS listener. */
     UUID,
     /** {@code /v1/whoami} on the TLS listener. */

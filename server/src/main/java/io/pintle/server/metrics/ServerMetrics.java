@@ -11,6 +11,8 @@ import io.pintle.server.reload.ReloadListener;
 import io.pintle.server.reload.ReloadOutcome;
 import io.pintle.server.reload.ServerSnapshot;
 import io.pintle.server.reload.SnapshotHolder;
+import io.pintle.server.uploads.UploadKind;
+import io.pintle.server.uploads.UploadTally;
 import io.prometheus.metrics.core.datapoints.CounterDataPoint;
 import io.prometheus.metrics.core.datapoints.DistributionDataPoint;
 import io.prometheus.metrics.core.metrics.Counter;
@@ -286,6 +288,37 @@ public final class ServerMetrics implements ReloadListener {
                 .name("pintle_file_cache_bytes")
                 .help("Memory held by the file cache: file bytes plus a fixed overhead per entry")
                 .callback(callback -> callback.call(files.size()))
+                .register(registry);
+    }
+
+    /**
+     * Exposes the upload counts.
+     *
+     * @param uploads the counts since start
+     */
+    public void uploads(UploadTally uploads) {
+        CounterWithCallback.builder()
+                .name("pintle_uploads")
+                .help("Uploads (PUT /inventories/, /inventory-updates/, /reports/) by kind and result: created, "
+                        + "replaced, unauthorized, denied, invalid, too-large, aborted, no-space, error")
+                .labelNames("kind", "result")
+                .callback(callback -> {
+                    for (UploadKind kind : UploadKind.values()) {
+                        for (UploadTally.Result result : UploadTally.Result.values()) {
+                            callback.call(uploads.count(kind, result), kind.label(), result.label());
+                        }
+                    }
+                })
+                .register(registry);
+        CounterWithCallback.builder()
+                .name("pintle_upload_bytes")
+                .help("Bytes of uploads stored under their final name, by kind")
+                .labelNames("kind")
+                .callback(callback -> {
+                    for (UploadKind kind : UploadKind.values()) {
+                        callback.call(uploads.bytes(kind), kind.label());
+                    }
+                })
                 .register(registry);
     }
 

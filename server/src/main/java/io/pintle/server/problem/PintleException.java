@@ -8,7 +8,7 @@ public abstract sealed class PintleException extends RuntimeException
         permits PintleException.AccessDenied, PintleException.NotFound, PintleException.InvalidRequest,
                 PintleException.Unavailable, PintleException.TooLarge, PintleException.LengthRequired,
                 PintleException.UnsupportedMediaType, PintleException.UpstreamFailed, PintleException.UpstreamTimedOut,
-                PintleException.TooSlow {
+                PintleException.TooSlow, PintleException.Unauthorized, PintleException.InsufficientStorage {
     private static final long serialVersionUID = 1L;
 
     private final String reason;
@@ -166,6 +166,41 @@ public abstract sealed class PintleException extends RuntimeException
          * @param detail what arrived, in how long, and the floor
          */
         public TooSlow(String reason, String detail) {
+            super(reason, detail);
+        }
+    }
+
+    /** The request needs credentials it did not carry, or carried wrong ones (HTTP Basic, as Rudder's Apache asks). */
+    public static final class Unauthorized extends PintleException {
+        private static final long serialVersionUID = 1L;
+
+        private final String realm;
+
+        /**
+         * @param reason reason code
+         * @param detail what was missing or wrong (never the credentials)
+         * @param realm the Basic realm to challenge with
+         */
+        public Unauthorized(String reason, String detail, String realm) {
+            super(reason, detail);
+            this.realm = realm;
+        }
+
+        /** @return the {@code WWW-Authenticate} header's value */
+        public String challenge() {
+            return "Basic realm=\"" + realm + "\"";
+        }
+    }
+
+    /** The server has no room for what the client sent (disk full, quota); nothing of it was kept. */
+    public static final class InsufficientStorage extends PintleException {
+        private static final long serialVersionUID = 1L;
+
+        /**
+         * @param reason reason code
+         * @param detail where there was no room
+         */
+        public InsufficientStorage(String reason, String detail) {
             super(reason, detail);
         }
     }

@@ -10,6 +10,7 @@ import io.pintle.server.nodes.NodeRegistry;
 import io.pintle.server.nodes.NodesList;
 import io.pintle.server.policy.ShareTree;
 import io.pintle.server.tls.ServerCredentials;
+import io.pintle.server.uploads.UploadUsers;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.Collections;
@@ -33,6 +34,7 @@ import java.util.Objects;
  * @param inputs every input file read, in a stable order
  * @param nodesList the parsed nodes list, whose unchanged entries the next load reuses
  * @param certificates the parsed form of each certificate bundle, whose unchanged blocks the next load reuses
+ * @param uploadUsers who may upload ({@link UploadUsers#NONE} when uploads are off)
  */
 public record ServerSnapshot(
         long generation,
@@ -46,7 +48,8 @@ public record ServerSnapshot(
         KeyHash upstreamPin,
         Map<Path, InputFile> inputs,
         NodesList nodesList,
-        Map<Path, CertificateIndex> certificates) {
+        Map<Path, CertificateIndex> certificates,
+        UploadUsers uploadUsers) {
     public ServerSnapshot {
         Objects.requireNonNull(loadedAt);
         Objects.requireNonNull(config);
@@ -58,6 +61,7 @@ public record ServerSnapshot(
         Objects.requireNonNull(networks);
         Objects.requireNonNull(share);
         Objects.requireNonNull(credentials);
+        Objects.requireNonNull(uploadUsers);
         if (config.upstream().configured() != (upstreamPin != null)) {
             throw new IllegalArgumentException("the policy server's pin goes with an [upstream] url, and only then");
         }

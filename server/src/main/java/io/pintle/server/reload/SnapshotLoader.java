@@ -14,6 +14,8 @@ import io.pintle.server.nodes.PolicyServerPinLoader;
 import io.pintle.server.policy.ShareTree;
 import io.pintle.server.tls.KeyFilePermissions;
 import io.pintle.server.tls.ServerCredentials;
+import io.pintle.server.uploads.Htpasswd;
+import io.pintle.server.uploads.UploadUsers;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -30,6 +32,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -72,6 +75,10 @@ public final class SnapshotLoader {
         files.add(config.tls().certificate());
         files.add(config.tls().key());
         upstreamCertificate(config.upstream()).ifPresent(files::add);
+        if (config.uploads().enabled()) {
+            files.add(config.uploads().htpasswdInitial());
+            files.add(config.uploads().htpasswd());
+        }
         return List.copyOf(files);
     }
 
@@ -96,7 +103,7 @@ public final class SnapshotLoader {
             Map<Path, InputFile> inputs = new LinkedHashMap<>();
             for (Path file : inputFiles(config)) {
                 byte[] content = read(file);
-                inputs.put(file, file.equals(config.tls().key()) ? InputFile.secret(content) : InputFile.of(content));
+                inputs.put(file, secret(config, file) ? InputFile.secret(content) : InputFile.of(content));
                 contents.put(file, content);
             }
             Reuse reuse = new Reuse(previous, inputs);
@@ -145,11 +152,50 @@ public final class SnapshotLoader {
             NodeRegistry registry = config.nodes().certificates().isEmpty()
                     ? NodeRegistry.of(nodesList.nodes())
                     : NodeRegistry.of(nodesList.nodes(), bindings);
+            UploadUsers uploadUsers = uploadUsers(config.uploads(), contents, reuse);
             return new ServerSnapshot(generation, clock.instant(), config, config.general().nodeId(), registry,
-                    networks, new ShareTree(share), credentials, upstreamPin, inputs, nodesList, certificates);
+                    networks, new ShareTree(share), credentials, upstreamPin, inputs, nodesList, certificates,
+                    uploadUsers);
         } catch (IOException e) {
             throw new SnapshotException(e.getMessage(), e);
         }
+    }
+
+    /** The server's key and the password files: kept as their digest only, never their bytes. */
+    private static boolean secret(ServerConfig config, Path file) {
+        return file.equals(config.tls().key()) || config.uploads().enabled()
+                && (file.equals(config.uploads().htpasswd()) || file.equals(config.uploads().htpasswdInitial()));
+    }
+
+    private static UploadUsers uploadUsers(ServerConfig.Uploads uploads, Map<Path, byte[]> contents, Reuse reuse)
+            throws IOException {
+        if (!uploads.enabled()) {
+            return UploadUsers.NONE;
+        }
+        for (Path directory : List.of(uploads.inventories(), uploads.inventoryUpdates(), uploads.reports())) {
+            if (!Files.isDirectory(directory)) {
+                throw new IOException(directory + ": upload directory does not exist (create it, or set [uploads] "
+                        + "enabled = false on a server that takes no inventories or reports)");
+            }
+            if (!Files.isWritable(directory)) {
+                throw new IOException(directory + ": upload directory is not writable by this process (uploads "
+                        + "would all fail); give it write access, or set [uploads] enabled = false");
+            }
+        }
+        Htpasswd initial = htpasswd(uploads.htpasswdInitial(), contents, reuse, UploadUsers::initial);
+        Htpasswd webdav = htpasswd(uploads.htpasswd(), contents, reuse, UploadUsers::webdav);
+        return new UploadUsers(initial, webdav);
+    }
+
+    private static Htpasswd htpasswd(Path file, Map<Path, byte[]> contents, Reuse reuse,
+            Function<UploadUsers, Htpasswd> previous) throws IOException {
+        if (reuse.unchanged(file)) {
+            Htpasswd before = previous.apply(reuse.previous().uploadUsers());
+            if (before != Htpasswd.EMPTY) {
+                return before;
+            }
+        }
+        return Htpasswd.parse(contents.get(file), file);
     }
 
     /**

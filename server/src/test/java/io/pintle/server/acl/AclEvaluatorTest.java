@@ -6,8 +6,11 @@ import io.pintle.server.nodes.Identification;
 import io.pintle.server.nodes.KeyHash;
 import io.pintle.server.nodes.NodeId;
 import io.pintle.server.tls.SelfSigned;
+import io.pintle.server.uploads.Htpasswd;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.security.cert.X509Certificate;
 import java.util.Base64;
 import java.util.List;
@@ -65,6 +68,36 @@ class AclEvaluatorTest {
         Decision decision = acl.policies(caller("192.168.1.10", anonymous), NODE_1);
 
         assertThat(decision).isEqualTo(new Decision.Deny(reason.code(), "why: " + reason));
+    }
+
+    @Test
+    void anUploadNeedsAnAllowedNetworkThenAUserOfThePasswordFile() throws Exception {
+        Htpasswd users = Htpasswd.parse((Htpasswd.apr1Line("rudder", "secret") + "\n")
+                .getBytes(StandardCharsets.UTF_8), Path.of("htpasswd-webdav"));
+        Identification none = new Identification.Anonymous(Identification.Reason.NO_CERTIFICATE, "none");
+        String good = "Basic " + Base64.getEncoder().encodeToString("rudder:secret".getBytes(StandardCharsets.UTF_8));
+        String bad = "Basic " + Base64.getEncoder().encodeToString("rudder:guess".getBytes(StandardCharsets.UTF_8));
+
+        Decision outside = acl.upload(caller("10.9.8.7", none), users, "htpasswd-webdav", good);
+        Decision missing = acl.upload(caller("192.168.1.10", none), users, "htpasswd-webdav", null);
+        Decision bearer = acl.upload(caller("192.168.1.10", none), users, "htpasswd-webdav", "Bearer x");
+        Decision garbled = acl.upload(caller("192.168.1.10", none), users, "htpasswd-webdav", "Basic ***");
+        Decision wrong = acl.upload(caller("192.168.1.10", none), users, "htpasswd-webdav", bad);
+        Decision right = acl.upload(caller("192.168.1.10", none), users, "htpasswd-webdav", good);
+
+        assertThat(outside).isEqualTo(new Decision.Deny("network-not-allowed", "10.9.8.7 is not in the allowed networks"));
+        assertThat(List.of(missing, bearer)).allSatisfy(decision -> assertThat(decision)
+                .isInstanceOfSatisfying(Decision.Deny.class, deny -> {
+                    assertThat(deny.reason()).isEqualTo("credentials-missing");
+                    assertThat(deny.realm()).isEqualTo("WebDAV Storage");
+                }));
+        assertThat(List.of(garbled, wrong)).allSatisfy(decision -> assertThat(decision)
+                .isInstanceOfSatisfying(Decision.Deny.class, deny -> {
+                    assertThat(deny.reason()).isEqualTo("credentials-invalid");
+                    assertThat(deny.realm()).isEqualTo("WebDAV Storage");
+                    assertThat(deny.detail()).doesNotContain("guess");
+                }));
+        assertThat(right).isEqualTo(new Decision.Allow("uploads: user rudder of htpasswd-webdav in an allowed network"));
     }
 
     @Test

@@ -137,6 +137,32 @@ class ConfigLoaderTest {
     }
 
     @Test
+    void uploadsTakeRuddersDirectoriesAndPasswordFilesByDefaultOnARootOrRelay() throws Exception {
+        ServerConfig.Uploads uploads = parse(ROOT_ID).uploads();
+
+        assertThat(uploads).isEqualTo(new ServerConfig.Uploads(true, Path.of("/var/rudder/inventories/incoming"),
+                Path.of("/var/rudder/inventories/accepted-nodes-updates"), Path.of("/var/rudder/reports/incoming"),
+                Path.of("/opt/rudder/etc/htpasswd-webdav-initial"), Path.of("/opt/rudder/etc/htpasswd-webdav"),
+                ConfigLoader.DEFAULT_MAX_UPLOAD_BYTES));
+        assertThat(parse("[general]\nnode_id = \"relay1\"\nrole = \"relay\"\n").uploads().enabled()).isTrue();
+        assertThat(parse("[general]\nnode_id = \"n1\"\nrole = \"node\"\n").uploads().enabled()).isFalse();
+    }
+
+    @Test
+    void uploadKeysAreReadRelativeToTheFileAndCheckedWithTheirName() throws Exception {
+        ServerConfig.Uploads uploads = parse(ROOT_ID + "[uploads]\nenabled = false\nreports = \"r\"\n"
+                + "htpasswd = \"etc/users\"\nmax_bytes = 1000\n").uploads();
+
+        assertThat(uploads.enabled()).isFalse();
+        assertThat(uploads.reports()).isEqualTo(source.resolveSibling("r"));
+        assertThat(uploads.htpasswd()).isEqualTo(source.resolveSibling("etc/users"));
+        assertThat(uploads.maxBytes()).isEqualTo(1000);
+        assertRefused(ROOT_ID + "[uploads]\nmax_bytes = 0\n", "'uploads.max_bytes' must be at least 1");
+        assertRefused(ROOT_ID + "[uploads]\nreports = \"\"\n", "'uploads.reports' must not be empty");
+        assertRefused(ROOT_ID + "[uploads]\ndirectory = \"x\"\n", "directory");
+    }
+
+    @Test
     void accessLogIsOnInCommonFormatByDefault() throws Exception {
         assertThat(parse(ROOT_ID).log()).isEqualTo(new ServerConfig.Log(true, ServerConfig.AccessFormat.COMMON));
     }

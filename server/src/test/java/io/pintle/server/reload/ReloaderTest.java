@@ -6,6 +6,7 @@ import io.pintle.server.config.ConfigLoader;
 import io.pintle.server.config.ServerConfig;
 import io.pintle.server.nodes.KeyHash;
 import io.pintle.server.testing.Sandbox;
+import io.pintle.server.uploads.UploadKind;
 import io.pintle.server.tls.SelfSigned;
 import io.pintle.server.tls.ServerCredentials;
 import java.nio.file.Files;
@@ -91,6 +92,31 @@ class ReloaderTest {
         assertThat(holder.current()).isSameAs(before);
         assertThat(reloader.history().lastFailure()).isEqualTo(outcome);
         assertThat(reloader.history().failed()).isEqualTo(1);
+    }
+
+    @Test
+    void passwordFilesAreInputsAndAreReusedWhenUnchanged() throws Exception {
+        ServerSnapshot before = holder.current();
+        Path users = sandbox.dir().resolve("server/htpasswd-webdav");
+        assertThat(before.inputs()).containsKey(users);
+
+        ServerSnapshot next = new SnapshotLoader(ConfigLoader.load(config), Clock.systemUTC()).load(2, before);
+
+        assertThat(next.uploadUsers().webdav()).isSameAs(before.uploadUsers().webdav());
+        assertThat(next.uploadUsers().initial()).isSameAs(before.uploadUsers().initial());
+    }
+
+    @Test
+    void aMissingUploadDirectoryIsRejectedSayingWhatToDo() throws Exception {
+        ServerSnapshot before = holder.current();
+        Files.delete(sandbox.uploads(UploadKind.REPORTS));
+
+        ReloadOutcome outcome = reloader.reload("test").get();
+
+        assertThat(outcome.result()).isEqualTo(ReloadOutcome.Result.FAILED);
+        assertThat(outcome.error()).contains(sandbox.uploads(UploadKind.REPORTS).toString())
+                .contains("upload directory does not exist").contains("[uploads] enabled = false");
+        assertThat(holder.current()).isSameAs(before);
     }
 
     @Test

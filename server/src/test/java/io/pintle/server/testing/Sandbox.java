@@ -1,6 +1,8 @@
 package io.pintle.server.testing;
 
 import io.pintle.server.tls.SelfSigned;
+import io.pintle.server.uploads.Htpasswd;
+import io.pintle.server.uploads.UploadKind;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -39,6 +41,14 @@ public final class Sandbox {
     private final Map<String, X509Certificate> certificates = new LinkedHashMap<>();
     private String networks = "Require ip 127.0.0.0/8 ::1\n";
     private String listen = "127.0.0.1:0";
+    private String uploadsExtra = "";
+
+    /** The user of both password files, as Rudder's agents send it ({@code DAVUSER}). */
+    public static final String UPLOAD_USER = "rudder";
+    /** The password of {@code htpasswd-webdav-initial}: Rudder's well-known bootstrap password. */
+    public static final String INITIAL_PASSWORD = "rudder";
+    /** The password of {@code htpasswd-webdav}. */
+    public static final String WEBDAV_PASSWORD = "webdav-test-password";
 
     private Sandbox(Path dir, NodeKeys server, String role) {
         this.role = role;
@@ -78,6 +88,13 @@ public final class Sandbox {
         SelfSigned.Identity identity = SelfSigned.generate(serverKey, serverId);
         NodeKeys server = write(absolute.resolve("server"), serverId, identity.certificate(), identity.keyPair(), pkcs1);
         Files.writeString(absolute.resolve("server/uuid.hive"), serverId + "\n");
+        for (UploadKind kind : UploadKind.values()) {
+            Files.createDirectories(absolute.resolve(uploadDirectory(kind)));
+        }
+        Files.writeString(absolute.resolve("server/htpasswd-webdav-initial"),
+                Htpasswd.apr1Line(UPLOAD_USER, INITIAL_PASSWORD) + "\n");
+        Files.writeString(absolute.resolve("server/htpasswd-webdav"),
+                Htpasswd.apr1Line(UPLOAD_USER, WEBDAV_PASSWORD) + "\n");
         Sandbox sandbox = new Sandbox(absolute, server, role);
         sandbox.writeInputs();
         return sandbox;
@@ -284,6 +301,25 @@ public final class Sandbox {
     /** System property naming the {@code [tls] provider} of every test server, when set. */
     public static final String TLS_PROVIDER_PROPERTY = "pintle.it.tls.provider";
 
+    private static String uploadDirectory(UploadKind kind) {
+        return "uploads/" + kind.label();
+    }
+
+    /**
+     * @param kind an upload route
+     * @return the directory its uploads land in
+     */
+    public Path uploads(UploadKind kind) {
+        return dir.resolve(uploadDirectory(kind));
+    }
+
+    /**
+     * @param keys extra keys of the {@code [uploads]} table the next {@link #config} writes ({@code max_bytes = 10})
+     */
+    public void uploadsConfig(String keys) {
+        uploadsExtra = keys;
+    }
+
     /**
      * Writes the configuration file.
      *
@@ -308,6 +344,13 @@ public final class Sandbox {
                 "share = \"share\"",
                 "shared_folder = \"shared-folder\"",
                 "shared_files = \"shared-files\"",
+                "[uploads]",
+                "inventories = \"" + uploadDirectory(UploadKind.INVENTORIES) + "\"",
+                "inventory_updates = \"" + uploadDirectory(UploadKind.INVENTORY_UPDATES) + "\"",
+                "reports = \"" + uploadDirectory(UploadKind.REPORTS) + "\"",
+                "htpasswd_initial = \"server/htpasswd-webdav-initial\"",
+                "htpasswd = \"server/htpasswd-webdav\"",
+                uploadsExtra,
                 "[admin]",
                 "listen = \"127.0.0.1:0\"",
                 "[tls]",

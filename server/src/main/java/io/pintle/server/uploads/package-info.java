@@ -1,0 +1,9 @@
+/**
+ * Agents' uploads, as Rudder's Apache takes them by WebDAV {@code PUT}: inventories of new nodes
+ * ({@code /inventories/}), inventories of accepted nodes ({@code /inventory-updates/}) and run reports
+ * ({@code /reports/}), each into the directory relayd watches. Plain Java: the HTTP layer authenticates the caller
+ * ({@link io.pintle.server.uploads.Htpasswd}) and hands the body to {@link io.pintle.server.uploads.UploadStore}.
+ * Invariant: a file appears under its final name complete and fsync'd, by one rename, or not at all; what relayd's
+ * {@code CLOSE_WRITE|MOVED_TO} watch sees is only ever a whole upload.
+ */
+package io.pintle.server.uploads;
