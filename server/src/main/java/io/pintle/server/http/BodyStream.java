@@ -28,6 +28,8 @@ final class BodyStream extends InputStream {
     private final long periodNanos;
     private final long minBytesPerSecond;
     private Content.Chunk chunk;
+    /** The source's pending demand, until it is met. */
+    private CompletableFuture<Void> demanded;
     private boolean ended;
     private long periodStart = System.nanoTime();
     private long periodBytes;
@@ -96,11 +98,17 @@ final class BodyStream extends InputStream {
     private void awaitData() throws IOException {
         long now = System.nanoTime();
         checkRate(now);
-        CompletableFuture<Void> ready = new CompletableFuture<>();
-        source.demand(() -> ready.complete(null));
+        // A demand outlives a wait that ended with the period: the source takes one demand at a time, so the next
+        // wait is on the same one.
+        if (demanded == null) {
+            CompletableFuture<Void> ready = new CompletableFuture<>();
+            demanded = ready;
+            source.demand(() -> ready.complete(null));
+        }
         long left = periodStart + periodNanos - now;
         try {
-            ready.get(Math.max(left, 1), TimeUnit.NANOSECONDS);
+            demanded.get(Math.max(left, 1), TimeUnit.NANOSECONDS);
+            demanded = null;
         } catch (TimeoutException periodOver) {
             checkRate(System.nanoTime());
         } catch (InterruptedException e) {

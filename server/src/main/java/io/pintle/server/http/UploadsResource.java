@@ -20,6 +20,8 @@ import jakarta.ws.rs.core.HttpHeaders;
 import jakarta.ws.rs.core.Response;
 import java.io.IOException;
 import java.io.InputStream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Rudder's WebDAV uploads, as its Apache vhost takes them ({@code DAV on}, {@code <Limit PUT>}):
@@ -31,6 +33,8 @@ import java.io.InputStream;
  */
 @Path("/")
 public final class UploadsResource {
+    private static final Logger LOG = LoggerFactory.getLogger(UploadsResource.class);
+
     private final UploadStore store;
     private final UploadTally tally;
 
@@ -87,12 +91,19 @@ public final class UploadsResource {
             return Response.status(stored.replaced() ? Response.Status.NO_CONTENT : Response.Status.CREATED).build();
         } catch (PintleException refusal) {
             result = result(refusal);
+            if (!(refusal instanceof PintleException.AccessDenied || refusal instanceof PintleException.Unauthorized)) {
+                // Denials are logged by Exchange.authorize; these are the upload's own refusals.
+                LOG.info("refused upload to {} from {}: {} ({})", kind.prefix(), state.clientAddress().getHostAddress(),
+                        refusal.reason(), refusal.detail());
+            }
             throw refusal;
         } catch (UploadStore.DiskFailure failure) {
             result = UploadTally.Result.ERROR;
             throw failure;
         } catch (IOException clientGone) {
             result = UploadTally.Result.ABORTED;
+            LOG.info("upload to {} from {} cut short: {}; nothing kept", kind.prefix(),
+                    state.clientAddress().getHostAddress(), clientGone.toString());
             throw clientGone;
         } finally {
             tally.count(kind, result, kept);
