@@ -140,6 +140,16 @@ class WebappProxyIT {
                     exchange.sendResponseHeaders(200, SCRIPT.length);
                     exchange.getResponseBody().write(SCRIPT);
                 }
+                case "/rudder/thinking" -> {
+                    try {
+                        Thread.sleep(2_500);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                    byte[] answer = "thought".getBytes(StandardCharsets.US_ASCII);
+                    exchange.sendResponseHeaders(200, answer.length);
+                    exchange.getResponseBody().write(answer);
+                }
                 case "/rudder/login" -> {
                     exchange.getResponseHeaders().add("Set-Cookie", "JSESSIONID=abc; Path=/rudder");
                     exchange.getResponseHeaders().add("Set-Cookie", "theme=dark; Path=/; secure; HttpOnly");
@@ -225,8 +235,8 @@ class WebappProxyIT {
         assertThat(response.getHeaders().get("Server")).isNull();
         assertThat(response.getHeaders().get("Content-Type")).isEqualTo("application/json");
 
-        eventually(() -> accessLog.list.stream().anyMatch(e -> e.getFormattedMessage().contains("/rudder/secure/api/")
-                && e.getFormattedMessage().contains(" 200 ")));
+        eventually(() -> accessLines().stream().anyMatch(line -> line.contains("/rudder/secure/api/")
+                && line.contains(" 200 ") && line.contains("allowed \"webapp: proxied to http://127.0.0.1:")));
         assertThat(server.metric("pintle_requests_total{route=\"webapp\",status=\"200\"}")).isGreaterThanOrEqualTo(1.0);
     }
 
@@ -392,7 +402,7 @@ class WebappProxyIT {
         ContentResponse response = webappRemoteRun(client);
         assertThat(response.getStatus()).isEqualTo(200);
         assertThat(response.getContentAsString()).contains("fake agent: started agent run -uR", "fake agent: done");
-        eventually(() -> accessLog.list.stream().map(ILoggingEvent::getFormattedMessage).anyMatch(line ->
+        eventually(() -> accessLines().stream().anyMatch(line ->
                 line.contains("/rudder/relay-api/remote-run/nodes/root") && line.contains(" 200 ")
                         && line.contains("remote-run: a caller on this machine (127.0.0.1)")));
     }
@@ -437,6 +447,29 @@ class WebappProxyIT {
         }
     }
 
+    @Test
+    void theWebappMayThinkLongerThanTheListenersIdleTimeout() throws Exception {
+        // An API call that runs agents takes minutes: [webapp] timeout bounds it, not [limits] idle_timeout_seconds.
+        Sandbox slow = Sandbox.create(dir.resolve("slow"));
+        try (TestServer other = TestServer.start(slow, "[webapp]\nproxy = \"http://127.0.0.1:"
+                + webapp.getAddress().getPort() + "\"\ntimeout = 10\n[limits]\nidle_timeout_seconds = 1\n")) {
+            HttpClient pinned = client(null, slow);
+            ContentResponse response = pinned.newRequest(other.uri() + "/rudder/thinking")
+                    .timeout(30, TimeUnit.SECONDS).send();
+            assertThat(response.getStatus()).isEqualTo(200);
+            assertThat(response.getContentAsString()).isEqualTo("thought");
+            pinned.stop();
+            java.net.http.HttpClient http2 = java.net.http.HttpClient.newBuilder()
+                    .sslContext(ClientTls.context((KeyManager[]) null, Set.of(slow.serverPin())))
+                    .version(java.net.http.HttpClient.Version.HTTP_2).build();
+            HttpResponse<String> overHttp2 = http2.send(HttpRequest.newBuilder(
+                            URI.create(other.uri() + "/rudder/thinking")).timeout(Duration.ofSeconds(30)).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(overHttp2.statusCode()).isEqualTo(200);
+            assertThat(overHttp2.body()).isEqualTo("thought");
+        }
+    }
+
     private static ContentResponse webappRemoteRun(HttpClient from) throws Exception {
         Request request = from.newRequest(server.uri() + "/rudder/relay-api/remote-run/nodes/root").method("POST")
                 .headers(h -> h.put("User-Agent", "rudder/remote run query for node root"))
@@ -476,6 +509,13 @@ class WebappProxyIT {
         String program = "\"" + script + "\"";
         return "[remote_run]\nrun = [" + program + ", \"agent\", \"run\", \"-uR\"]\nupdate = [" + program
                 + ", \"agent\", \"update\"]\ninventory = [" + program + ", \"agent\", \"inventory\"]\n";
+    }
+
+    /** The access log so far; the appender adds to its list under its own lock, on the server's threads. */
+    private static List<String> accessLines() {
+        synchronized (accessLog) {
+            return accessLog.list.stream().map(ILoggingEvent::getFormattedMessage).toList();
+        }
     }
 
     private static String sha256(byte[] bytes) {
