@@ -4,6 +4,9 @@ import io.pintle.server.nodes.Identification;
 import io.pintle.server.nodes.KeyHash;
 import io.pintle.server.nodes.NodeId;
 import io.pintle.server.uploads.Htpasswd;
+import java.net.Inet4Address;
+import java.net.Inet6Address;
+import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.security.cert.X509Certificate;
 import java.util.Base64;
@@ -21,8 +24,8 @@ import java.util.Base64;
  *   <li>uploads ({@code PUT /inventories/}, {@code /inventory-updates/}, {@code /reports/}): the source address is
  *       in the allowed networks and the request carries HTTP Basic credentials of a user of the route's password
  *       file (see {@link #upload}).
- *   <li>relayd's {@code remote-run/...} on the TLS listener: the client's key is this server's policy server's
- *       (see {@link #remoteRun}).
+ *   <li>relayd's {@code remote-run/...} on the TLS listener: the client's key is this server's policy server's,
+ *       or, on a root or a relay, the caller is on this machine (see {@link #remoteRun}).
  * </ul>
  */
 public final class AclEvaluator {
@@ -174,34 +177,84 @@ public final class AclEvaluator {
     }
 
     /**
-     * Remote run on the TLS listener: only this server's own policy server may ask, authenticated by its key (the
-     * {@code [upstream]} pin), never by its address alone.
+     * Remote run on the TLS listener. This server's own policy server may ask, authenticated by its key (the
+     * {@code [upstream]} pin). On a root or a relay, a caller on this machine may ask too, without a certificate:
+     * Rudder's webapp posts to {@code https://localhost/rudder/relay-api/remote-run/...} with none, and Apache
+     * admits it by the {@code Require ip 127.0.0.0/8} / {@code ::1} lines of
+     * {@code rudder-networks-policy-server-24.conf}. Only 127.0.0.1 and ::1 count as this machine here (what
+     * {@code localhost} connects from): any local process can already ask the admin listener, so this grants
+     * nothing new. A node has no Apache: there only its policy server's key is accepted.
      *
      * @param enabled {@code [remote_run] enabled}
+     * @param localCallers whether a caller on this machine is accepted without a certificate (root and relay)
+     * @param address the client's address
      * @param peer the client's leaf certificate, or null when it sent none
-     * @param upstreamPin the policy server's key pin, from the snapshot, or null when this server has none
-     *     (root: remote runs come from the local webapp, on the admin listener)
+     * @param upstreamPin the policy server's key pin, from the snapshot, or null when this server has none (root)
      * @return the decision
      */
-    public static Decision remoteRun(boolean enabled, X509Certificate peer, KeyHash upstreamPin) {
+    public static Decision remoteRun(boolean enabled, boolean localCallers, InetAddress address, X509Certificate peer,
+            KeyHash upstreamPin) {
         if (!enabled) {
             return new Decision.Deny("remote-run-disabled", "remote run is disabled on this server ([remote_run] "
                     + "enabled = false)");
         }
+        KeyHash key = null;
+        if (peer != null && upstreamPin != null) {
+            // Hashed as the pin was (key_hash may be written sha512//...), compared as values, not as text.
+            key = KeyHash.of(upstreamPin.algorithm(), peer.getPublicKey());
+            if (key.equals(upstreamPin)) {
+                return new Decision.Allow("remote-run: the policy server's pinned key");
+            }
+        }
+        if (localCallers && isThisMachine(address)) {
+            return new Decision.Allow("remote-run: a caller on this machine (" + address.getHostAddress()
+                    + "), as Apache's rudder-networks-policy-server-24.conf");
+        }
         if (upstreamPin == null) {
             return new Decision.Deny("no-policy-server", "this server has no policy server ([upstream]): remote "
-                    + "runs are accepted on its admin listener only");
+                    + "runs are accepted from this machine (127.0.0.1, ::1) and on its admin listener only, not from "
+                    + address.getHostAddress());
         }
         if (peer == null) {
-            return new Decision.Deny("no-certificate", "remote run needs the policy server's client certificate");
+            return new Decision.Deny("no-certificate", "remote run needs the policy server's client certificate"
+                    + (localCallers ? " (or a caller on this machine: 127.0.0.1, ::1)" : ""));
         }
-        // Hashed as the pin was (key_hash may be written sha512//...), compared as values, not as text.
-        KeyHash key = KeyHash.of(upstreamPin.algorithm(), peer.getPublicKey());
-        if (!key.equals(upstreamPin)) {
-            return new Decision.Deny("not-policy-server", "key " + key + " is not this server's policy server's ("
-                    + upstreamPin + ")");
+        return new Decision.Deny("not-policy-server", "key " + key + " is not this server's policy server's ("
+                + upstreamPin + ")");
+    }
+
+    /**
+     * The webapp's legacy unauthenticated API paths, which Rudder's webapp vhost keeps to this machine ({@code
+     * Require local} and {@code Require not env api_deny} on {@code ^/rudder/api/(status|archives)$} and {@code
+     * ^/rudder/api/(techniqueLibrary|dyngroup|deploy)/reload$}), behind the proxied web interface.
+     *
+     * @param address the client's address
+     * @param apiVersion the request's {@code X-API-Version} header, or null: anything but 1s is the new API
+     * @return the decision
+     */
+    public static Decision webappLocalApi(InetAddress address, String apiVersion) {
+        if (!isThisMachine(address)) {
+            return new Decision.Deny("not-local", "this webapp API path is open to this machine only (127.0.0.1, "
+                    + "::1), as Rudder's vhost has it, not to " + address.getHostAddress());
         }
-        return new Decision.Allow("remote-run: the policy server's pinned key");
+        if (apiVersion != null && !apiVersion.chars().allMatch(c -> c == '1')) {
+            return new Decision.Deny("legacy-api", "this webapp API path is the legacy API (X-API-Version 1), not "
+                    + "X-API-Version " + apiVersion + ", as Rudder's vhost has it");
+        }
+        return new Decision.Allow("webapp: legacy API from this machine (" + address.getHostAddress() + ")");
+    }
+
+    /**
+     * @param address a client address
+     * @return whether it is what {@code localhost} connects from: 127.0.0.1 or ::1 (other 127.0.0.0/8 addresses,
+     *     which no Rudder caller uses, are not)
+     */
+    static boolean isThisMachine(InetAddress address) {
+        byte[] bytes = address.getAddress();
+        if (address instanceof Inet4Address) {
+            return bytes[0] == 127 && bytes[1] == 0 && bytes[2] == 0 && bytes[3] == 1;
+        }
+        return address instanceof Inet6Address && address.isLoopbackAddress();
     }
 
     private static Decision networkDenied(Caller caller) {

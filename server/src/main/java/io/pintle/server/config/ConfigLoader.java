@@ -105,6 +105,21 @@ public final class ConfigLoader {
     /** Concurrent uploads (relayd's shared-files {@code PUT}). */
     public static final ServerConfig.Pool DEFAULT_UPLOADS_POOL = new ServerConfig.Pool(20, 200, 5);
     /**
+     * Requests proxied to the webapp at once ({@code [webapp] proxy}). A browser loads a page's scripts and styles
+     * in parallel, so one address may take them all: the class is apart from downloads, and a greedy client only
+     * slows the web interface.
+     */
+    public static final ServerConfig.Pool DEFAULT_WEBAPP_POOL = new ServerConfig.Pool(64, 512, 64);
+    /** Rudder's webapp: its Jetty listens on 127.0.0.1:8080 (rudder-jetty-base), behind Apache's ProxyPass. */
+    public static final String RUDDER_WEBAPP_URL = "http://127.0.0.1:8080";
+    /** Default {@code [webapp] connect_timeout} (seconds): the webapp is on this machine; a connect is instant. */
+    public static final int DEFAULT_WEBAPP_CONNECT_TIMEOUT_SECONDS = 10;
+    /**
+     * Default {@code [webapp] timeout} (seconds): Rudder's vhost sets {@code ProxyTimeout 300}, which its comment says
+     * applies to the webapp proxy too.
+     */
+    public static final int DEFAULT_WEBAPP_TIMEOUT_SECONDS = 300;
+    /**
      * Default {@code [limits] min_request_bytes_per_second}: an upload slower than this over a check period (10 s)
      * is dropped with a 408.
      */
@@ -202,7 +217,7 @@ public final class ConfigLoader {
             }
         }
         if (raw == null) {
-            raw = new RawConfig(null, null, null, null, null, null, null, null, null, null, null, null);
+            raw = new RawConfig(null, null, null, null, null, null, null, null, null, null, null, null, null);
         }
         return new Validator(source).validate(raw);
     }
@@ -235,7 +250,7 @@ public final class ConfigLoader {
             RawLimits limits = raw.limits() != null
                     ? raw.limits()
                     : new RawLimits(null, null, null, null, null, null, null, null, null, null, null, null, null,
-                            null, null, null, null);
+                            null, null, null, null, null);
 
             ServerConfig.General validGeneral = new ServerConfig.General(
                     nodeId(general),
@@ -316,7 +331,8 @@ public final class ConfigLoader {
                     remoteRun(raw.remoteRun() != null ? raw.remoteRun()
                             : new RawRemoteRun(null, null, null, null, null, null, null, null)),
                     uploads(raw.uploads() != null ? raw.uploads()
-                            : new RawUploads(null, null, null, null, null, null, null), validGeneral.role()));
+                            : new RawUploads(null, null, null, null, null, null, null), validGeneral.role()),
+                    webapp(raw.webapp() != null ? raw.webapp() : new RawWebapp(null, null, null)));
         }
 
         private ServerConfig.Uploads uploads(RawUploads raw, ServerConfig.Role role) throws ConfigException {
@@ -331,6 +347,34 @@ public final class ConfigLoader {
                     path("uploads.htpasswd_initial", raw.htpasswdInitial(), "/opt/rudder/etc/htpasswd-webdav-initial"),
                     path("uploads.htpasswd", raw.htpasswd(), "/opt/rudder/etc/htpasswd-webdav"),
                     maxBytes);
+        }
+
+        private ServerConfig.Webapp webapp(RawWebapp raw) throws ConfigException {
+            URI proxy = null;
+            if (raw.proxy() != null && !raw.proxy().isEmpty()) {
+                String hint = "'webapp.proxy' must be the webapp's base URL, http://HOST[:PORT] (Rudder's is "
+                        + RUDDER_WEBAPP_URL + "), not '" + raw.proxy() + "'";
+                try {
+                    proxy = new URI(raw.proxy());
+                } catch (URISyntaxException e) {
+                    throw new ConfigException(source + ": " + hint + ": " + e.getReason());
+                }
+                if (!"http".equalsIgnoreCase(proxy.getScheme()) || proxy.getHost() == null) {
+                    throw new ConfigException(source + ": " + hint + " (plain HTTP: the webapp listens on this "
+                            + "machine's loopback, and Pintle terminates TLS)");
+                }
+                if (proxy.getRawUserInfo() != null || proxy.getRawQuery() != null || proxy.getRawFragment() != null
+                        || !(proxy.getRawPath() == null || proxy.getRawPath().isEmpty()
+                                || proxy.getRawPath().equals("/"))) {
+                    throw new ConfigException(source + ": " + hint + " (no path, query or user: /rudder/... is "
+                            + "passed on as it came)");
+                }
+                proxy = URI.create("http://" + proxy.getRawAuthority());
+            }
+            return new ServerConfig.Webapp(proxy,
+                    seconds("webapp.connect_timeout", raw.connectTimeoutSeconds(),
+                            DEFAULT_WEBAPP_CONNECT_TIMEOUT_SECONDS, 1),
+                    seconds("webapp.timeout", raw.timeoutSeconds(), DEFAULT_WEBAPP_TIMEOUT_SECONDS, 1));
         }
 
         private ServerConfig.RemoteRun remoteRun(RawRemoteRun raw) throws ConfigException {
@@ -469,7 +513,8 @@ public final class ConfigLoader {
                             : DEFAULT_MAX_SHARED_FILE_BYTES,
                     pool("limits.files", raw.files(), DEFAULT_FILES_POOL),
                     pool("limits.api", raw.api(), DEFAULT_API_POOL),
-                    pool("limits.uploads", raw.uploads(), DEFAULT_UPLOADS_POOL));
+                    pool("limits.uploads", raw.uploads(), DEFAULT_UPLOADS_POOL),
+                    pool("limits.webapp", raw.webapp(), DEFAULT_WEBAPP_POOL));
         }
 
         private long fileCacheBytes(Long raw) throws ConfigException {
@@ -614,7 +659,8 @@ public final class ConfigLoader {
             RawLimits limits,
             RawUpstream upstream,
             @JsonProperty("remote_run") RawRemoteRun remoteRun,
-            RawUploads uploads) {}
+            RawUploads uploads,
+            RawWebapp webapp) {}
 
     record RawUploads(
             @JsonProperty("enabled") Boolean enabled,
@@ -624,6 +670,11 @@ public final class ConfigLoader {
             @JsonProperty("htpasswd_initial") String htpasswdInitial,
             @JsonProperty("htpasswd") String htpasswd,
             @JsonProperty("max_bytes") Long maxBytes) {}
+
+    record RawWebapp(
+            @JsonProperty("proxy") String proxy,
+            @JsonProperty("connect_timeout") Integer connectTimeoutSeconds,
+            @JsonProperty("timeout") Integer timeoutSeconds) {}
 
     record RawRemoteRun(
             @JsonProperty("enabled") Boolean enabled,
@@ -691,7 +742,8 @@ public final class ConfigLoader {
             @JsonProperty("max_shared_file_bytes") Long maxSharedFileBytes,
             @JsonProperty("files") RawPool files,
             @JsonProperty("api") RawPool api,
-            @JsonProperty("uploads") RawPool uploads) {}
+            @JsonProperty("uploads") RawPool uploads,
+            @JsonProperty("webapp") RawPool webapp) {}
 
     record RawPool(@JsonProperty("concurrency") Integer concurrency, @JsonProperty("queue") Integer queue,
             @JsonProperty("per_address") Integer perAddress) {}

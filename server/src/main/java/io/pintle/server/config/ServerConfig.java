@@ -24,10 +24,12 @@ import java.util.Objects;
  * @param upstream this server's policy server (relays and nodes), for forwarding and syncing
  * @param remoteRun remote run: what the agent commands are and how runs are passed down the tree
  * @param uploads agents' inventory and report uploads
+ * @param webapp the web interface behind {@code /rudder/} on a root (off unless configured)
  */
 public record ServerConfig(
         Path source, General general, Tls tls, Nodes nodes, Networks networks, Paths paths, Admin admin,
-        Reload reload, Log log, Limits limits, Upstream upstream, RemoteRun remoteRun, Uploads uploads) {
+        Reload reload, Log log, Limits limits, Upstream upstream, RemoteRun remoteRun, Uploads uploads,
+        Webapp webapp) {
     public ServerConfig {
         Objects.requireNonNull(general);
         Objects.requireNonNull(tls);
@@ -41,6 +43,7 @@ public record ServerConfig(
         Objects.requireNonNull(upstream);
         Objects.requireNonNull(remoteRun);
         Objects.requireNonNull(uploads);
+        Objects.requireNonNull(webapp);
     }
 
     /**
@@ -63,6 +66,27 @@ public record ServerConfig(
             Objects.requireNonNull(reports);
             Objects.requireNonNull(htpasswdInitial);
             Objects.requireNonNull(htpasswd);
+        }
+    }
+
+    /**
+     * The web interface and REST API of a root ({@code [webapp]}): Rudder's single vhost proxies {@code /rudder/}
+     * (but not {@code /rudder/relay-api/}) to the webapp's Jetty, so that one server holds port 443. Read at start.
+     *
+     * @param proxy the webapp's base URL ({@code http://host[:port]}), or null when {@code /rudder/} is not
+     *     proxied (404, as any unknown path)
+     * @param connectTimeout how long a connection to the webapp may take
+     * @param timeout how long the webapp may stay silent (no byte of the answer) before the request gets a 504
+     */
+    public record Webapp(URI proxy, Duration connectTimeout, Duration timeout) {
+        public Webapp {
+            Objects.requireNonNull(connectTimeout);
+            Objects.requireNonNull(timeout);
+        }
+
+        /** @return whether {@code /rudder/} is proxied */
+        public boolean enabled() {
+            return proxy != null;
         }
     }
 
@@ -305,12 +329,13 @@ public record ServerConfig(
      * @param files file downloads ({@code /policies/...}, {@code /common/...})
      * @param api every other node-facing route (small JSON and text answers)
      * @param uploads request bodies (relayd's shared-files {@code PUT})
+     * @param webapp requests proxied to the webapp ({@code [webapp] proxy})
      */
     public record Limits(int maxConnections, Duration idleTimeout, Duration headerTimeout,
             long minResponseBytesPerSecond, long minRequestBytesPerSecond, Duration queueTimeout,
             Duration retryAfter, Duration retryAfterJitter, int maxWaiters, int maxWaitersPerAddress,
             int digestCacheEntries, long fileCacheBytes, int maxManifestEntries, long maxSharedFileBytes,
-            Pool files, Pool api, Pool uploads) {
+            Pool files, Pool api, Pool uploads, Pool webapp) {
         public Limits {
             Objects.requireNonNull(idleTimeout);
             Objects.requireNonNull(headerTimeout);
@@ -320,6 +345,7 @@ public record ServerConfig(
             Objects.requireNonNull(files);
             Objects.requireNonNull(api);
             Objects.requireNonNull(uploads);
+            Objects.requireNonNull(webapp);
         }
     }
 

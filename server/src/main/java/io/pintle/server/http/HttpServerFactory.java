@@ -26,6 +26,7 @@ import org.eclipse.jetty.http.UriCompliance;
 import org.eclipse.jetty.http2.server.HTTP2ServerConnectionFactory;
 import org.eclipse.jetty.server.AbstractConnector;
 import org.eclipse.jetty.server.Connector;
+import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.NetworkConnectionLimit;
@@ -154,7 +155,8 @@ public final class HttpServerFactory {
     /**
      * Builds the whole server, top-down. Every request on either listener goes through, in this order:
      * {@link ExchangeHandler} (snapshot, route, caller), {@link OverloadHandler} (TLS listener only), compression,
-     * the listener's context, then on the TLS listener {@link FileHandler} (the file routes) and, for everything
+     * on a root with {@code [webapp] proxy} the {@link WebappProxy} (which answers {@code /rudder/...} itself), the
+     * listener's context, then on the TLS listener {@link FileHandler} (the file routes) and, for everything
      * else, the Jersey application on a worker ({@link WorkerDispatch}). {@link RequestObserver} sees every
      * completed request.
      *
@@ -215,20 +217,30 @@ public final class HttpServerFactory {
                 new WorkerDispatch(new JerseyHandler(admin, 0)), "/");
         administration.setVirtualHosts(List.of("@" + ADMIN_CONNECTOR));
         // Not dynamic: Jetty counts a dynamic collection as blocking, which would hand every request to a worker.
-        CompressionHandler compression = new CompressionHandler(
-                new ContextHandlerCollection(false, nodeFacing, administration));
+        Handler contexts = new ContextHandlerCollection(false, nodeFacing, administration);
+        if (config.webapp().enabled()) {
+            // A root's web interface (/rudder/ but relayd's API): below the gate and compression (Rudder's vhost
+            // deflates the webapp's text too), above the file pipeline and Jersey, which never see it.
+            contexts = new WebappProxy(contexts, config.webapp(), limits.webapp());
+        }
+        CompressionHandler compression = new CompressionHandler(contexts);
         GzipCompression gzip = new GzipCompression();
         gzip.setMinCompressSize(MIN_COMPRESS_BYTES);
         compression.putCompression(gzip);
         // Text and JSON only: archives are already compressed, and compressing them would also drop the
         // Content-Length agents rely on.
-        compression.putConfiguration("/*", CompressionConfig.builder()
+        CompressionConfig nodeFacingCompression = CompressionConfig.builder()
                 .compressIncludeMimeType("text/plain")
                 .compressIncludeMimeType("application/json")
                 .compressIncludeMimeType("application/problem+json")
                 .compressIncludeMimeType("application/xml")
                 .compressIncludeMethod("GET")
-                .build());
+                .build();
+        compression.putConfiguration("/*", nodeFacingCompression);
+        if (config.webapp().enabled()) {
+            compression.putConfiguration("/rudder/*", WebappProxy.compression());
+            compression.putConfiguration("/rudder/relay-api/*", nodeFacingCompression);
+        }
         // No GracefulHandler on top, on purpose. On stop (SIGTERM, a restart for an upgrade) the connectors stop
         // accepting and wait, up to STOP_TIMEOUT_MS, for each open connection to finish the request it carries and
         // close: that is the drain. A GracefulHandler would add a 503 for a request that arrives on a connection

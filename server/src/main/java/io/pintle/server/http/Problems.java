@@ -63,6 +63,8 @@ final class Problems {
             return HttpStatus.UNSUPPORTED_MEDIA_TYPE_415;
         } else if (refusal instanceof PintleException.TooSlow) {
             return HttpStatus.REQUEST_TIMEOUT_408;
+        } else if (refusal instanceof PintleException.UpstreamTimedOut) {
+            return HttpStatus.GATEWAY_TIMEOUT_504;
         } else if (refusal instanceof PintleException.Unauthorized) {
             return HttpStatus.UNAUTHORIZED_401;
         } else if (refusal instanceof PintleException.InsufficientStorage) {

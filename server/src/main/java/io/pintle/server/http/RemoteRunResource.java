@@ -9,6 +9,7 @@ import io.pintle.api.dto.RemoteRunAccepted;
 import io.pintle.api.dto.RemoteRunEvent;
 import io.pintle.api.dto.RemoteRunRequest;
 import io.pintle.server.acl.AclEvaluator;
+import io.pintle.server.config.ServerConfig;
 import io.pintle.server.nodes.Node;
 import io.pintle.server.nodes.NodeId;
 import io.pintle.server.problem.PintleException;
@@ -44,7 +45,8 @@ import org.slf4j.LoggerFactory;
 /**
  * relayd's remote run, {@code POST /rudder/relay-api/1/remote-run/{nodes/{id}, nodes, all}} (and Apache's
  * {@code /rudder/relay-api/...}), on the admin listener (the local webapp and hooks, as relayd's localhost port)
- * and on the TLS listener (only from this server's own policy server, by its pinned key).
+ * and on the TLS listener (from this server's own policy server, by its pinned key; on a root or a relay also
+ * from a caller on this machine, as Rudder's webapp posts to {@code https://localhost/rudder/relay-api/...}).
  *
  * <ul>
  *   <li>relayd's form ({@code application/x-www-form-urlencoded}, at most 1 MiB): {@code asynchronous}, {@code
@@ -174,7 +176,9 @@ public final class RemoteRunResource {
             return;
         }
         Exchange state = Exchange.of(context);
-        state.authorize(AclEvaluator.remoteRun(enabled, state.peer().leaf(), snapshot.upstreamPin()));
+        boolean localCallers = snapshot.config().general().role() != ServerConfig.Role.NODE;
+        state.authorize(AclEvaluator.remoteRun(enabled, localCallers, state.caller().address(), state.peer().leaf(),
+                snapshot.upstreamPin()));
     }
 
     private String caller(ContainerRequestContext context) {

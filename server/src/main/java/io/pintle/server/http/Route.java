@@ -48,6 +48,12 @@ enum Route {
             Map.of("GET", Set.of(), "HEAD", Set.of())),
     /** {@code /v1/whoami}. */
     WHOAMI(Listener.TLS, Routes.WHOAMI, false, RouteClass.WHOAMI, WorkClass.API, null, Map.of()),
+    /**
+     * The webapp's {@code /rudder} and {@code /rudder/...}, but not relayd's {@code /rudder/relay-api}: proxied to
+     * the webapp by {@link WebappProxy} when {@code [webapp] proxy} is set (never the file pipeline nor Jersey),
+     * otherwise a 404 problem from Jersey as any unknown path.
+     */
+    WEBAPP(Listener.TLS, "/rudder/", false, RouteClass.WEBAPP, WorkClass.WEBAPP, "/rudder/{path}", Map.of()),
     /** Anything else on the TLS listener (Jersey answers it: 404 problem). */
     OTHER(Listener.TLS, null, false, RouteClass.OTHER, WorkClass.API, null, Map.of()),
     /** relayd's {@code system/...} and {@code remote-run/...} on the admin listener. */
@@ -71,6 +77,8 @@ enum Route {
         ADMIN
     }
 
+    private static final Set<String> PROXIED_METHODS =
+            Set.of("GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS");
     private static final String VERSIONED = Routes.RELAY_API;
     private static final String ALIAS = Routes.RELAY_API_ALIAS;
     private static final Route[] VALUES = values();
@@ -90,7 +98,8 @@ enum Route {
      * @param relayApi whether it is under relayd's API (both prefixes)
      * @param metricClass what its requests are counted under
      * @param work whose workers its requests use
-     * @param template its public path template, where the file pipeline answers it (null otherwise)
+     * @param template its public path template, where the file pipeline or the webapp proxy answers it (null
+     *     otherwise)
      * @param filePipeline the methods the file pipeline answers, each with the query parameters it reads
      */
     Route(Listener listener, String path, boolean relayApi, RouteClass metricClass, WorkClass work, String template,
@@ -122,9 +131,17 @@ enum Route {
         };
     }
 
-    /** @return the public path template of a file pipeline route, or null */
+    /** @return the public path template of a file pipeline route or of the proxied one, or null */
     String template() {
         return template;
+    }
+
+    /**
+     * @return the methods passed on to the webapp as they came, when {@code [webapp] proxy} is set (the webapp's
+     *     own API uses these; {@link WebappProxy} passes any method on)
+     */
+    Set<String> proxiedMethods() {
+        return this == WEBAPP ? PROXIED_METHODS : Set.of();
     }
 
     /** @return the methods the file pipeline answers on this route, each with the query parameters it reads */
@@ -185,6 +202,11 @@ enum Route {
     private boolean matches(String candidate) {
         if (candidate == null) {
             return false;
+        }
+        if (this == WEBAPP) {
+            // Rudder's vhost: <Location /rudder/relay-api> ProxyPass ! — relayd's API, known or not, stays ours.
+            boolean relayApi = candidate.equals(ALIAS) || candidate.startsWith(ALIAS + "/");
+            return !relayApi && (candidate.startsWith(path) || candidate.equals("/rudder"));
         }
         return path.endsWith("/") ? candidate.startsWith(path) : candidate.equals(path);
     }

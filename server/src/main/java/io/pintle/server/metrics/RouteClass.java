@@ -28,6 +28,8 @@ public enum RouteClass {
     UUID,
     /** {@code /v1/whoami} on the TLS listener. */
     WHOAMI,
+    /** {@code /rudder/...} but relayd's API, on the TLS listener: the webapp's, proxied when configured. */
+    WEBAPP,
     /** relayd's {@code /rudder/relay-api/...} on the admin listener. */
     SYSTEM,
     /** {@code /v1/status} on the admin listener. */

@@ -18,7 +18,13 @@ public enum WorkClass {
      * Request bodies a client sends (relayd's shared-files {@code PUT}): their own workers, so that clients
      * trickling bodies never take a download's worker.
      */
-    UPLOADS;
+    UPLOADS,
+    /**
+     * Requests proxied to the webapp ({@code /rudder/...} on a root): their own slots and queue, so that a slow
+     * webapp never takes a download's worker. They hold no thread while the webapp thinks (the proxy is
+     * asynchronous); the slots bound what is sent to it at once.
+     */
+    WEBAPP;
 
     private final String label = name().toLowerCase(Locale.ROOT);
 
@@ -36,6 +42,7 @@ public enum WorkClass {
             case FILES -> limits.files();
             case API -> limits.api();
             case UPLOADS -> limits.uploads();
+            case WEBAPP -> limits.webapp();
         };
     }
 }

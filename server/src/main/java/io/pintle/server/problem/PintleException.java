@@ -7,8 +7,8 @@ package io.pintle.server.problem;
 public abstract sealed class PintleException extends RuntimeException
         permits PintleException.AccessDenied, PintleException.NotFound, PintleException.InvalidRequest,
                 PintleException.Unavailable, PintleException.TooLarge, PintleException.LengthRequired,
-                PintleException.UnsupportedMediaType, PintleException.UpstreamFailed, PintleException.TooSlow,
-                PintleException.Unauthorized, PintleException.InsufficientStorage {
+                PintleException.UnsupportedMediaType, PintleException.UpstreamFailed, PintleException.UpstreamTimedOut,
+                PintleException.TooSlow, PintleException.Unauthorized, PintleException.InsufficientStorage {
     private static final long serialVersionUID = 1L;
 
     private final String reason;
@@ -128,7 +128,10 @@ public abstract sealed class PintleException extends RuntimeException
         }
     }
 
-    /** The request had to go to the policy server, which could not be reached or did not answer. */
+    /**
+     * The request had to go to another server (the policy server, or the webapp behind {@code /rudder/}), which
+     * could not be reached or did not answer.
+     */
     public static final class UpstreamFailed extends PintleException {
         private static final long serialVersionUID = 1L;
 
@@ -137,6 +140,19 @@ public abstract sealed class PintleException extends RuntimeException
          * @param detail what failed
          */
         public UpstreamFailed(String reason, String detail) {
+            super(reason, detail);
+        }
+    }
+
+    /** The request went to another server (the webapp behind {@code /rudder/}), which stayed silent too long. */
+    public static final class UpstreamTimedOut extends PintleException {
+        private static final long serialVersionUID = 1L;
+
+        /**
+         * @param reason reason code
+         * @param detail who did not answer, and the timeout
+         */
+        public UpstreamTimedOut(String reason, String detail) {
             super(reason, detail);
         }
     }

@@ -16,6 +16,7 @@ import java.util.Base64;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -156,17 +157,66 @@ class AclEvaluatorTest {
 
     @ParameterizedTest
     @ValueSource(strings = {"sha256", "sha512"})
-    void remoteRunAcceptsThePolicyServersKeyWhateverTheAlgorithmOfItsPin(String algorithm) {
+    void remoteRunAcceptsThePolicyServersKeyWhateverTheAlgorithmOfItsPin(String algorithm) throws Exception {
         X509Certificate policyServer = SelfSigned.generate(SelfSigned.KeyType.EC_P256, "root").certificate();
         X509Certificate other = SelfSigned.generate(SelfSigned.KeyType.EC_P256, "relay").certificate();
         KeyHash pin = KeyHash.of(algorithm, policyServer.getPublicKey());
+        InetAddress remote = InetAddress.getByName("192.0.2.7");
 
-        assertThat(AclEvaluator.remoteRun(true, policyServer, pin)).isInstanceOf(Decision.Allow.class);
-        assertThat(AclEvaluator.remoteRun(true, other, pin)).isInstanceOfSatisfying(Decision.Deny.class,
+        assertThat(AclEvaluator.remoteRun(true, true, remote, policyServer, pin)).isInstanceOf(Decision.Allow.class);
+        assertThat(AclEvaluator.remoteRun(true, true, remote, other, pin)).isInstanceOfSatisfying(Decision.Deny.class,
                 deny -> assertThat(deny.reason()).isEqualTo("not-policy-server"));
-        assertThat(AclEvaluator.remoteRun(true, policyServer, null)).isInstanceOfSatisfying(Decision.Deny.class,
-                deny -> assertThat(deny.reason()).isEqualTo("no-policy-server"));
-        assertThat(AclEvaluator.remoteRun(true, null, pin)).isInstanceOfSatisfying(Decision.Deny.class,
+        assertThat(AclEvaluator.remoteRun(true, true, remote, policyServer, null))
+                .isInstanceOfSatisfying(Decision.Deny.class,
+                        deny -> assertThat(deny.reason()).isEqualTo("no-policy-server"));
+        assertThat(AclEvaluator.remoteRun(true, true, remote, null, pin)).isInstanceOfSatisfying(Decision.Deny.class,
                 deny -> assertThat(deny.reason()).isEqualTo("no-certificate"));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"127.0.0.1", "::1", "::ffff:127.0.0.1"})
+    void remoteRunAcceptsACallerOnThisMachineWithoutCertificateOnARootOrARelay(String address) throws Exception {
+        KeyHash pin = KeyHash.of("sha256",
+                SelfSigned.generate(SelfSigned.KeyType.EC_P256, "root").certificate().getPublicKey());
+        InetAddress local = InetAddress.getByName(address);
+
+        // Root (no policy server) and relay alike: Rudder's webapp posts with no certificate, from localhost.
+        assertThat(AclEvaluator.remoteRun(true, true, local, null, null)).isInstanceOfSatisfying(Decision.Allow.class,
+                allow -> assertThat(allow.rule()).contains("on this machine"));
+        assertThat(AclEvaluator.remoteRun(true, true, local, null, pin)).isInstanceOf(Decision.Allow.class);
+        // A node takes its policy server's key only; and nobody when remote run is off.
+        assertThat(AclEvaluator.remoteRun(true, false, local, null, pin)).isInstanceOfSatisfying(Decision.Deny.class,
+                deny -> assertThat(deny.reason()).isEqualTo("no-certificate"));
+        assertThat(AclEvaluator.remoteRun(false, true, local, null, null)).isInstanceOfSatisfying(Decision.Deny.class,
+                deny -> assertThat(deny.reason()).isEqualTo("remote-run-disabled"));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"127.0.0.2", "127.1.2.3", "10.0.0.1", "fe80::1", "2001:db8::1"})
+    void remoteRunRefusesAnyOtherAddressWithoutCertificate(String address) throws Exception {
+        assertThat(AclEvaluator.remoteRun(true, true, InetAddress.getByName(address), null, null))
+                .isInstanceOfSatisfying(Decision.Deny.class,
+                        deny -> assertThat(deny.reason()).isEqualTo("no-policy-server"));
+    }
+
+    @ParameterizedTest
+    @CsvSource(nullValues = "NULL", textBlock = """
+            127.0.0.1, NULL, allow
+            ::1,       1,    allow
+            127.0.0.1, 11,   allow
+            127.0.0.1, 2,    legacy-api
+            127.0.0.1, 12,   legacy-api
+            127.0.0.2, NULL, not-local
+            10.0.0.1,  1,    not-local
+            """)
+    void theWebappsLegacyApiIsForThisMachineAndTheLegacyVersionOnly(String address, String version, String outcome)
+            throws Exception {
+        Decision decision = AclEvaluator.webappLocalApi(InetAddress.getByName(address), version);
+        if (outcome.equals("allow")) {
+            assertThat(decision).isInstanceOf(Decision.Allow.class);
+        } else {
+            assertThat(decision).isInstanceOfSatisfying(Decision.Deny.class,
+                    deny -> assertThat(deny.reason()).isEqualTo(outcome));
+        }
     }
 }

@@ -475,6 +475,51 @@ class ConfigLoaderTest {
         assertRefused(ROOT_ID + "[remote_run]\ntimeout = 0\n", "remote_run.timeout");
         assertRefused(ROOT_ID + "[remote_run]\ncommand = \"/bin/sh\"\n", "command");
     }
+    @Test
+    void theWebappIsNotProxiedUnlessConfigured() throws Exception {
+        ServerConfig.Webapp webapp = parse(ROOT_ID).webapp();
+        assertThat(webapp.enabled()).isFalse();
+        assertThat(webapp.proxy()).isNull();
+        assertThat(webapp.connectTimeout()).hasSeconds(10);
+        // Rudder's vhost: ProxyTimeout 300, "also applied for webapp proxy".
+        assertThat(webapp.timeout()).hasSeconds(300);
+        assertThat(parse(ROOT_ID).limits().webapp()).isEqualTo(new ServerConfig.Pool(64, 512, 64));
+        assertThat(parse(ROOT_ID + "[webapp]\nproxy = \"\"\n").webapp().enabled()).isFalse();
+    }
+
+    @ParameterizedTest
+    @CsvSource({
+            "http://127.0.0.1:8080,  http://127.0.0.1:8080",
+            "http://127.0.0.1:8080/, http://127.0.0.1:8080",
+            "HTTP://localhost:8080,  http://localhost:8080",
+            "'http://[::1]:8080',    'http://[::1]:8080'",
+            "http://webapp.internal, http://webapp.internal"})
+    void theWebappProxyIsAPlainHttpBaseUrl(String proxy, String expected) throws Exception {
+        ServerConfig.Webapp webapp = parse(ROOT_ID + "[webapp]\nproxy = \"" + proxy + "\"\nconnect_timeout = 2\n"
+                + "timeout = 60\n[limits.webapp]\nconcurrency = 8\nqueue = 16\nper_address = 8\n").webapp();
+        assertThat(webapp.enabled()).isTrue();
+        assertThat(webapp.proxy()).hasToString(expected);
+        assertThat(webapp.connectTimeout()).hasSeconds(2);
+        assertThat(webapp.timeout()).hasSeconds(60);
+    }
+
+    @Test
+    void aWebappProxyThatIsNotABaseUrlIsRefusedInTheOperatorsWords() {
+        assertRefused(ROOT_ID + "[webapp]\nproxy = \"https://127.0.0.1:8443\"\n", "'webapp.proxy'",
+                "http://HOST[:PORT]", "plain HTTP");
+        assertRefused(ROOT_ID + "[webapp]\nproxy = \"127.0.0.1:8080\"\n", "'webapp.proxy'", "http://127.0.0.1:8080");
+        assertRefused(ROOT_ID + "[webapp]\nproxy = \"http://127.0.0.1:8080/rudder\"\n", "'webapp.proxy'",
+                "no path");
+        assertRefused(ROOT_ID + "[webapp]\nproxy = \"http://user:pw@127.0.0.1:8080\"\n", "'webapp.proxy'");
+        assertRefused(ROOT_ID + "[webapp]\nproxy = \"http://127.0.0.1:8080/?a=b\"\n", "'webapp.proxy'");
+        assertRefused(ROOT_ID + "[webapp]\nproxy = \"http://127.0.0.1:80 80\"\n", "'webapp.proxy'");
+        assertRefused(ROOT_ID + "[webapp]\ntimeout = 0\n", "'webapp.timeout'", "at least 1");
+        assertRefused(ROOT_ID + "[webapp]\nconnect_timeout = 0\n", "'webapp.connect_timeout'", "at least 1");
+        assertRefused(ROOT_ID + "[webapp]\nproxy = 8080\n", "'webapp.proxy'");
+        assertRefused(ROOT_ID + "[webapp]\nurl = \"http://127.0.0.1:8080\"\n", "unknown key", "webapp.url");
+        assertRefused(ROOT_ID + "[limits.webapp]\nconcurrency = 0\n", "'limits.webapp.concurrency'");
+    }
+
     // --- issue 18: messages in the operator's words ---
 
     /** What the parser says of itself, which no operator can act on. */

@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * {@code openapi.yaml} must list exactly the routes the server has: every (method, path) the file pipeline answers
- * (declared in the {@link Route} table), and every one of the Jersey resources registered by {@link JerseyConfig}
+ * (declared in the {@link Route} table), the webapp's proxied prefix with the methods the table lists, and every one of the Jersey resources registered by {@link JerseyConfig}
  * on both listeners, plus HEAD wherever Jersey has GET (Jersey answers HEAD from GET).
  */
 class OpenApiContractTest {
@@ -174,6 +174,10 @@ class OpenApiContractTest {
         }
         for (Route route : Route.values()) {
             for (String method : route.filePipelineOperations().keySet()) {
+                withHead.add(method + " " + normalize(route.template()));
+            }
+            // The webapp's prefix, proxied when configured: documented as one path, the webapp's API being its own.
+            for (String method : route.proxiedMethods()) {
                 withHead.add(method + " " + normalize(route.template()));
             }
         }

@@ -23,6 +23,7 @@ class ProblemsTest {
                 Arguments.of(new PintleException.UnsupportedMediaType("unsupported-media-type", "d"), 415,
                         "Unsupported Media Type"),
                 Arguments.of(new PintleException.UpstreamFailed("upstream-unreachable", "d"), 502, "Bad Gateway"),
+                Arguments.of(new PintleException.UpstreamTimedOut("webapp-timeout", "d"), 504, "Gateway Timeout"),
                 Arguments.of(new PintleException.TooSlow("upload-too-slow", "d"), 408, "Request Timeout"));
     }
 

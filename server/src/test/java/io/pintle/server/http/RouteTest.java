@@ -20,6 +20,15 @@ class RouteTest {
             false, /rudder/relay-api/1/shared-files/a/b/c, SHARED_FILES
             false, /rudder/relay-api/remote-run/all,       REMOTE_RUN
             false, /rudder/relay-api/1/system/reload,      OTHER
+            false, /rudder/relay-api,                      OTHER
+            false, /rudder/relay-api/no-such-thing,        OTHER
+            false, /rudder,                                WEBAPP
+            false, /rudder/,                               WEBAPP
+            false, /rudder/secure/index.html,              WEBAPP
+            false, /rudder/api/latest/nodes,               WEBAPP
+            false, /rudder/relay-apis,                     WEBAPP
+            false, /rudderX,                               OTHER
+            true,  /rudder/secure/index.html,              OTHER
             false, /uuid/x,                                OTHER
             false, /policies,                              OTHER
             false, /policiesX/a,                           OTHER
@@ -53,6 +62,8 @@ class RouteTest {
             PUT,  /rudder/relay-api/1/shared-files/a/b/c,   false, UPLOADS
             POST, /rudder/relay-api/1/remote-run/all,       false, API
             GET,  /no/such/route,                           false, API
+            GET,  /rudder/secure/index.html,                false, WEBAPP
+            POST, /rudder/api/latest/nodes,                 false, WEBAPP
             """)
     void eachRouteSaysWhoAnswersItAndWhoseWorkersItUses(String method, String path, boolean files, WorkClass work) {
         Route route = Route.of(false, path);
