@@ -14,7 +14,6 @@ import io.pintle.server.testing.TestServer;
 import io.pintle.server.uploads.Htpasswd;
 import io.pintle.server.uploads.UploadKind;
 import io.pintle.server.uploads.UploadStore;
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.URI;
@@ -53,7 +52,7 @@ import org.junit.jupiter.api.io.TempDir;
 class UploadsIT {
     private static final String NODE = "0e2d8f4c-5b7a-4f5e-9a59-3c4d5e6f7a8b";
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final long MAX_BYTES = 2_000_000;
+    private static final long MAX_BYTES = 300_000;
 
     @TempDir
     static Path dir;
@@ -138,12 +137,15 @@ class UploadsIT {
 
     @Test
     void withoutOrWithWrongCredentialsAsksForThemAndKeepsNothing() throws Exception {
+        // Empty bodies: a refusal comes before the body is read, and a body still on its way when the server closes
+        // the connection could reset it before the client reads the answer (curl sends Expect: 100-continue for
+        // large bodies; the JDK 17 client with it hung here on one refusal).
         String name = "unauthorized.log.gz";
         HttpResponse<String> none = send(request("/reports/" + name, null)
-                .PUT(HttpRequest.BodyPublishers.ofByteArray(random(100, 6))).build());
-        HttpResponse<String> wrong = put("/reports/" + name, "not-the-password", random(100, 6));
-        HttpResponse<String> initial = put("/inventory-updates/" + name, Sandbox.INITIAL_PASSWORD, random(100, 6));
-        HttpResponse<String> webdavOnInitial = put("/inventories/" + name, Sandbox.WEBDAV_PASSWORD, random(100, 6));
+                .PUT(HttpRequest.BodyPublishers.noBody()).build());
+        HttpResponse<String> wrong = put("/reports/" + name, "not-the-password", new byte[0]);
+        HttpResponse<String> initial = put("/inventory-updates/" + name, Sandbox.INITIAL_PASSWORD, new byte[0]);
+        HttpResponse<String> webdavOnInitial = put("/inventories/" + name, Sandbox.WEBDAV_PASSWORD, new byte[0]);
 
         for (HttpResponse<String> response : List.of(none, wrong, initial, webdavOnInitial)) {
             assertThat(response.statusCode()).isEqualTo(401);
@@ -167,8 +169,8 @@ class UploadsIT {
         Files.createDirectory(reports.resolve("a-directory.log.gz"));
 
         HttpResponse<String> overLink = put("/reports/planted.log.gz", Sandbox.WEBDAV_PASSWORD, random(50, 10));
-        HttpResponse<String> overDirectory = put("/reports/a-directory.log.gz", Sandbox.WEBDAV_PASSWORD,
-                random(50, 10));
+        // Refused before its body is read: an empty one (see the credentials test).
+        HttpResponse<String> overDirectory = put("/reports/a-directory.log.gz", Sandbox.WEBDAV_PASSWORD, new byte[0]);
 
         assertThat(overLink.statusCode()).isEqualTo(204);
         assertThat(Files.isSymbolicLink(reports.resolve("planted.log.gz"))).isFalse();
@@ -213,14 +215,34 @@ class UploadsIT {
 
     @Test
     void aBodyOverTheLimitIsRefusedWhetherItsLengthIsKnownOrNot() throws Exception {
-        byte[] big = random((int) MAX_BYTES + 1, 8);
-        HttpResponse<String> declared = put("/reports/big.log.gz", Sandbox.WEBDAV_PASSWORD, big);
-        HttpResponse<String> chunked = send(request("/reports/big-chunked.log.gz", Sandbox.WEBDAV_PASSWORD)
-                .PUT(HttpRequest.BodyPublishers.ofInputStream(() -> new ByteArrayInputStream(big))).build());
+        // A declared length over the limit is refused before the body is read: the client sends none (a client
+        // sending it at once, as the JDK's does, may meet a closed connection before it reads the 413).
+        String declared = raw("PUT /reports/big.log.gz HTTP/1.1\r\nHost: pintle\r\nAuthorization: "
+                + basic(Sandbox.WEBDAV_PASSWORD) + "\r\nContent-Length: " + (MAX_BYTES + 1) + "\r\n\r\n");
+        // Chunked: refused once the bytes read pass the limit, here with the last byte.
+        String chunked;
+        try (SSLSocket socket = server.rawTls(null)) {
+            socket.setSoTimeout(10_000);
+            OutputStream out = socket.getOutputStream();
+            out.write(("PUT /reports/big-chunked.log.gz HTTP/1.1\r\nHost: pintle\r\nAuthorization: "
+                    + basic(Sandbox.WEBDAV_PASSWORD) + "\r\nTransfer-Encoding: chunked\r\n\r\n")
+                    .getBytes(StandardCharsets.US_ASCII));
+            byte[] chunk = random(100_000, 8);
+            for (long sent = 0; sent <= MAX_BYTES; sent += chunk.length) {
+                int size = (int) Math.min(chunk.length, MAX_BYTES + 1 - sent);
+                out.write((Integer.toHexString(size) + "\r\n").getBytes(StandardCharsets.US_ASCII));
+                out.write(chunk, 0, size);
+                out.write("\r\n".getBytes(StandardCharsets.US_ASCII));
+            }
+            out.write("0\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            chunked = RawHttp.readUntilClosed(socket);
+        }
 
-        assertThat(declared.statusCode()).isEqualTo(413);
-        assertThat(JSON.readTree(declared.body()).path("reason").asText()).isEqualTo("upload-too-large");
-        assertThat(chunked.statusCode()).isEqualTo(413);
+        assertThat(RawHttp.status(declared)).isEqualTo(413);
+        assertThat(declared).contains("upload-too-large");
+        assertThat(RawHttp.status(chunked)).isEqualTo(413);
+        assertThat(chunked).contains("upload-too-large");
         assertThat(sandbox.uploads(UploadKind.REPORTS).resolve("big.log.gz")).doesNotExist();
         assertThat(sandbox.uploads(UploadKind.REPORTS).resolve("big-chunked.log.gz")).doesNotExist();
         assertThat(temporaries(UploadKind.REPORTS)).isEmpty();
@@ -231,9 +253,9 @@ class UploadsIT {
         try (SSLSocket socket = server.rawTls(null)) {
             OutputStream out = socket.getOutputStream();
             out.write(("PUT /reports/cut.log.gz HTTP/1.1\r\nHost: pintle\r\nAuthorization: "
-                    + basic(Sandbox.WEBDAV_PASSWORD) + "\r\nContent-Length: 1000000\r\n\r\n")
+                    + basic(Sandbox.WEBDAV_PASSWORD) + "\r\nContent-Length: 280000\r\n\r\n")
                     .getBytes(StandardCharsets.US_ASCII));
-            out.write(random(300_000, 9));
+            out.write(random(150_000, 9));
             out.flush();
             // The server is writing the temporary file when the connection goes.
             assertThat(ReloadIT.eventually(Duration.ofSeconds(10), () -> !temporaries(UploadKind.REPORTS).isEmpty()))
@@ -253,7 +275,7 @@ class UploadsIT {
         Random sizes = new Random(42);
         for (int i = 0; i < 200; i++) {
             sent.put(String.format("%s-%03d_2026-12-03T10:00:00+00:00.ocs.gz", NODE, i),
-                    random(1_000 + sizes.nextInt(300_000), 100 + i));
+                    random(1_000 + sizes.nextInt(250_000), 100 + i));
         }
         List<Inotify.Event> seen = new ArrayList<>();
         List<String> mismatches = new ArrayList<>();
