@@ -43,8 +43,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * relayd's remote run, {@code POST /rudder/relay-api/1/remote-run/{nodes/{id}, nodes, all}} (and Apache's
- * {@code /rudder/relay-api/...}), on the admin listener (the local webapp and hooks, as relayd's localhost port)
- * and on the TLS listener (only from this server's own policy server, by its pinned key).
+ * {@code /rudder/relay-api/...}), on the admin listener (the local webapp and hooks, as relayd's localhost port;
+ * both prefixes) and on the TLS listener (only from this server's own policy server, by its pinned key; only
+ * Apache's unversioned prefix, see {@link RelayApiAlias}).
  *
  * <ul>
  *   <li>relayd's form ({@code application/x-www-form-urlencoded}, at most 1 MiB): {@code asynchronous}, {@code
