@@ -17,10 +17,18 @@ public final class Routes {
     /** {@code /v1/whoami}: how the server sees the caller; the entry point for debugging with curl. */
     public static final String WHOAMI = "/v1/whoami";
 
-    /** relayd's API, versioned, as relayd serves it: {@code /rudder/relay-api/1/...}. */
+    /**
+     * relayd's API, versioned, as relayd serves it on 127.0.0.1:3030: {@code /rudder/relay-api/1/...}. Served on
+     * the admin listener only; on the TLS listener it is refused, as Rudder's Apache refuses it (it only proxies
+     * {@link #RELAY_API_ALIAS} and denies the rest of {@code /rudder/relay-api/}).
+     */
     public static final String RELAY_API = "/rudder/relay-api/1";
 
-    /** relayd's API as Rudder's Apache exposes it to nodes ({@code ProxyPass /rudder/relay-api/ .../1/}). */
+    /**
+     * relayd's API as Rudder's Apache exposes it to nodes ({@code ProxyPass /rudder/relay-api/ .../1/}): the only
+     * form the TLS listener serves ({@link #SHARED_FOLDER}, {@link #SHARED_FILES}, {@link #REMOTE_RUN}), and what a
+     * Pintle calling another Pintle's TLS listener uses. The admin listener accepts it too.
+     */
     public static final String RELAY_API_ALIAS = "/rudder/relay-api";
 
     /** {@code <relay api>/shared-folder/{path}}: Rudder's global shared folder (GET, HEAD with {@code hash}). */
@@ -94,6 +102,15 @@ public final class Routes {
      * that has crossed {@link #MAX_REMOTE_RUN_HOPS}, so that disagreeing node lists cannot make runs loop.
      */
     public static final String REMOTE_RUN_HOPS_HEADER = "Pintle-Remote-Run-Hops";
+
+    /**
+     * Response header of {@code POST /rudder/relay-api/1/system/reload}: the generation live after the reload. The
+     * body stays relayd's exact string, which {@code rudder relay reload} compares whole.
+     */
+    public static final String RELOAD_GENERATION_HEADER = "Pintle-Generation";
+
+    /** Response header of the reload: {@code applied}, {@code unchanged} or {@code failed}. */
+    public static final String RELOAD_OUTCOME_HEADER = "Pintle-Reload-Outcome";
 
     /** relayd's limit on the depth of the relay tree (policy-server links followed). */
     public static final int MAX_REMOTE_RUN_HOPS = 20;

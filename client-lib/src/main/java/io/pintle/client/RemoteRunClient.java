@@ -63,7 +63,8 @@ public final class RemoteRunClient {
     /**
      * Posts a run and hands every event to {@code events}, on this thread, until the callee's {@code done} event.
      *
-     * @param url the full remote-run URL ({@code https://host:port/rudder/relay-api/1/remote-run/...})
+     * @param url the full remote-run URL, unversioned as Rudder's Apache serves it (a TLS listener refuses
+     *     relayd's versioned {@code /rudder/relay-api/1/...}): {@code https://host:port/rudder/relay-api/remote-run/...}
      * @param pin the callee's key pin ({@code sha256//...})
      * @param request the run
      * @param headers extra request headers

@@ -42,7 +42,7 @@ record HostileLayout(DemoLayout demo, int port, int adminPort) {
 
     /** @return the path of an anonymous shared-files upload from the first Linux node to the second */
     String uploadPath(int i) {
-        return "/rudder/relay-api/1/shared-files/" + demo.linux2() + "/" + demo.linux1() + "/hostile-" + i
+        return "/rudder/relay-api/shared-files/" + demo.linux2() + "/" + demo.linux1() + "/hostile-" + i
                 + "?ttl=1d";
     }
 

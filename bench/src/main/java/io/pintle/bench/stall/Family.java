@@ -16,13 +16,13 @@ enum Family {
     /** The server's id, as agents ask it. */
     UUID("uuid", "GET /uuid", 200),
     /** A shared-folder file ({@code download-shared-file}), unchanged. */
-    SHARED_FOLDER("shared-folder", "GET /rudder/relay-api/1/shared-folder/<f>, If-None-Match", 304),
+    SHARED_FOLDER("shared-folder", "GET /rudder/relay-api/shared-folder/<f>, If-None-Match", 304),
     /** The Windows agent's check of a shared-folder file by its digest. */
-    SHARED_FOLDER_HASH("shared-folder-hash", "HEAD /rudder/relay-api/1/shared-folder/<f>?hash=<sha256>", 304),
+    SHARED_FOLDER_HASH("shared-folder-hash", "HEAD /rudder/relay-api/shared-folder/<f>?hash=<sha256>", 304),
     /** Pintle's manifest of a small policies directory, unchanged. */
     MANIFEST("manifest", "GET /policies/<node>/rules/cfengine-community/?view=manifest, If-None-Match", 304),
     /** ncf's check that a node-to-node shared file is stored. */
-    SHARED_FILES_HASH("shared-files-hash", "HEAD /rudder/relay-api/1/shared-files/<t>/<s>/<id>?hash=<sha256>", 200),
+    SHARED_FILES_HASH("shared-files-hash", "HEAD /rudder/relay-api/shared-files/<t>/<s>/<id>?hash=<sha256>", 200),
     /** Pintle's debugging entry point. */
     WHOAMI("whoami", "GET /v1/whoami", 200);
 

@@ -158,7 +158,7 @@ public final class StallBench {
         HttpClient http = Load.client(tls, true, false, 1);
         Map<Family, String> etags = new EnumMap<>(Family.class);
         try {
-            ContentResponse put = http.newRequest(base.resolve("/rudder/relay-api/1/shared-files/"
+            ContentResponse put = http.newRequest(base.resolve("/rudder/relay-api/shared-files/"
                             + layout.sharedFileUrl() + "?ttl=1d"))
                     .method(HttpMethod.PUT).body(new BytesRequestContent(layout.sharedFileUpload()))
                     .timeout(SETUP_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS).send();

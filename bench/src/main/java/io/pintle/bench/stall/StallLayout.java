@@ -65,11 +65,11 @@ record StallLayout(DemoLayout demo, int port, int adminPort) {
             case RULES -> "/policies/" + node() + "/rules/rudder.tar.bz2";
             case COMMON -> "/common/policies-library-linux.tar.bz2";
             case UUID -> "/uuid";
-            case SHARED_FOLDER -> "/rudder/relay-api/1/shared-folder/" + SHARED_FOLDER_FILE;
-            case SHARED_FOLDER_HASH -> "/rudder/relay-api/1/shared-folder/" + SHARED_FOLDER_FILE + "?hash="
+            case SHARED_FOLDER -> "/rudder/relay-api/shared-folder/" + SHARED_FOLDER_FILE;
+            case SHARED_FOLDER_HASH -> "/rudder/relay-api/shared-folder/" + SHARED_FOLDER_FILE + "?hash="
                     + sha256(Files.readAllBytes(sharedFolderFile()));
             case MANIFEST -> "/policies/" + node() + "/rules/cfengine-community/?view=manifest";
-            case SHARED_FILES_HASH -> "/rudder/relay-api/1/shared-files/" + sharedFileUrl() + "?hash="
+            case SHARED_FILES_HASH -> "/rudder/relay-api/shared-files/" + sharedFileUrl() + "?hash="
                     + sha256(sharedFileContent());
             case WHOAMI -> "/v1/whoami";
         };

@@ -2,6 +2,7 @@ package io.pintle.server.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.pintle.api.Routes;
 import io.pintle.server.config.ConfigException;
 import io.pintle.server.config.ServerConfig;
 import java.io.IOException;
@@ -53,7 +54,7 @@ public final class ReloadCommand implements Callable<Integer> {
                     + "command, or POST to the port the server logged at start");
             return ExitCodes.CONFIG_ERROR;
         }
-        URI uri = URI.create("http://" + admin + "/rudder/relay-api/1/system/reload");
+        URI uri = URI.create("http://" + admin + Routes.RELAY_API + "/system/reload");
         HttpResponse<String> response;
         try {
             response = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build().send(
@@ -71,8 +72,10 @@ public final class ReloadCommand implements Callable<Integer> {
             return ExitCodes.RELOAD_FAILED;
         }
         if ("success".equals(body.path("result").asText())) {
-            out.println("reloaded: generation " + body.path("data").path("generation").asText() + " ("
-                    + body.path("data").path("outcome").asText() + ")");
+            // The body is relayd's exact string (rudder relay reload compares it); Pintle's details are headers.
+            out.println("reloaded: generation " + response.headers().firstValue(Routes.RELOAD_GENERATION_HEADER)
+                    .orElse("?") + " (" + response.headers().firstValue(Routes.RELOAD_OUTCOME_HEADER)
+                    .orElse("?") + ")");
             return ExitCodes.OK;
         }
         err.println("pintle reload: refused, previous configuration still serving: "

@@ -81,6 +81,8 @@ final class FileHandler extends Handler.Wrapper {
     /** Buffer of a streamed body (pooled by Jetty). */
     static final int STREAM_BUFFER_BYTES = 64 * 1024;
     private static final Pattern NODE_ID = Pattern.compile(Routes.NODE_ID_PATTERN);
+    /** A hexadecimal digest, as relayd's hex decoder reads one (either case). */
+    private static final Pattern HEX = Pattern.compile("[0-9a-fA-F]+");
     private static final HttpField ACCEPT_RANGES = new PreEncodedHttpField(HttpHeader.ACCEPT_RANGES, "bytes");
     private static final HttpField NO_CACHE = new PreEncodedHttpField(HttpHeader.CACHE_CONTROL, "no-cache");
     private static final HttpField ALLOW = new PreEncodedHttpField(HttpHeader.ALLOW, "GET, HEAD");
@@ -237,10 +239,11 @@ final class FileHandler extends Handler.Wrapper {
         exchange.authorize(target.decide().apply(snapshot, exchange.caller()));
         if (route == Route.SHARED_FOLDER && !get) {
             String hash = query.getValue(Routes.HASH);
-            String hashType = query.getValue(Routes.HASH_TYPE);
-            String algorithm = algorithm(hash, hashType);
-            if (hash != null) {
-                onWorker(request, response, callback, exchange, () -> headWithHash(ask, hash, algorithm, response,
+            // relayd reads an absent and an empty hash alike, as "no hash": the file's plain HEAD (200 or 404),
+            // hash_type unread (download-shared-file sends "hash_type=sha256&hash=" without a local copy).
+            if (hash != null && !hash.isEmpty()) {
+                String hashType = query.getValue(Routes.HASH_TYPE);
+                onWorker(request, response, callback, exchange, () -> headWithHash(ask, hash, hashType, response,
                         callback));
                 return;
             }
@@ -555,25 +558,34 @@ final class FileHandler extends Handler.Wrapper {
 
     // ---- relayd's shared folder HEAD ?hash=
 
+    /**
+     * relayd's {@code Hash::new(hash_type, hash)}: {@code hash_type} absent means sha256, but an empty or unknown one
+     * is refused; the hash must be hexadecimal and exactly the digest's length.
+     *
+     * @return the JCA algorithm name
+     */
     private static String algorithm(String hash, String hashType) {
-        String algorithm = hashType == null || hashType.isEmpty() || hashType.equals("sha256") ? "SHA-256"
+        String algorithm = hashType == null || hashType.equals("sha256") ? "SHA-256"
                 : hashType.equals("sha512") ? "SHA-512"
                 : null;
         if (algorithm == null) {
             throw new PintleException.InvalidRequest("bad-hash-type",
                     "hash_type must be 'sha256' or 'sha512', not '" + printable(hashType) + "'");
         }
-        if (hash != null && !hash.matches("[0-9a-fA-F]{1,128}")) {
-            throw new PintleException.InvalidRequest("bad-hash", "hash must be hexadecimal");
+        int digits = algorithm.equals("SHA-256") ? 64 : 128;
+        if (hash.length() != digits || !HEX.matcher(hash).matches()) {
+            throw new PintleException.InvalidRequest("bad-hash", "hash must be the " + digits
+                    + " hexadecimal digits of a " + (digits == 64 ? "sha256" : "sha512") + " digest");
         }
         return algorithm;
     }
 
     /**
-     * relayd's {@code HEAD shared-folder/{path}?hash=&hash_type=}: 304 when the file's digest is {@code hash}, 200
-     * (with the file's headers) when it differs, 404 when there is no such file.
+     * relayd's {@code HEAD shared-folder/{path}?hash=&hash_type=}, in relayd's order: 404 when there is no such
+     * file (whatever the hash), 400 when the hash or its type is malformed, then 304 when the file's digest is
+     * {@code hash} and 200 (with the file's headers) when it differs.
      */
-    private void headWithHash(Ask ask, String hash, String algorithm, Response response, Callback callback) {
+    private void headWithHash(Ask ask, String hash, String hashType, Response response, Callback callback) {
         Request request = ask.exchange().request();
         Path real = real(ask, request);
         FileVersion version;
@@ -584,6 +596,7 @@ final class FileHandler extends Handler.Wrapper {
         } catch (IOException e) {
             throw new IllegalStateException("cannot read " + real, e);
         }
+        String algorithm = algorithm(hash, hashType);
         String actual;
         try {
             FileStat stat = FileStat.of(real);

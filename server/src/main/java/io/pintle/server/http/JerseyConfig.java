@@ -95,7 +95,8 @@ public final class JerseyConfig {
         config.property(ServerProperties.RESPONSE_SET_STATUS_OVER_SEND_ERROR, true);
         config.register(JacksonFeature.withoutExceptionMappers());
         config.register(new ExchangeFilter());
-        // relayd's clients use both prefixes (Rudder's trigger hook posts to /rudder/relay-api/remote-run/).
+        // Apache's ProxyPass and its deny: the TLS listener serves the unversioned prefix only; the admin listener
+        // (relayd's port) both, since Rudder's trigger hook posts to /rudder/relay-api/remote-run/ there.
         config.register(new RelayApiAlias());
         config.register(new ProblemExceptionMapper());
         return config;

@@ -1,6 +1,7 @@
 package io.pintle.server.http;
 
 import io.pintle.api.Routes;
+import io.pintle.server.acl.Decision;
 import jakarta.annotation.Priority;
 import jakarta.ws.rs.Priorities;
 import jakarta.ws.rs.container.ContainerRequestContext;
@@ -9,18 +10,30 @@ import jakarta.ws.rs.container.PreMatching;
 import java.net.URI;
 
 /**
- * Rudder's Apache exposes relayd's API to nodes as {@code /rudder/relay-api/...} and proxies it to relayd's
- * {@code /rudder/relay-api/1/...}; nodes use the former, relayd's own clients the latter. This does what that
- * {@code ProxyPass} does, before matching, so every relay-api route is written once, under its versioned path.
+ * What Rudder's Apache does in front of relayd, before matching: {@code ProxyPass /rudder/relay-api/
+ * http://127.0.0.1:3030/rudder/relay-api/1/} maps the unversioned path nodes use to relayd's versioned one, under
+ * which every relay-api resource is written once; and {@code <Location /rudder/relay-api/> Require all denied}
+ * refuses the rest of that prefix on the TLS listener ({@link Route#RELAY_API_DENIED}: relayd's own
+ * {@code /rudder/relay-api/1/...}, {@code system/...}), with 403 as Apache does, without saying whether the path
+ * exists. On the admin listener, relayd's own port, both prefixes are served.
  */
 @PreMatching
 @Priority(Priorities.AUTHENTICATION + 5)
 final class RelayApiAlias implements ContainerRequestFilter {
     private static final String VERSIONED = Routes.RELAY_API + "/";
     private static final String ALIAS = Routes.RELAY_API_ALIAS + "/";
+    /** The stable reason of the refusal. */
+    static final String DENIED = "relay-api-denied";
 
     @Override
     public void filter(ContainerRequestContext context) {
+        if (context.getProperty(Exchange.ATTRIBUTE) instanceof Exchange exchange
+                && exchange.route() == Route.RELAY_API_DENIED) {
+            exchange.authorize(new Decision.Deny(DENIED, "the TLS listener serves relayd's API as Rudder's Apache "
+                    + "exposes it: " + ALIAS + "{shared-folder,shared-files,remote-run}/...; the rest of " + ALIAS
+                    + ", " + VERSIONED + "... included, is refused (relayd's versioned paths and system/ are on the "
+                    + "admin listener)"));
+        }
         URI uri = context.getUriInfo().getRequestUri();
         String path = uri.getRawPath();
         if (path == null || !path.startsWith(ALIAS) || path.startsWith(VERSIONED)) {

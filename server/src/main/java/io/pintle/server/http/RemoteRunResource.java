@@ -44,9 +44,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * relayd's remote run, {@code POST /rudder/relay-api/1/remote-run/{nodes/{id}, nodes, all}} (and Apache's
- * {@code /rudder/relay-api/...}), on the admin listener (the local webapp and hooks, as relayd's localhost port)
- * and on the TLS listener (from this server's own policy server, by its pinned key; on a root or a relay also
- * from a caller on this machine, as Rudder's webapp posts to {@code https://localhost/rudder/relay-api/...}).
+ * {@code /rudder/relay-api/...}), on the admin listener (the local webapp and hooks, as relayd's localhost port;
+ * both prefixes) and on the TLS listener, only Apache's unversioned prefix (see {@link RelayApiAlias}): from this
+ * server's own policy server, by its pinned key, and on a root or a relay also from a caller on this machine, as
+ * Rudder's webapp posts to {@code https://localhost/rudder/relay-api/...}.
  *
  * <ul>
  *   <li>relayd's form ({@code application/x-www-form-urlencoded}, at most 1 MiB): {@code asynchronous}, {@code

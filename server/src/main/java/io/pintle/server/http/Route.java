@@ -13,8 +13,12 @@ import java.util.Set;
  * request up here once; the overload gate, the file pipeline, Jersey's dispatch, the metrics and the access log
  * all read the answer from the request's {@link Exchange}.
  *
- * <p>relayd's API is reachable under its versioned prefix and under the unversioned one Rudder's Apache exposes
- * ({@code ProxyPass /rudder/relay-api/ http://localhost:3030/rudder/relay-api/1/}); both are this one route.
+ * <p>On the TLS listener relayd's API is what Rudder's Apache exposes: {@code ProxyPass /rudder/relay-api/
+ * http://127.0.0.1:3030/rudder/relay-api/1/} under {@code <Location /rudder/relay-api/> Require all denied}, opened
+ * for {@code shared-folder}, {@code shared-files} and {@code remote-run} only. So those three families answer
+ * under the unversioned prefix, and everything else below it, relayd's own versioned {@code /rudder/relay-api/1/...}
+ * included, is {@link #RELAY_API_DENIED}. The admin listener, which plays relayd's 127.0.0.1:3030, answers both.
+ * Templates name the versioned form: it is how the Jersey resources are written ({@link RelayApiAlias}).
  */
 enum Route {
     /** {@code /policies/{node}/{path}}: a node's own policies. */
@@ -35,6 +39,12 @@ enum Route {
             Routes.RELAY_API + Routes.SHARED_FILES + "/{target}/{source}/{fileId}", Map.of("GET", Set.of())),
     /** relayd's {@code remote-run/...}. */
     REMOTE_RUN(Listener.TLS, Routes.REMOTE_RUN + "/", true, RouteClass.REMOTE_RUN, WorkClass.API, null, Map.of()),
+    /**
+     * The rest of {@code /rudder/relay-api/} on the TLS listener, {@code /rudder/relay-api/1/...} and
+     * {@code system/...} included: refused with 403, as Apache's {@code Require all denied} (Jersey answers it).
+     */
+    RELAY_API_DENIED(Listener.TLS, Routes.RELAY_API_ALIAS + "/", false, RouteClass.OTHER, WorkClass.API, null,
+            Map.of()),
     /** {@code PUT /inventories/{name}}: a new node's inventory (Jersey's {@link UploadsResource}). */
     INVENTORIES(Listener.TLS, UploadKind.INVENTORIES.prefix(), false, RouteClass.INVENTORIES, WorkClass.UPLOADS,
             null, Map.of()),
@@ -79,7 +89,6 @@ enum Route {
 
     private static final Set<String> PROXIED_METHODS =
             Set.of("GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS");
-    private static final String VERSIONED = Routes.RELAY_API;
     private static final String ALIAS = Routes.RELAY_API_ALIAS;
     private static final Route[] VALUES = values();
 
@@ -95,7 +104,7 @@ enum Route {
     /**
      * @param listener where it lives
      * @param path its prefix (ending with '/') or exact path; relative to relayd's API for {@code relayApi}
-     * @param relayApi whether it is under relayd's API (both prefixes)
+     * @param relayApi whether it is one of relayd's API families Apache opens (unversioned prefix)
      * @param metricClass what its requests are counted under
      * @param work whose workers its requests use
      * @param template its public path template, where the file pipeline or the webapp proxy answers it (null
@@ -213,13 +222,12 @@ enum Route {
 
     /**
      * @param rawPath a request path
-     * @return the rest of it after {@code /rudder/relay-api/1} or {@code /rudder/relay-api} (starting with '/'),
-     *     or null when it is not under relayd's API
+     * @return the rest of it after the unversioned {@code /rudder/relay-api} (starting with '/'), or null when it
+     *     is not under relayd's API. For {@code /rudder/relay-api/1/...} that rest starts with {@code /1/}, which
+     *     no family matches: Apache would proxy it to relayd's {@code /rudder/relay-api/1/1/...}, had its
+     *     {@code Location} not denied it first.
      */
     static String relayApiRelative(String rawPath) {
-        if (rawPath.startsWith(VERSIONED + "/")) {
-            return rawPath.substring(VERSIONED.length());
-        }
         if (rawPath.startsWith(ALIAS + "/")) {
             return rawPath.substring(ALIAS.length());
         }

@@ -29,12 +29,14 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.NoSuchFileException;
 import java.security.GeneralSecurityException;
 import java.time.Duration;
+import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * relayd's node-to-node shared files on the TLS listener, under {@code /rudder/relay-api/1/shared-files/} (and
- * Apache's {@code /rudder/relay-api/shared-files/}, by {@link RelayApiAlias}):
+ * relayd's node-to-node shared files on the TLS listener, under Apache's {@code /rudder/relay-api/shared-files/}
+ * (written under relayd's versioned path, which {@link RelayApiAlias} maps it to; the versioned path itself is
+ * refused on this listener, as Apache refuses it):
  *
  * <ul>
  *   <li>{@code PUT {target}/{source}/{fileId}?ttl=}: body = metadata lines, an empty line, the file; checked
@@ -51,6 +53,8 @@ import org.slf4j.LoggerFactory;
 public final class SharedFilesResource {
     private static final Logger LOG = LoggerFactory.getLogger(SharedFilesResource.class);
     private static final String ID = "/{target}/{source}/{fileId}";
+    /** What a stored {@code hash_value} can be: the hex digest of sha256 or sha512. */
+    private static final Pattern HEX_HASH = Pattern.compile("[0-9a-fA-F]{1,128}");
 
     private final SharedFileStore store;
     private final UpstreamClient upstream;
@@ -109,8 +113,13 @@ public final class SharedFilesResource {
         Exchange state = Exchange.of(context);
         state.authorize(state.snapshot().acl().sharedFilesUpload(state.caller()));
         SharedFileId id = id(target, source, fileId);
-        if (hash == null || !hash.matches("[0-9a-fA-F]{1,128}")) {
+        if (hash == null) {
             throw new PintleException.InvalidRequest("bad-hash", "hash (hexadecimal) is required");
+        }
+        if (!HEX_HASH.matcher(hash).matches()) {
+            // relayd compares the string with the stored hash_value: an empty or malformed hash is never stored,
+            // so "not there" (404), which sharedfile_to_node reads as "upload it" (tests/shared_files.rs).
+            return Response.status(404).build();
         }
         if (!local(state.snapshot(), id)) {
             return forward("HEAD", id, Routes.HASH + "=" + hash, null, 0, state.snapshot());

@@ -1,5 +1,6 @@
 package io.pintle.server.http;
 
+import io.pintle.api.Routes;
 import io.pintle.api.dto.RelayApiResponse;
 import io.pintle.server.PintleVersion;
 import io.pintle.server.reload.ReloadHistory;
@@ -55,7 +56,13 @@ public final class SystemResource {
         return RelayApiResponse.success("getStatus", Map.of("configuration", configuration));
     }
 
-    /** Synchronous, as relayd's: answers once the new snapshot is live, or with the reason it was refused. */
+    /**
+     * Synchronous, as relayd's: answers once the new snapshot is live, or with the reason it was refused. The body
+     * is relayd's, to the byte: {@code rudder relay reload} (rudder-agent {@code share/commands/relay-reload})
+     * compares it whole with {@code {"result":"success","action":"reloadConfiguration"}}, so Pintle's own details
+     * go in headers ({@link Routes#RELOAD_GENERATION_HEADER}, {@link Routes#RELOAD_OUTCOME_HEADER}) and in
+     * {@code /v1/status}. A refusal is relayd's too: 500 with {@code errorDetails}.
+     */
     @POST
     @Path("reload")
     public Response reload() throws InterruptedException {
@@ -70,10 +77,11 @@ public final class SystemResource {
         } catch (ExecutionException e) {
             throw new IllegalStateException("reload failed unexpectedly", e.getCause());
         }
-        if (!outcome.succeeded()) {
-            return Response.serverError().entity(RelayApiResponse.error(action, outcome.error())).build();
-        }
-        return Response.ok(RelayApiResponse.success(action,
-                Map.of("generation", outcome.generation(), "outcome", outcome.result().text()))).build();
+        Response.ResponseBuilder answer = outcome.succeeded()
+                ? Response.ok(RelayApiResponse.success(action, null))
+                : Response.serverError().entity(RelayApiResponse.error(action, outcome.error()));
+        return answer.header(Routes.RELOAD_GENERATION_HEADER, outcome.generation())
+                .header(Routes.RELOAD_OUTCOME_HEADER, outcome.result().text())
+                .build();
     }
 }

@@ -12,11 +12,11 @@ public enum RouteClass {
     POLICIES,
     /** {@code /common/...} on the TLS listener. */
     COMMON,
-    /** relayd's {@code shared-folder/...} on the TLS listener (both prefixes). */
+    /** relayd's {@code shared-folder/...} on the TLS listener (Apache's unversioned prefix). */
     SHARED_FOLDER,
-    /** relayd's {@code shared-files/...} on the TLS listener (both prefixes). */
+    /** relayd's {@code shared-files/...} on the TLS listener (Apache's unversioned prefix). */
     SHARED_FILES,
-    /** relayd's {@code remote-run/...} on the TLS listener (both prefixes). */
+    /** relayd's {@code remote-run/...} on the TLS listener (Apache's unversioned prefix). */
     REMOTE_RUN,
     /** {@code PUT /inventories/...} on the TLS listener: new nodes' inventories. */
     INVENTORIES,

@@ -161,7 +161,9 @@ public final class RemoteRunner {
             String pin = pin(snapshot, via.id());
             ServerConfig.RemoteRun config = snapshot.config().remoteRun();
             boolean single = hop.nodes().size() == 1 && hop.nodes().get(0).equals(via.id());
-            String path = Routes.RELAY_API + (single
+            // The unversioned path, the one Rudder's Apache (and Pintle's TLS listener) serves: the callee may be
+            // a relayd relay behind Apache, which denies relayd's versioned /rudder/relay-api/1/.
+            String path = Routes.RELAY_API_ALIAS + (single
                     ? Routes.REMOTE_RUN_NODE.replace("{id}", via.id().value())
                     : Routes.REMOTE_RUN_NODES);
             URI url = URI.create("https://" + ServerConfig.Listen.authorityHost(via.hostname()) + ":" + config.port() + path);

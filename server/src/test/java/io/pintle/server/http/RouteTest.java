@@ -15,10 +15,10 @@ class RouteTest {
             false, /common/policies-library-linux.tar.bz2, COMMON
             false, /uuid,                                  UUID
             false, /v1/whoami,                             WHOAMI
-            false, /rudder/relay-api/1/shared-folder/a/b,  SHARED_FOLDER
             false, /rudder/relay-api/shared-folder/a/b,    SHARED_FOLDER
-            false, /rudder/relay-api/1/shared-files/a/b/c, SHARED_FILES
+            false, /rudder/relay-api/shared-files/a/b/c,   SHARED_FILES
             false, /rudder/relay-api/remote-run/all,       REMOTE_RUN
+            false, /rudder/relay-api/1/shared-folder/a/b,  OTHER
             false, /rudder/relay-api/1/system/reload,      OTHER
             false, /rudder/relay-api,                      OTHER
             false, /rudder/relay-api/no-such-thing,        OTHER
@@ -55,12 +55,13 @@ class RouteTest {
             GET,  /uuid,                                    true,  API
             GET,  /v1/whoami,                               false, API
             GET,  /rudder/relay-api/shared-folder/x,        true,  FILES
-            HEAD, /rudder/relay-api/1/shared-folder/x,      true,  FILES
-            GET,  /rudder/relay-api/1/shared-files/a/b/c,   true,  FILES
-            HEAD, /rudder/relay-api/1/shared-files/a/b/c,   false, FILES
+            HEAD, /rudder/relay-api/shared-folder/x,        true,  FILES
+            GET,  /rudder/relay-api/shared-files/a/b/c,     true,  FILES
+            HEAD, /rudder/relay-api/shared-files/a/b/c,     false, FILES
             PUT,  /rudder/relay-api/shared-files/a/b/c,     false, UPLOADS
-            PUT,  /rudder/relay-api/1/shared-files/a/b/c,   false, UPLOADS
-            POST, /rudder/relay-api/1/remote-run/all,       false, API
+            POST, /rudder/relay-api/remote-run/all,         false, API
+            GET,  /rudder/relay-api/1/shared-folder/x,      false, API
+            PUT,  /rudder/relay-api/1/shared-files/a/b/c,   false, API
             GET,  /no/such/route,                           false, API
             GET,  /rudder/secure/index.html,                false, WEBAPP
             POST, /rudder/api/latest/nodes,                 false, WEBAPP
@@ -71,11 +72,33 @@ class RouteTest {
         assertThat(route.work(method)).isEqualTo(work);
     }
 
+    /**
+     * Apache proxies only the unversioned {@code /rudder/relay-api/} and denies the rest of it, relayd's versioned
+     * paths included; the admin listener, relayd's own port, takes both.
+     */
+    @ParameterizedTest(name = "[{index}] admin={0} {1} -> {2}")
+    @CsvSource(textBlock = """
+            false, /rudder/relay-api/1/shared-folder/a,       RELAY_API_DENIED
+            false, /rudder/relay-api/1/shared-files/a/b/c,    RELAY_API_DENIED
+            false, /rudder/relay-api/1/remote-run/all,        RELAY_API_DENIED
+            false, /rudder/relay-api/1/system/status,         RELAY_API_DENIED
+            false, /rudder/relay-api/system/reload,           RELAY_API_DENIED
+            false, /rudder/relay-api/shared-foldery/a,        RELAY_API_DENIED
+            false, /rudder/relay-api/,                        RELAY_API_DENIED
+            false, /rudder/relay-api,                         OTHER
+            false, /rudder/relay-api/shared-folder/1/a,       SHARED_FOLDER
+            true,  /rudder/relay-api/1/system/reload,         SYSTEM
+            true,  /rudder/relay-api/remote-run/nodes,        SYSTEM
+            true,  /rudder/relay-api/1/remote-run/nodes,      SYSTEM
+            """)
+    void theTlsListenerServesRelaydsApiAsApacheExposesIt(boolean admin, String path, Route expected) {
+        assertThat(Route.of(admin, path)).isEqualTo(expected);
+    }
+
     @ParameterizedTest(name = "[{index}] {0} below {1}")
     @CsvSource(textBlock = """
             /policies/node-1/rules/a%20b,              node-1/rules/a%20b
             /common/,                                  ''
-            /rudder/relay-api/1/shared-folder/x/y,     x/y
             /rudder/relay-api/shared-folder/x/y,       x/y
             """)
     void whatFollowsTheRoutesPrefixIsKeptEncoded(String path, String below) {

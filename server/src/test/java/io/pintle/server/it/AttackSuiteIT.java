@@ -573,7 +573,7 @@ class AttackSuiteIT {
 
     // --- issue 18: shared files ---
 
-    private static final String SHARED_FILES = "/rudder/relay-api/1/shared-files/node-b/node-s/";
+    private static final String SHARED_FILES = "/rudder/relay-api/shared-files/node-b/node-s/";
 
     /** A server whose node-s (RSA agent key, as shared files need) sends files to node-b. */
     private record SharedFilesSetup(Sandbox sandbox, NodeKeys sender, NodeKeys target, Path stored) {

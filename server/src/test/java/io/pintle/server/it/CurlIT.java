@@ -3,6 +3,7 @@ package io.pintle.server.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.pintle.server.testing.NodeKeys;
 import io.pintle.server.testing.Sandbox;
 import io.pintle.server.testing.TestServer;
@@ -13,6 +14,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -123,6 +125,53 @@ class CurlIT {
         String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(output).contains("No client certificate CA names sent").contains("TLSv1.3");
     }
+
+    /**
+     * rudder-agent's {@code rudder relay reload} ({@code share/commands/relay-reload}, {@code share/lib/api_call.sh}
+     * {@code checked_api_call}) succeeds only when curl exits 0 and the body equals this string.
+     */
+    static final String RELAYD_RELOAD_SUCCESS = "{\"result\":\"success\",\"action\":\"reloadConfiguration\"}";
+
+    @Test
+    void relayReloadGetsRelaydsExactBodyAndPintlesDetailsInHeaders() throws Exception {
+        String url = "http://127.0.0.1:" + server.server().adminUri().getPort() + "/rudder/relay-api/1/system/reload";
+        // The exact command line relay-reload runs.
+        Result result = curl(RELAY_RELOAD, url);
+        assertThat(result.exit()).as(result.stderr()).isZero();
+        assertThat(result.stdout().getBytes(StandardCharsets.UTF_8))
+                .isEqualTo(RELAYD_RELOAD_SUCCESS.getBytes(StandardCharsets.UTF_8));
+
+        Path headers = dir.resolve("reload.headers");
+        Result again = curl(RELAY_RELOAD, "--dump-header", headers.toString(), url);
+        assertThat(again.stdout()).isEqualTo(RELAYD_RELOAD_SUCCESS);
+        String head = Files.readString(headers).toLowerCase(java.util.Locale.ROOT);
+        assertThat(head).startsWith("http/1.1 200").contains("content-type: application/json")
+                .containsPattern("pintle-generation: \\d+\r\n").containsPattern("pintle-reload-outcome: (applied|unchanged)\r\n");
+    }
+
+    @Test
+    void refusedReloadAnswersRelaydsErrorEnvelope(@TempDir Path own) throws Exception {
+        Sandbox broken = Sandbox.create(own);
+        try (TestServer refusing = TestServer.start(broken, "[reload]\nwatch = false")) {
+            broken.nodesListContent("{ \"node-a\": { \"hostname\": ");
+            Result result = curl(RELAY_RELOAD, "http://127.0.0.1:"
+                    + refusing.server().adminUri().getPort() + "/rudder/relay-api/1/system/reload");
+            assertThat(result.exit()).isZero();
+            // relayd's ApiResponse field order: result, action, errorDetails (data absent).
+            assertThat(result.stdout()).startsWith("{\"result\":\"error\",\"action\":\"reloadConfiguration\","
+                    + "\"errorDetails\":\"").endsWith("\"}").contains("nodeslist.json");
+            assertThat(new ObjectMapper().readTree(result.stdout()).properties()).extracting(Map.Entry::getKey)
+                    .containsExactly("result", "action", "errorDetails");
+        }
+    }
+
+    /**
+     * rudder-agent's {@code api_call.sh} {@code DOWNLOAD_COMMAND} for plain HTTP (an empty {@code CERTIFICATE_OPTION}),
+     * then relay-reload's {@code --request POST}: {@code curl --silent --show-error --location --proxy '' --globoff
+     * --request POST <url>}.
+     */
+    static final List<String> RELAY_RELOAD =
+            List.of("--silent", "--show-error", "--location", "--proxy", "", "--globoff", "--request", "POST");
 
     private List<String> agentFlags(NodeKeys keys) {
         return List.of("-sS", "--tlsv1.3", "--location", "--fail", "--connect-timeout", "10", "--noproxy", "*",

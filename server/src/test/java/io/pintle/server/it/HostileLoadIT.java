@@ -263,7 +263,7 @@ class HostileLoadIT {
             for (int i = 0; i < 6; i++) {
                 SSLSocket socket = server.rawTls(null, ATTACKER_ADDRESS);
                 socket.setSoTimeout(30_000);
-                socket.getOutputStream().write(("PUT /rudder/relay-api/1/shared-files/node-v/node-a/slow-" + i
+                socket.getOutputStream().write(("PUT /rudder/relay-api/shared-files/node-v/node-a/slow-" + i
                         + "?ttl=1d HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/octet-stream\r\n"
                         + "Content-Length: 2000\r\n\r\nh").getBytes(StandardCharsets.ISO_8859_1));
                 socket.getOutputStream().flush();
@@ -375,7 +375,7 @@ class HostileLoadIT {
         }
         for (String tag : List.of("abc", "*, \"abc\"", ",,", "W/", "\"")) {
             for (String target : List.of("/v1/whoami", "/uuid", COMMON_FILE,
-                    "/rudder/relay-api/1/shared-files/node-a/node-a/f?hash=abc")) {
+                    "/rudder/relay-api/shared-files/node-a/node-a/f?hash=abc")) {
                 String method = target.contains("shared-files") ? "HEAD" : "GET";
                 String response = raw(attacker, method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                         + "If-None-Match: " + tag + "\r\nConnection: close\r\n\r\n");

@@ -2,6 +2,7 @@ package io.pintle.server.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.pintle.api.Routes;
 import io.pintle.client.FetchResult;
 import io.pintle.client.PintleClient;
 import io.pintle.client.ProblemException;
@@ -77,6 +78,8 @@ class ReloadIT {
             assertThat(refused.status()).isEqualTo(500);
             assertThat(refused.body().path("result").asText()).isEqualTo("error");
             assertThat(refused.body().path("errorDetails").asText()).contains("nodeslist.json");
+            assertThat(refused.header(Routes.RELOAD_OUTCOME_HEADER)).isEqualTo("failed");
+            assertThat(refused.header(Routes.RELOAD_GENERATION_HEADER)).isEqualTo("1");
 
             // The fix is a valid nodes list that also adds a node, so that recovery is visible as a new generation.
             NodeKeys b = sandbox.addNode("node-b", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
@@ -119,7 +122,8 @@ class ReloadIT {
                         }
                         TestServer.AdminResponse reload = server.admin("POST", "/rudder/relay-api/1/system/reload");
                         assertThat(reload.body().path("result").asText()).isEqualTo("success");
-                        assertThat(reload.body().path("data").path("outcome").asText()).isEqualTo("applied");
+                        assertThat(reload.header(Routes.RELOAD_OUTCOME_HEADER)).isEqualTo("applied");
+                        assertThat(reload.header(Routes.RELOAD_GENERATION_HEADER)).isEqualTo(Integer.toString(reloads + 1));
                     }
                 }
             }

@@ -264,7 +264,7 @@ class RemoteRunIT {
     @Test
     void aNodeRefusesEveryCallerButItsPolicyServer() throws Exception {
         RemoteRunRequest run = new RemoteRunRequest("run", null, null, null, false);
-        URI node1Url = URI.create(node1.uri() + Routes.RELAY_API + "/remote-run/nodes/node-1");
+        URI node1Url = URI.create(node1.uri() + Routes.RELAY_API_ALIAS + "/remote-run/nodes/node-1");
         // Root is node-1's grandparent, not its policy server; node-2 is a sibling; an unknown key; no certificate.
         for (NodeKeys caller : List.of(rootBox.server(), node2Box.server(),
                 rootBox.unregisteredIdentity("stranger", "stranger"))) {
@@ -302,7 +302,7 @@ class RemoteRunIT {
         String config = "[upstream]\nurl = \"https://" + RELAY + ":1\"\ncertificate = \"" + certificate
                 + "\"\nsync = false\n" + remoteRun("p-node", 1, 60, 8);
         try (TestServer server = TestServer.start(box, config)) {
-            URI url = URI.create(server.uri() + Routes.RELAY_API + "/remote-run/nodes/p-node");
+            URI url = URI.create(server.uri() + Routes.RELAY_API_ALIAS + "/remote-run/nodes/p-node");
             RemoteRunRequest run = new RemoteRunRequest("run", null, null, null, false);
             call(relayBox.server(), url, box.serverPin(), run);
             assertNotPolicyServer(rootBox.server(), url, box.serverPin(), run);
@@ -388,7 +388,7 @@ class RemoteRunIT {
         assertThat(chunked.statusCode()).isEqualTo(413);
         // The same refusal one hop down: the relay validates what root passes on too.
         assertThatThrownBy(() -> call(rootBox.server(),
-                URI.create(relay.uri() + Routes.RELAY_API + "/remote-run/nodes"), relayBox.serverPin(),
+                URI.create(relay.uri() + Routes.RELAY_API_ALIAS + "/remote-run/nodes"), relayBox.serverPin(),
                 new RemoteRunRequest("run", List.of("-f"), null, List.of("node-1"), false)))
                 .isInstanceOfSatisfying(ProblemException.class,
                         e -> assertThat(e.problem().reason()).isEqualTo("invalid-condition"));

@@ -46,7 +46,7 @@ class SharedFilesIT {
         byte[] content = "secret for b\n".getBytes(StandardCharsets.UTF_8);
         try (TestServer server = TestServer.start(sandbox)) {
             PintleClient client = server.client(a);
-            HttpResponse<String> put = put(client, "/rudder/relay-api/1/shared-files/node-b/node-a/my.file?ttl=1d",
+            HttpResponse<String> put = put(client, PREFIX + "node-b/node-a/my.file?ttl=1d",
                     upload(a.keyPair(), content, "sha256"));
             assertThat(put.statusCode()).as(put.body()).isEqualTo(200);
             Path stored = dir.resolve("shared-files/node-b/files/node-a/my.file");
@@ -57,8 +57,9 @@ class SharedFilesIT {
 
             String hash = hex("SHA-256", content);
             assertThat(head(client, PREFIX + "node-b/node-a/my.file?hash=" + hash)).isEqualTo(200);
+            // relayd's own versioned path is not open on the TLS listener, as Apache does not proxy it.
             assertThat(head(client, "/rudder/relay-api/1/shared-files/node-b/node-a/my.file?hash=" + hash))
-                    .isEqualTo(200);
+                    .isEqualTo(403);
             assertThat(head(client, PREFIX + "node-b/node-a/my.file?hash=" + "0".repeat(64))).isEqualTo(404);
             assertThat(head(client, PREFIX + "node-b/node-a/other?hash=" + hash)).isEqualTo(404);
 
@@ -127,6 +128,59 @@ class SharedFilesIT {
                     .statusCode()).isEqualTo(200);
             Thread.sleep(2100);
             assertThat(head(client, PREFIX + "node-b/node-a/f?hash=" + hex("SHA-256", content))).isEqualTo(404);
+        }
+    }
+
+    /**
+     * relayd's own tests ({@code tests/shared_files.rs}), case by case: {@code it_shares_files}' HEAD answers
+     * (an invalid or empty hash is "not there", 404), {@code it_refuses_a_file_id_colliding_with_a_metadata_file},
+     * {@code it_overrides_client_provided_expiration} and {@code it_rejects_invalid_ttl_values}.
+     */
+    @Test
+    void relaydsSharedFilesCasesAnswerAsRelaydDoes(@TempDir Path dir) throws Exception {
+        Sandbox sandbox = Sandbox.create(dir);
+        NodeKeys a = sandbox.addNode("node-a", SelfSigned.KeyType.RSA_2048, Sandbox.Pinning.BOTH);
+        sandbox.addNode("node-b", SelfSigned.KeyType.RSA_2048, Sandbox.Pinning.BOTH);
+        byte[] content = "file2 content\n".getBytes(StandardCharsets.UTF_8);
+        try (TestServer server = TestServer.start(sandbox)) {
+            PintleClient client = server.client(a);
+            assertThat(put(client, PREFIX + "node-b/node-a/file?ttl=1d", upload(a.keyPair(), content, "sha256"))
+                    .statusCode()).isEqualTo(200);
+            Path victim = dir.resolve("shared-files/node-b/files/node-a/file.metadata");
+            String before = Files.readString(victim);
+
+            String hash = hex("SHA-256", content);
+            assertThat(head(client, PREFIX + "node-b/node-a/file?hash=" + hash)).isEqualTo(200);
+            assertThat(head(client, PREFIX + "node-b/node-a/file?hash=" + hash.substring(0, 63) + "3")).isEqualTo(404);
+            assertThat(head(client, PREFIX + "node-b/node-a/file?hash=0xcafecafecafe")).isEqualTo(404);
+            assertThat(head(client, PREFIX + "node-b/node-a/file?hash=")).isEqualTo(404);
+
+            // A file id naming another file's metadata: a client error, and the metadata is left untouched.
+            for (String id : List.of("file.metadata", "file.METADATA")) {
+                assertProblem(put(client, PREFIX + "node-b/node-a/" + id + "?ttl=1d",
+                        upload(a.keyPair(), content, "sha256")), 400, "bad-id");
+            }
+            assertThat(Files.readString(victim)).isEqualTo(before);
+
+            // An expires line sent by the client is replaced by the one the ttl gives, never duplicated.
+            byte[] signed = upload(a.keyPair(), content, "sha256");
+            String text = new String(signed, StandardCharsets.ISO_8859_1);
+            int blank = text.indexOf("\n\n");
+            byte[] withExpires = (text.substring(0, blank + 1) + "expires=1580941341\n" + text.substring(blank + 1))
+                    .getBytes(StandardCharsets.ISO_8859_1);
+            assertThat(put(client, PREFIX + "node-b/node-a/file3.properties?ttl=1d", withExpires).statusCode())
+                    .isEqualTo(200);
+            List<String> expires = Files.readAllLines(dir.resolve("shared-files/node-b/files/node-a/"
+                    + "file3.properties.metadata")).stream().filter(line -> line.startsWith("expires=")).toList();
+            assertThat(expires).singleElement().satisfies(line -> assertThat(
+                    Long.parseLong(line.substring("expires=".length())) - java.time.Instant.now().getEpochSecond())
+                    .isBetween(86_400L - 500, 86_400L + 500));
+            assertThat(head(client, PREFIX + "node-b/node-a/file3.properties?hash=" + hash)).isEqualTo(200);
+
+            for (String ttl : List.of("18446744073709551615", "not-a-duration")) {
+                assertProblem(put(client, PREFIX + "node-b/node-a/file2?ttl=" + ttl,
+                        upload(a.keyPair(), content, "sha256")), 400, "bad-ttl");
+            }
         }
     }
 

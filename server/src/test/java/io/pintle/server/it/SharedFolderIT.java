@@ -26,43 +26,85 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * relayd's shared folder over Pintle's TLS listener: GET, HEAD with {@code hash}/{@code hash_type} (304 same,
- * 200 differs or no hash, 404 absent), both URL prefixes, Apache's access rule, and the recursive views.
+ * 200 differs or no hash, 404 absent, 400 malformed), Apache's unversioned prefix, Apache's access rule, and the
+ * recursive views.
  */
 class SharedFolderIT {
     private static final ObjectMapper JSON = new ObjectMapper();
 
+    /**
+     * HEAD queries (below {@code /rudder/relay-api/shared-folder/}) and relayd's answers: relayd's own test,
+     * {@code tests/shared_folder.rs} {@code it_shares_folder}, case by case, plus what its
+     * {@code SharedFolderParams::hash} and {@code Hash::new} decide for the cases it does not list: no hash or an
+     * empty one is "no hash" (200 when the file exists, {@code hash_type} unread); an absent file is 404 whatever
+     * the query; a hash that is not the hexadecimal digest of its type, or a type that is empty or unknown, is 400.
+     */
+    private static final String RELAYD_HEAD_CASES = """
+            tools/script.sh?hash_type=sha256&hash=SHA256         | 304
+            tools/script.sh?hash=SHA256                          | 304
+            tools/script.sh?hash=SHA256_UPPER&hash_type=sha256   | 304
+            tools/script.sh?hash=SHA512&hash_type=sha512         | 304
+            file%20with%20space?hash_type=sha256&hash=SHA256     | 304
+            tools/script.sh?hash_type=sha256&hash=OTHER256       | 200
+            tools/script.sh?hash_type=sha256&hash=test           | 400
+            tools/script.sh?hash_type=sha256&hash=00             | 400
+            tools/script.sh?hash_type=sha512&hash=SHA256         | 400
+            tools/script.sh?hash_type=wrong-hash-type&hash=SHA256 | 400
+            tools/script.sh?hash_type=&hash=SHA256               | 400
+            tools/script.sh?hash_type=sha256&hash=               | 200
+            tools/script.sh?hash=                                | 200
+            tools/script.sh?hash_type=&hash=                     | 200
+            tools/script.sh?hash_type=md5&hash=                  | 200
+            tools/script.sh?hash_type=md5                        | 200
+            tools/script.sh                                      | 200
+            wrong-node/script.sh?hash_type=sha256&hash=SHA256    | 404
+            tools/absent.sh?hash_type=sha256&hash=               | 404
+            tools/absent.sh?hash_type=wrong-hash-type&hash=test  | 404
+            """;
+
     @Test
     void headWithHashAnswersAsRelaydDoes(@TempDir Path dir) throws Exception {
+        Sandbox sandbox = Sandbox.create(dir);
+        NodeKeys node = sandbox.addNode("node-1", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
+        byte[] content = "123\n".getBytes(StandardCharsets.UTF_8);
+        Files.createDirectories(dir.resolve("shared-folder/tools"));
+        Files.write(dir.resolve("shared-folder/tools/script.sh"), content);
+        Files.write(dir.resolve("shared-folder/file with space"), content);
+        try (TestServer server = TestServer.start(sandbox)) {
+            PintleClient client = server.client(node);
+            for (String line : RELAYD_HEAD_CASES.strip().split("\n")) {
+                String[] row = line.split("\\|");
+                String query = row[0].strip();
+                String path = query.replace("SHA256_UPPER", hex("SHA-256", content).toUpperCase(java.util.Locale.ROOT))
+                        .replace("SHA256", hex("SHA-256", content)).replace("SHA512", hex("SHA-512", content))
+                        .replace("OTHER256", hex("SHA-256", "other".getBytes(StandardCharsets.UTF_8)));
+                assertThat(head(client, "/rudder/relay-api/shared-folder/" + path)).as(query)
+                        .isEqualTo(Integer.parseInt(row[1].strip()));
+            }
+        }
+    }
+
+    @Test
+    void aChangedFileNoLongerMatchesTheOldHashAndGetServesIt(@TempDir Path dir) throws Exception {
         Sandbox sandbox = Sandbox.create(dir);
         NodeKeys node = sandbox.addNode("node-1", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
         byte[] content = "shared content\n".getBytes(StandardCharsets.UTF_8);
         Files.createDirectories(dir.resolve("shared-folder/tools"));
         Files.write(dir.resolve("shared-folder/tools/script.sh"), content);
         String sha256 = hex("SHA-256", content);
-        String sha512 = hex("SHA-512", content);
         try (TestServer server = TestServer.start(sandbox)) {
             PintleClient client = server.client(node);
-            for (String prefix : List.of("/rudder/relay-api/1/shared-folder/", "/rudder/relay-api/shared-folder/")) {
-                String file = prefix + "tools/script.sh";
-                assertThat(head(client, file + "?hash=" + sha256)).as(prefix).isEqualTo(304);
-                assertThat(head(client, file + "?hash=" + sha256.toUpperCase() + "&hash_type=sha256")).isEqualTo(304);
-                assertThat(head(client, file + "?hash=" + sha512 + "&hash_type=sha512")).isEqualTo(304);
-                assertThat(head(client, file + "?hash=" + "0".repeat(64))).isEqualTo(200);
-                assertThat(head(client, file)).isEqualTo(200);
-                assertThat(head(client, prefix + "tools/absent.sh?hash=" + sha256)).isEqualTo(404);
-                assertThat(head(client, file + "?hash=" + sha256 + "&hash_type=md5")).isEqualTo(400);
-                assertThat(head(client, file + "?hash=zz")).isEqualTo(400);
-                HttpResponse<byte[]> get = client.httpClient().send(PolicyServingIT.request(client, file).build(),
-                        HttpResponse.BodyHandlers.ofByteArray());
-                assertThat(get.statusCode()).isEqualTo(200);
-                assertThat(get.body()).isEqualTo(content);
-                assertThat(get.headers().firstValue("etag")).isPresent();
-            }
-            // A changed file no longer matches the old hash.
+            String file = "/rudder/relay-api/shared-folder/tools/script.sh";
+            HttpResponse<byte[]> get = client.httpClient().send(PolicyServingIT.request(client, file).build(),
+                    HttpResponse.BodyHandlers.ofByteArray());
+            assertThat(get.statusCode()).isEqualTo(200);
+            assertThat(get.body()).isEqualTo(content);
+            assertThat(get.headers().firstValue("etag")).isPresent();
+            assertThat(head(client, file + "?hash=" + sha256)).isEqualTo(304);
             TreeViewsIT.replace(dir.resolve("shared-folder/tools/script.sh"), "version 2\n");
-            assertThat(head(client, "/rudder/relay-api/shared-folder/tools/script.sh?hash=" + sha256)).isEqualTo(200);
-            assertThat(head(client, "/rudder/relay-api/shared-folder/tools/script.sh?hash="
-                    + hex("SHA-256", "version 2\n".getBytes(StandardCharsets.UTF_8)))).isEqualTo(304);
+            assertThat(head(client, file + "?hash=" + sha256)).isEqualTo(200);
+            assertThat(head(client, file + "?hash=" + hex("SHA-256", "version 2\n".getBytes(StandardCharsets.UTF_8))))
+                    .isEqualTo(304);
         }
     }
 
@@ -108,7 +150,7 @@ class SharedFolderIT {
             assertThat(parsed.entries()).extracting(Manifest.Entry::path)
                     .containsExactly("conf", "conf/a.conf", "run.sh");
             HttpResponse<byte[]> archive = client.httpClient().send(PolicyServingIT.request(client,
-                    "/rudder/relay-api/1/shared-folder/app/?view=archive").build(), HttpResponse.BodyHandlers.ofByteArray());
+                    "/rudder/relay-api/shared-folder/app/?view=archive").build(), HttpResponse.BodyHandlers.ofByteArray());
             assertThat(archive.statusCode()).isEqualTo(200);
             assertThat(archive.headers().firstValue("etag")).hasValue(parsed.etag());
 
@@ -140,7 +182,9 @@ class SharedFolderIT {
                     "/dev/null", "-w", "%{http_code}", "-I");
             String url = server.uri() + "/rudder/relay-api/shared-folder/file.txt?hash_type=sha256&hash=";
             assertThat(CurlIT.curl(flags, url + hex("SHA-256", content)).stdout()).isEqualTo("304");
-            assertThat(CurlIT.curl(flags, url + "00").stdout()).isEqualTo("200");
+            assertThat(CurlIT.curl(flags, url + hex("SHA-256", new byte[0])).stdout()).isEqualTo("200");
+            // Without a local copy: an empty hash, "the file exists" (then the GET).
+            assertThat(CurlIT.curl(flags, url).stdout()).isEqualTo("200");
         }
     }
 

@@ -154,14 +154,23 @@ public final class TestServer implements AutoCloseable {
                         .timeout(Duration.ofSeconds(60))
                         .build(),
                 HttpResponse.BodyHandlers.ofString());
-        return new AdminResponse(response.statusCode(), JSON.readTree(response.body()));
+        return new AdminResponse(response.statusCode(), JSON.readTree(response.body()), response.headers());
     }
 
     /**
      * @param status HTTP status
      * @param body parsed body
+     * @param headers the response headers
      */
-    public record AdminResponse(int status, JsonNode body) {}
+    public record AdminResponse(int status, JsonNode body, java.net.http.HttpHeaders headers) {
+        /**
+         * @param name a header name
+         * @return its first value, or null
+         */
+        public String header(String name) {
+            return headers.firstValue(name).orElse(null);
+        }
+    }
 
     /**
      * GETs a path of the admin listener as text.
