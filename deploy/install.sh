@@ -1,6 +1,7 @@
 #!/bin/sh
-# Installs (or upgrades) Pintle as a systemd service on a Debian- or RHEL-like host. Run as root from a source
-# tree after `mvn -B package`:
+# Installs (or upgrades) Pintle by hand, in the same places as the .deb (server/target/pintle_*_all.deb), on a
+# systemd host where that package does not install (no dpkg). Where it does, install the package instead: this
+# script would write over files dpkg owns. Run as root from a source tree after `mvn -B package`:
 #
 #   sh deploy/install.sh [path/to/pintle.jar]
 #
@@ -11,40 +12,58 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 jar=${1:-$here/../server/target/pintle.jar}
 root=${DESTDIR:-}
-units=$root/etc/systemd/system
 
 if [ ! -f "$jar" ]; then
     echo "install.sh: no jar at $jar; build it with 'mvn -B package' or pass its path" >&2
     exit 1
 fi
+if [ -z "$root" ] && command -v dpkg-query >/dev/null 2>&1 && dpkg-query -W pintle >/dev/null 2>&1; then
+    echo "install.sh: the pintle package is installed; upgrade it with apt-get install ./pintle_<version>_all.deb" >&2
+    exit 1
+fi
 
 # The jar is replaced by a rename, never rewritten in place: a running server keeps reading the old file.
-install -d -m 0755 "$root/opt/pintle" "$root/opt/pintle/bin"
-install -m 0644 "$jar" "$root/opt/pintle/pintle.jar.new"
-mv -f "$root/opt/pintle/pintle.jar.new" "$root/opt/pintle/pintle.jar"
-install -m 0755 "$here/bin/pintle" "$root/opt/pintle/bin/pintle"
-install -m 0644 "$here/README.md" "$root/opt/pintle/README.md"
-install -d -m 0755 "$root/usr/local/bin"
-ln -sf /opt/pintle/bin/pintle "$root/usr/local/bin/pintle"
+install -d -m 0755 "$root/usr/share/pintle" "$root/usr/bin"
+install -m 0644 "$jar" "$root/usr/share/pintle/pintle.jar.new"
+mv -f "$root/usr/share/pintle/pintle.jar.new" "$root/usr/share/pintle/pintle.jar"
+install -m 0755 "$here/bin/pintle" "$root/usr/bin/pintle"
+install -d -m 0755 "$root/usr/share/doc/pintle"
+install -m 0644 "$here/README.md" "$here/MIGRATING-FROM-RUDDER.md" "$here/pintle.example.toml" "$root/usr/share/doc/pintle/"
 
-install -d -m 0755 "$root/usr/lib/sysusers.d" "$units"
-install -m 0644 "$here/sysusers.d/pintle.conf" "$root/usr/lib/sysusers.d/pintle.conf"
-install -m 0644 "$here/systemd/pintle.service" "$here/systemd/pintle.socket" "$units/"
+# Every file of these directories, as the package takes them.
+for dir in systemd:/usr/lib/systemd/system sysusers.d:/usr/lib/sysusers.d tmpfiles.d:/usr/lib/tmpfiles.d \
+           sudoers.d:/etc/sudoers.d; do
+    src=$here/${dir%%:*}
+    dst=$root${dir#*:}
+    mode=0644
+    if [ "${dir%%:*}" = sudoers.d ]; then
+        mode=0440   # sudo ignores a drop-in anyone but root may read
+    fi
+    if [ -d "$src" ]; then
+        install -d -m 0755 "$dst"
+        for file in "$src"/*; do
+            if [ -f "$file" ]; then
+                install -m "$mode" "$file" "$dst/"
+            fi
+        done
+    fi
+done
 
 if [ -z "$root" ]; then
     if command -v systemd-sysusers >/dev/null 2>&1; then
-        systemd-sysusers pintle.conf
+        systemd-sysusers
     elif ! id pintle >/dev/null 2>&1; then
-        useradd --system --no-create-home --home-dir / --shell /usr/sbin/nologin pintle
+        useradd --system --user-group --no-create-home --home-dir / --shell /usr/sbin/nologin pintle
+    fi
+    if [ -d "$here/tmpfiles.d" ] && command -v systemd-tmpfiles >/dev/null 2>&1; then
+        systemd-tmpfiles --create
     fi
 fi
 
-# The example is refreshed on every install; the live configuration is never overwritten.
+# The live configuration is never overwritten; the one installed first sets nothing, so the defaults apply.
 install -d -m 0755 "$root/etc/pintle"
-install -m 0644 "$here/pintle.example.toml" "$root/etc/pintle/pintle.example.toml"
 if [ ! -e "$root/etc/pintle/pintle.toml" ]; then
-    install -m 0644 "$here/pintle.example.toml" "$root/etc/pintle/pintle.toml"
-    echo "installed /etc/pintle/pintle.toml from the example: review it"
+    install -m 0644 "$here/pintle.toml" "$root/etc/pintle/pintle.toml"
 fi
 
 if [ -z "$root" ]; then
