@@ -153,8 +153,13 @@ public final class AclEvaluator {
                     + "credentials (base64 of user:password)", UPLOAD_REALM);
         }
         int colon = decoded.indexOf(':');
-        String user = colon < 0 ? decoded : decoded.substring(0, colon);
-        if (colon < 0 || !users.verify(user, decoded.substring(colon + 1))) {
+        if (colon < 0) {
+            // Not user:password: a bare token or password, which must not reach the log or the answer.
+            return new Decision.Deny("credentials-invalid", "the Authorization header is not HTTP Basic "
+                    + "credentials (base64 of user:password)", UPLOAD_REALM);
+        }
+        String user = decoded.substring(0, colon);
+        if (!users.verify(user, decoded.substring(colon + 1))) {
             return new Decision.Deny("credentials-invalid", "user '" + printable(user) + "' or its password is not "
                     + "accepted by " + usersFile, UPLOAD_REALM);
         }

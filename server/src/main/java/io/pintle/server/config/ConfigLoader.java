@@ -106,10 +106,10 @@ public final class ConfigLoader {
     public static final ServerConfig.Pool DEFAULT_UPLOADS_POOL = new ServerConfig.Pool(20, 200, 5);
     /**
      * Requests proxied to the webapp at once ({@code [webapp] proxy}). A browser loads a page's scripts and styles
-     * in parallel, so one address may take them all: the class is apart from downloads, and a greedy client only
-     * slows the web interface.
+     * in parallel (dozens of streams over HTTP/2), so one address may take half of them: the class is apart from
+     * downloads, and a greedy or slow client only slows the web interface, never all of it.
      */
-    public static final ServerConfig.Pool DEFAULT_WEBAPP_POOL = new ServerConfig.Pool(64, 512, 64);
+    public static final ServerConfig.Pool DEFAULT_WEBAPP_POOL = new ServerConfig.Pool(64, 512, 32);
     /** Rudder's webapp: its Jetty listens on 127.0.0.1:8080 (rudder-jetty-base), behind Apache's ProxyPass. */
     public static final String RUDDER_WEBAPP_URL = "http://127.0.0.1:8080";
     /** Default {@code [webapp] connect_timeout} (seconds): the webapp is on this machine; a connect is instant. */

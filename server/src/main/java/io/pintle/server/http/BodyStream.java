@@ -10,6 +10,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import org.eclipse.jetty.http.HttpException;
 import org.eclipse.jetty.io.Content;
 
 /**
@@ -23,6 +24,9 @@ import org.eclipse.jetty.io.Content;
  * ends (closing it early fails the request content, which on HTTP/2 resets the stream after the answer).
  */
 final class BodyStream extends InputStream {
+    /** The problem reason of a body that ended early: a cut connection or framing the parser refused. */
+    static final String BODY_INCOMPLETE = "body-incomplete";
+
     private final Content.Source source;
     private final long minBytesPerPeriod;
     private final long periodNanos;
@@ -88,6 +92,13 @@ final class BodyStream extends InputStream {
             }
             if (Content.Chunk.isFailure(next)) {
                 Throwable failure = next.getFailure();
+                if (failure instanceof HttpException http && http.getCode() >= 400 && http.getCode() < 500) {
+                    // Jetty's parser ended the body early: a connection cut mid-body, or framing it cannot read
+                    // (it reports both as an early end). Said in words, not Jetty's; who is still there reads it.
+                    throw new PintleException.InvalidRequest(BODY_INCOMPLETE, "the request body ended early (the "
+                            + "connection was cut, or its chunked encoding or length is not valid HTTP); nothing of "
+                            + "it was kept");
+                }
                 throw failure instanceof IOException io ? io : new IOException(failure);
             }
             chunk = next;

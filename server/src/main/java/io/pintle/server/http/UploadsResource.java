@@ -78,8 +78,7 @@ public final class UploadsResource {
         try {
             if (!uploads.enabled()) {
                 result = UploadTally.Result.DENIED;
-                throw new PintleException.NotFound("uploads-disabled", "this server takes no uploads ([uploads] "
-                        + "enabled = false)");
+                throw disabled();
             }
             java.nio.file.Path users = kind == UploadKind.INVENTORIES ? uploads.htpasswdInitial() : uploads.htpasswd();
             state.authorize(snapshot.acl().upload(state.caller(), snapshot.uploadUsers().of(kind),
@@ -110,6 +109,12 @@ public final class UploadsResource {
         }
     }
 
+    /** A server that takes no uploads (a node) has no such routes: 404, whatever the method. */
+    private static PintleException.NotFound disabled() {
+        return new PintleException.NotFound("uploads-disabled", "this server takes no uploads ([uploads] enabled = "
+                + "false)");
+    }
+
     private static UploadTally.Result result(PintleException refusal) {
         if (refusal instanceof PintleException.Unauthorized) {
             return UploadTally.Result.UNAUTHORIZED;
@@ -117,7 +122,8 @@ public final class UploadsResource {
             return UploadTally.Result.TOO_LARGE;
         } else if (refusal instanceof PintleException.InsufficientStorage) {
             return UploadTally.Result.NO_SPACE;
-        } else if (refusal instanceof PintleException.TooSlow) {
+        } else if (refusal instanceof PintleException.TooSlow
+                || BodyStream.BODY_INCOMPLETE.equals(refusal.reason())) {
             return UploadTally.Result.ABORTED;
         } else if (refusal instanceof PintleException.InvalidRequest) {
             return UploadTally.Result.INVALID;
@@ -156,6 +162,9 @@ public final class UploadsResource {
                 return;
             }
             tally.count(kind, UploadTally.Result.DENIED, 0);
+            if (!state.snapshot().config().uploads().enabled()) {
+                throw disabled();
+            }
             state.authorize(new Decision.Deny("method-not-allowed", "only PUT is accepted on " + kind.prefix()
                     + " (Rudder's Apache: LimitExcept PUT)"));
         }

@@ -280,8 +280,8 @@ final class WebappProxy extends Handler.Wrapper {
                 org.eclipse.jetty.client.Request proxyToServer, org.eclipse.jetty.client.Response serverToProxy,
                 Response proxyToClient, Callback callback, Throwable failure) {
             PintleException refusal = refusal(failure);
-            LOG.warn("{} {} from {}: {}", clientToProxy.getMethod(), clientToProxy.getHttpURI().getPath(),
-                    Request.getRemoteAddr(clientToProxy), refusal.detail());
+            LOG.warn("{} {} from {}: {} ({})", clientToProxy.getMethod(), clientToProxy.getHttpURI().getPath(),
+                    Request.getRemoteAddr(clientToProxy), refusal.detail(), failure.toString());
             if (proxyToClient.isCommitted()) {
                 // Part of the answer is out: the client can only see it cut.
                 callback.failed(failure);
@@ -306,8 +306,9 @@ final class WebappProxy extends Handler.Wrapper {
                             + " sent nothing for " + webapp.timeout().toSeconds() + " s ([webapp] timeout)");
                 }
             }
+            // The library's own words stay in the log line above, not in the answer.
             return new PintleException.UpstreamFailed("webapp-failed", "the exchange with the webapp at " + upstream
-                    + " failed: " + failure);
+                    + " failed before its answer was complete; see Pintle's log for the cause");
         }
 
         private static String clientHost(Request request) {

@@ -42,10 +42,12 @@ public final class Htpasswd {
     public static final Htpasswd EMPTY = new Htpasswd(Map.of());
 
     private final Map<String, String> hashes;
-    private final Set<String> verified = ConcurrentHashMap.newKeySet();
+    /** Credentials verified against this file; none for a file without users (nothing ever verifies). */
+    private final Set<String> verified;
 
     private Htpasswd(Map<String, String> hashes) {
         this.hashes = Map.copyOf(hashes);
+        this.verified = hashes.isEmpty() ? Set.of() : ConcurrentHashMap.newKeySet();
     }
 
     /**

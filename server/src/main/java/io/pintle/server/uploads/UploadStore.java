@@ -71,13 +71,10 @@ public final class UploadStore {
         if (name.startsWith(".")) {
             throw new PintleException.InvalidRequest("invalid-name", "a file name may not start with a dot");
         }
-        for (int i = 0; i < name.length(); i++) {
-            char c = name.charAt(i);
-            if (c < 0x20 || c == 0x7f) {
-                throw new PintleException.InvalidRequest("invalid-name", "a file name may not contain control "
-                        + "characters (found U+" + String.format("%04X", (int) c) + ")");
-            }
-        }
+        name.codePoints().filter(Character::isISOControl).findFirst().ifPresent(c -> {
+            throw new PintleException.InvalidRequest("invalid-name", "a file name may not contain control "
+                    + "characters (found U+" + String.format("%04X", c) + ")");
+        });
         return name;
     }
 
@@ -140,6 +137,8 @@ public final class UploadStore {
                     return null;
                 });
             }
+            // Two uploads of one name at once may both be told 201: which one replaced the other is the renames'
+            // order, and relayd reads the file, not the status.
             boolean replaced = Files.exists(target, LinkOption.NOFOLLOW_LINKS);
             disk(directory, () -> Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE));
             renamed = true;

@@ -483,7 +483,7 @@ class ConfigLoaderTest {
         assertThat(webapp.connectTimeout()).hasSeconds(10);
         // Rudder's vhost: ProxyTimeout 300, "also applied for webapp proxy".
         assertThat(webapp.timeout()).hasSeconds(300);
-        assertThat(parse(ROOT_ID).limits().webapp()).isEqualTo(new ServerConfig.Pool(64, 512, 64));
+        assertThat(parse(ROOT_ID).limits().webapp()).isEqualTo(new ServerConfig.Pool(64, 512, 32));
         assertThat(parse(ROOT_ID + "[webapp]\nproxy = \"\"\n").webapp().enabled()).isFalse();
     }
 

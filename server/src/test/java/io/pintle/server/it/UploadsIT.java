@@ -27,6 +27,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Base64;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -249,6 +250,37 @@ class UploadsIT {
     }
 
     @Test
+    void aMalformedChunkedBodyIsABadRequestAndLeavesNothing() throws Exception {
+        String response = raw("PUT /reports/garbled.log.gz HTTP/1.1\r\nHost: pintle\r\nAuthorization: "
+                + basic(Sandbox.WEBDAV_PASSWORD) + "\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nabcde\r\nzz\r\n");
+
+        assertThat(RawHttp.status(response)).isEqualTo(400);
+        assertThat(response).contains("application/problem+json").contains("body-incomplete");
+        assertThat(sandbox.uploads(UploadKind.REPORTS).resolve("garbled.log.gz")).doesNotExist();
+        assertThat(ReloadIT.eventually(Duration.ofSeconds(10), () -> temporaries(UploadKind.REPORTS).isEmpty()))
+                .isTrue();
+    }
+
+    @Test
+    void aServerThatTakesNoUploadsHasNoSuchRoutes() throws Exception {
+        Sandbox own = Sandbox.create(dir.resolve("no-uploads"));
+        own.uploadsConfig("enabled = false");
+        try (TestServer off = TestServer.start(own)) {
+            for (String method : List.of("PUT", "GET")) {
+                try (SSLSocket socket = off.rawTls(null)) {
+                    socket.setSoTimeout(10_000);
+                    socket.getOutputStream().write((method + " /reports/r.log.gz HTTP/1.1\r\nHost: pintle\r\n"
+                            + "Authorization: " + basic(Sandbox.WEBDAV_PASSWORD) + "\r\nContent-Length: 0\r\n"
+                            + "Connection: close\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+                    String response = RawHttp.readUntilClosed(socket);
+                    assertThat(RawHttp.status(response)).as(method).isEqualTo(404);
+                    assertThat(response).as(method).contains("uploads-disabled");
+                }
+            }
+        }
+    }
+
+    @Test
     void aCutUploadLeavesNothingUnderAnyName() throws Exception {
         try (SSLSocket socket = server.rawTls(null)) {
             OutputStream out = socket.getOutputStream();
@@ -277,8 +309,8 @@ class UploadsIT {
             sent.put(String.format("%s-%03d_2026-12-03T10:00:00+00:00.ocs.gz", NODE, i),
                     random(1_000 + sizes.nextInt(250_000), 100 + i));
         }
-        List<Inotify.Event> seen = new ArrayList<>();
-        List<String> mismatches = new ArrayList<>();
+        List<Inotify.Event> seen = Collections.synchronizedList(new ArrayList<>());
+        List<String> mismatches = Collections.synchronizedList(new ArrayList<>());
         AtomicBoolean watching = new AtomicBoolean(true);
         // As agents send them: each upload on its own connection (HTTP/1.1 opens one per request in flight).
         List<HttpClient> clients = List.of(client(HttpClient.Version.HTTP_1_1), client(HttpClient.Version.HTTP_1_1));
@@ -319,7 +351,8 @@ class UploadsIT {
             for (CompletableFuture<HttpResponse<String>> upload : uploads) {
                 assertThat(upload.get(120, TimeUnit.SECONDS).statusCode()).isEqualTo(201);
             }
-            Thread.sleep(300);
+            // Every rename has happened; the watcher reads the events still queued.
+            ReloadIT.eventually(Duration.ofSeconds(30), () -> seenFinal(seen) >= sent.size());
             watching.set(false);
             watcher.join();
         }
@@ -384,6 +417,12 @@ class UploadsIT {
                 assertThat(response).contains("network-not-allowed");
             }
             assertThat(own.uploads(UploadKind.REPORTS).resolve("r.log.gz")).doesNotExist();
+        }
+    }
+
+    private static long seenFinal(List<Inotify.Event> seen) {
+        synchronized (seen) {
+            return seen.stream().filter(e -> !e.name().startsWith(".")).count();
         }
     }
 

@@ -45,6 +45,7 @@ class UploadStoreTest {
         assertReason("a\0b", "invalid-name");
         assertReason("a\nb", "invalid-name");
         assertReason("a\u007fb", "invalid-name");
+        assertReason("a\u0085b", "invalid-name");
         assertReason("x".repeat(256), "name-too-long");
         assertReason("é".repeat(128), "name-too-long");
         assertThat(UploadStore.checkName("x".repeat(255))).hasSize(255);
