@@ -18,9 +18,12 @@ import io.pintle.server.uploads.Htpasswd;
 import io.pintle.server.uploads.UploadUsers;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFileAttributes;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -244,8 +247,26 @@ public final class SnapshotLoader {
             return InputFile.read(file);
         } catch (NoSuchFileException e) {
             throw new IOException(file + ": no such file", e);
+        } catch (AccessDeniedException e) {
+            throw new IOException(file + ": cannot read: permission denied" + modes(file) + ". Do not change its "
+                    + "mode: Rudder's agent sets it back (0600 root for the server key and the networks file) within "
+                    + "minutes. Run Pintle with the capability to read files whatever their mode, "
+                    + "CAP_DAC_READ_SEARCH, as its systemd unit does (AmbientCapabilities=), or as root", e);
         } catch (IOException e) {
             throw new IOException(file + ": cannot read: " + e.getMessage(), e);
+        }
+    }
+
+    /** @return the file's mode and owners against this process's user, for an operator; empty when unknown */
+    private static String modes(Path file) {
+        try {
+            PosixFileAttributes attributes = Files.readAttributes(file, PosixFileAttributes.class);
+            Object uid = Files.getAttribute(Path.of("/proc/self"), "unix:uid");
+            return " (" + PosixFilePermissions.toString(attributes.permissions()) + " "
+                    + attributes.owner().getName() + ":" + attributes.group().getName() + "; Pintle runs as uid "
+                    + uid + ")";
+        } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
+            return "";
         }
     }
 

@@ -23,7 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
  * watch off so that only the signal or the command can be what applied a change.
  */
 class ProcessReloadIT {
-    private static final Pattern SERVING = Pattern.compile("serving .* on (https://127\\.0\\.0\\.1:\\d+) ");
+    static final Pattern SERVING = Pattern.compile("serving .* on (https://127\\.0\\.0\\.1:\\d+) ");
 
     @Test
     void sighupAndTheReloadCommandApplyChangesToARunningProcess(@TempDir Path dir) throws Exception {
@@ -107,7 +107,7 @@ class ProcessReloadIT {
         return new Result(process.exitValue(), output);
     }
 
-    private static String awaitLog(Path log, Pattern pattern, Process process) throws Exception {
+    static String awaitLog(Path log, Pattern pattern, Process process) throws Exception {
         long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
         while (System.nanoTime() < deadline) {
             String text = Files.exists(log) ? Files.readString(log) : "";
@@ -129,11 +129,11 @@ class ProcessReloadIT {
         }
     }
 
-    private static String java() {
+    static String java() {
         return ProcessHandle.current().info().command().orElse("java");
     }
 
-    private static String jar() {
+    static String jar() {
         Path jar = Path.of("target/pintle.jar").toAbsolutePath();
         assertThat(jar).exists();
         return jar.toString();
