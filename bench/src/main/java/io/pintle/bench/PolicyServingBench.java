@@ -2,6 +2,7 @@ package io.pintle.bench;
 
 import ch.qos.logback.classic.Level;
 import io.pintle.api.Routes;
+import io.pintle.bench.harness.HarnessMain;
 import io.pintle.server.Bootstrap;
 import io.pintle.server.PintleServer;
 import io.pintle.server.config.ConfigLoader;
@@ -70,8 +71,8 @@ public final class PolicyServingBench {
      * @param args {@code [--warmup SECONDS] [--measure SECONDS] [--output FILE]}
      */
     public static void main(String[] args) {
-        BenchMain.setUpLogging(Map.of(EXPECTED_WARNING_LOGGER, Level.ERROR));
-        System.exit(BenchMain.run(args, Options::parse,
+        HarnessMain.setUpInProcessLogging(Map.of(EXPECTED_WARNING_LOGGER, Level.ERROR));
+        System.exit(HarnessMain.run(args, Options::parse, "benchmark",
                 options -> new PolicyServingBench(options, System.err).runAll()));
     }
 

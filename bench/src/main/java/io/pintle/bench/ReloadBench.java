@@ -1,6 +1,7 @@
 package io.pintle.bench;
 
 import ch.qos.logback.classic.Level;
+import io.pintle.bench.harness.HarnessMain;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -45,8 +46,8 @@ public final class ReloadBench {
      * @param args see {@link ReloadOptions#USAGE}
      */
     public static void main(String[] args) {
-        BenchMain.setUpLogging(QUIETED_LOGGERS);
-        System.exit(BenchMain.run(args, ReloadOptions::parse,
+        HarnessMain.setUpInProcessLogging(QUIETED_LOGGERS);
+        System.exit(HarnessMain.run(args, ReloadOptions::parse, "benchmark",
                 options -> new ReloadBench(options, System.err).runAll()));
     }
 

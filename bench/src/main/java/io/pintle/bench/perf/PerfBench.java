@@ -1,6 +1,6 @@
 package io.pintle.bench.perf;
 
-import ch.qos.logback.classic.Level;
+import io.pintle.bench.harness.HarnessMain;
 import io.pintle.bench.sync.CfEngine;
 import io.pintle.bench.sync.Contestant;
 import io.pintle.bench.sync.Ports;
@@ -30,8 +30,6 @@ import org.eclipse.jetty.client.HttpClient;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpMethod;
 import org.eclipse.jetty.http.HttpVersion;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Entry point of {@code bench/perf}: generates the layout, starts Pintle (one JVM per server key type), nginx and
@@ -46,7 +44,6 @@ public final class PerfBench {
     static final String NGINX = "nginx";
     private static final int IDLE_PROBES = 50;
     private static final Duration LARGE_WINDOW = Duration.ofSeconds(8);
-    private static final String HOST_NAME_WARNING_LOGGER = "org.eclipse.jetty.util.ssl.SslContextFactory.config";
 
     private final PerfOptions options;
     private final PrintStream progress;
@@ -67,24 +64,9 @@ public final class PerfBench {
 
     /** @param args see {@link PerfOptions#USAGE} */
     public static void main(String[] args) {
-        quietLogging();
-        PerfOptions options;
-        try {
-            options = PerfOptions.parse(System.getenv(), args);
-        } catch (RuntimeException e) {
-            System.err.println(e.getMessage());
-            System.exit(2);
-            return;
-        }
-        int status;
-        try {
-            status = new PerfBench(options, System.err).run();
-        } catch (Exception e) {
-            System.err.println("benchmark failed: " + e);
-            e.printStackTrace(System.err);
-            status = 2;
-        }
-        System.exit(status);
+        HarnessMain.quietClientLogging();
+        System.exit(HarnessMain.run(args, a -> PerfOptions.parse(System.getenv(), a), "benchmark",
+                options -> new PerfBench(options, System.err).run()));
     }
 
     private int run() throws Exception {
@@ -513,12 +495,4 @@ public final class PerfBench {
         }
     }
 
-    private static void quietLogging() {
-        if (LoggerFactory.getLogger(Logger.ROOT_LOGGER_NAME) instanceof ch.qos.logback.classic.Logger root) {
-            root.setLevel(Level.WARN);
-        }
-        if (LoggerFactory.getLogger(HOST_NAME_WARNING_LOGGER) instanceof ch.qos.logback.classic.Logger logger) {
-            logger.setLevel(Level.ERROR);
-        }
-    }
 }

@@ -2,6 +2,7 @@ package io.pintle.bench.uploads;
 
 import io.pintle.bench.perf.Load;
 import io.pintle.bench.sync.ProcessCpu;
+import io.pintle.bench.harness.HarnessMain;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -34,23 +35,8 @@ public final class UploadBench {
 
     /** @param args see {@link UploadOptions#USAGE} */
     public static void main(String[] args) {
-        UploadOptions options;
-        try {
-            options = UploadOptions.parse(args);
-        } catch (RuntimeException e) {
-            System.err.println(e.getMessage());
-            System.exit(2);
-            return;
-        }
-        int status;
-        try {
-            status = new UploadBench(options, System.err).run();
-        } catch (Exception e) {
-            System.err.println("uploads harness failed: " + e);
-            e.printStackTrace(System.err);
-            status = 2;
-        }
-        System.exit(status);
+        System.exit(HarnessMain.run(args, UploadOptions::parse, "uploads harness",
+                options -> new UploadBench(options, System.err).run()));
     }
 
     private int run() throws Exception {
