@@ -2,12 +2,12 @@ package io.pintle.bench.hostile;
 
 import ch.qos.logback.classic.Level;
 import io.pintle.bench.harness.HarnessMain;
+import io.pintle.bench.harness.ReportOutput;
 import io.pintle.bench.sync.ProcessCpu;
 import io.pintle.client.ClientTls;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -131,19 +131,10 @@ public final class HostileBench {
             boolean held = runs.size() == options.attacks().size() && runs.stream().allMatch(HostileReport::held);
             context = context.keptAt(held ? null : work.toString());
             String markdown = HostileReport.render(context, runs);
-            PrintStream stdout = new PrintStream(System.out, true, StandardCharsets.UTF_8);
-            stdout.print(markdown);
-            stdout.flush();
-            if (options.output() != null) {
-                Files.createDirectories(options.output().toAbsolutePath().getParent());
-                Files.writeString(options.output(), markdown);
-                progress.println("written to " + options.output());
-            }
-            if (options.plot() != null) {
-                Files.createDirectories(options.plot().toAbsolutePath().getParent());
-                HostilePlot.write(context, runs, samples, downloads, options.plot());
-                progress.println("plot written to " + options.plot());
-            }
+            ReportOutput.publish(markdown, options.output(), progress);
+            HostileReport.Context reported = context;
+            ReportOutput.plot(options.plot(), file -> HostilePlot.write(reported, runs, samples, downloads, file),
+                    progress);
             return held ? 0 : 1;
         } finally {
             // bench/hostile deletes it after a run that held, unless --keep.

@@ -1,6 +1,7 @@
 package io.pintle.bench.perf;
 
 import io.pintle.bench.harness.HarnessMain;
+import io.pintle.bench.harness.ReportOutput;
 import io.pintle.bench.sync.CfEngine;
 import io.pintle.bench.sync.Contestant;
 import io.pintle.bench.sync.Ports;
@@ -10,7 +11,6 @@ import io.pintle.server.config.ServerConfig;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -114,19 +114,8 @@ public final class PerfBench {
             PerfReport.Context context = new PerfReport.Context(date, minutes, options, nginx.nginx().version(),
                     cfVersion, Runtime.version().toString(), notes);
             String markdown = PerfReport.render(context, rows);
-            PrintStream stdout = new PrintStream(System.out, true, StandardCharsets.UTF_8);
-            stdout.print(markdown);
-            stdout.flush();
-            if (options.output() != null) {
-                Files.createDirectories(options.output().toAbsolutePath().getParent());
-                Files.writeString(options.output(), markdown);
-                progress.println("written to " + options.output());
-            }
-            if (options.plot() != null) {
-                Files.createDirectories(options.plot().toAbsolutePath().getParent());
-                PerfPlot.write(rows, date, options.plot());
-                progress.println("plot written to " + options.plot());
-            }
+            ReportOutput.publish(markdown, options.output(), progress);
+            ReportOutput.plot(options.plot(), file -> PerfPlot.write(rows, date, file), progress);
             boolean failed = rows.stream().anyMatch(r -> r.pintle().errors() > 0 || r.nginx().errors() > 0);
             return failed ? 1 : 0;
         } finally {

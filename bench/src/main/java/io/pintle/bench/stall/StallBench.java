@@ -1,13 +1,13 @@
 package io.pintle.bench.stall;
 
 import io.pintle.bench.harness.HarnessMain;
+import io.pintle.bench.harness.ReportOutput;
 import io.pintle.bench.perf.Load;
 import io.pintle.bench.sync.PintleProcess;
 import io.pintle.client.ClientTls;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -106,18 +106,9 @@ public final class StallBench {
             String markdown = StallReport.render(new StallReport.Context(date, minutes, options, serverCommand,
                     machineCpus(), serverCpus, cpus(Path.of("/proc/self/status")), layout.node(), whole,
                     keep ? work.toString() : null), runs);
-            PrintStream stdout = new PrintStream(System.out, true, StandardCharsets.UTF_8);
-            stdout.print(markdown);
-            stdout.flush();
-            if (options.output() != null) {
-                Files.createDirectories(options.output().toAbsolutePath().getParent());
-                Files.writeString(options.output(), markdown);
-                progress.println("written to " + options.output());
-            }
-            if (options.plot() != null && !runs.isEmpty()) {
-                Files.createDirectories(options.plot().toAbsolutePath().getParent());
-                StallPlot.write(runs, options, date, options.plot());
-                progress.println("plot written to " + options.plot());
+            ReportOutput.publish(markdown, options.output(), progress);
+            if (!runs.isEmpty()) {
+                ReportOutput.plot(options.plot(), file -> StallPlot.write(runs, options, date, file), progress);
             }
             return clean ? 0 : 1;
         } catch (Exception e) {

@@ -2,6 +2,7 @@ package io.pintle.bench.sync;
 
 import io.pintle.api.Routes;
 import io.pintle.bench.harness.HarnessMain;
+import io.pintle.bench.harness.ReportOutput;
 import io.pintle.bench.sync.Sample.Scenario;
 import io.pintle.client.ClientTls;
 import io.pintle.server.demo.DemoLayout;
@@ -13,7 +14,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -349,22 +349,9 @@ public final class SyncBench {
     }
 
     private int report(String markdown) throws IOException {
-        PrintStream stdout = new PrintStream(System.out, true, StandardCharsets.UTF_8);
-        stdout.print(markdown);
-        stdout.flush();
-        if (options.output() != null) {
-            Path parent = options.output().toAbsolutePath().getParent();
-            Files.createDirectories(parent);
-            Files.writeString(options.output(), markdown);
-            progress.println("written to " + options.output());
-        }
+        ReportOutput.publish(markdown, options.output(), progress);
         return samples.stream().allMatch(Sample::ok) ? EXIT_OK : EXIT_FAILURES;
     }
-
-    /**
-     * The Jetty client's and the JDK's logging at WARN, and Jetty's warning that host names are not verified
-     * (on purpose: the server is authenticated by its key pin, as Rudder agents do) at ERROR.
-     */
 
     static double median(List<Double> values) {
         return ProxyCheck.median(values);

@@ -1,11 +1,11 @@
 package io.pintle.bench.uploads;
 
+import io.pintle.bench.harness.ReportOutput;
 import io.pintle.bench.perf.Load;
 import io.pintle.bench.sync.ProcessCpu;
 import io.pintle.bench.harness.HarnessMain;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -98,9 +98,7 @@ public final class UploadBench {
         UploadReport.Context context = new UploadReport.Context(date, minutes, options, layout, targets, loadBefore,
                 loadAfter, notes);
         String markdown = UploadReport.render(context, cells);
-        PrintStream stdout = new PrintStream(System.out, true, StandardCharsets.UTF_8);
-        stdout.print(markdown);
-        stdout.flush();
+        ReportOutput.publish(markdown, null, progress);
         Files.writeString(options.output().resolve("report.md"), markdown);
         UploadReport.plot(context, cells, options.output().resolve("plot.png"));
         progress.println("report and plot written to " + options.output());
