@@ -1,10 +1,9 @@
 package io.pintle.bench;
 
+import io.pintle.bench.harness.CommandLine;
 import io.pintle.server.tls.SelfSigned;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Arrays;
-import java.util.Iterator;
 import java.util.Set;
 import java.util.TreeSet;
 
@@ -43,20 +42,17 @@ record Options(ClosedLoop.Timing timing, Path output, Set<Integer> rows, SelfSig
         Path output = null;
         Set<Integer> rows = Set.of();
         SelfSigned.KeyType serverKey = SelfSigned.KeyType.RSA_2048;
-        Iterator<String> it = Arrays.asList(args).iterator();
-        while (it.hasNext()) {
-            String option = it.next();
-            if (!it.hasNext()) {
-                throw new IllegalArgumentException(USAGE);
-            }
-            String value = it.next();
+        CommandLine line = new CommandLine(USAGE, args);
+        while (line.next()) {
+            String option = line.option();
+            String value = line.value();
             switch (option) {
                 case "--warmup" -> warmup = seconds(option, value, 0);
                 case "--measure" -> measure = seconds(option, value, 1);
                 case "--output" -> output = Path.of(value);
                 case "--rows" -> rows = rows(value);
                 case "--server-key" -> serverKey = SelfSigned.KeyType.parse(value);
-                default -> throw new IllegalArgumentException(USAGE);
+                default -> throw line.unknown();
             }
         }
         return new Options(new ClosedLoop.Timing(warmup, measure), output, rows, serverKey);

@@ -2,6 +2,8 @@ package io.pintle.bench;
 
 import ch.qos.logback.classic.Level;
 import io.pintle.api.Routes;
+import io.pintle.bench.harness.HarnessMain;
+import io.pintle.bench.harness.ReportOutput;
 import io.pintle.server.Bootstrap;
 import io.pintle.server.PintleServer;
 import io.pintle.server.config.ConfigLoader;
@@ -70,8 +72,8 @@ public final class PolicyServingBench {
      * @param args {@code [--warmup SECONDS] [--measure SECONDS] [--output FILE]}
      */
     public static void main(String[] args) {
-        BenchMain.setUpLogging(Map.of(EXPECTED_WARNING_LOGGER, Level.ERROR));
-        System.exit(BenchMain.run(args, Options::parse,
+        HarnessMain.setUpInProcessLogging(Map.of(EXPECTED_WARNING_LOGGER, Level.ERROR));
+        System.exit(HarnessMain.run(args, Options::parse, "benchmark",
                 options -> new PolicyServingBench(options, System.err).runAll()));
     }
 
@@ -212,15 +214,7 @@ public final class PolicyServingBench {
     private int report(Environment environment, List<Row> rows) throws IOException {
         String markdown = MarkdownReport.render(environment, options, rows);
         // UTF-8 whatever the locale: the table has a few non-ASCII signs (–, ×, µ).
-        PrintStream stdout = new PrintStream(System.out, true, StandardCharsets.UTF_8);
-        stdout.print(markdown);
-        stdout.flush();
-        if (options.output() != null) {
-            Path parent = options.output().toAbsolutePath().getParent();
-            Files.createDirectories(parent);
-            Files.writeString(options.output(), markdown);
-            progress.println("written to " + options.output());
-        }
+        ReportOutput.publish(markdown, options.output(), progress);
         return rows.stream().anyMatch(row -> row.errors() > 0) ? EXIT_ERRORS : EXIT_OK;
     }
 }

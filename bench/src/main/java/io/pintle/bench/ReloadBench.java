@@ -1,9 +1,10 @@
 package io.pintle.bench;
 
 import ch.qos.logback.classic.Level;
+import io.pintle.bench.harness.HarnessMain;
+import io.pintle.bench.harness.ReportOutput;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
@@ -45,8 +46,8 @@ public final class ReloadBench {
      * @param args see {@link ReloadOptions#USAGE}
      */
     public static void main(String[] args) {
-        BenchMain.setUpLogging(QUIETED_LOGGERS);
-        System.exit(BenchMain.run(args, ReloadOptions::parse,
+        HarnessMain.setUpInProcessLogging(QUIETED_LOGGERS);
+        System.exit(HarnessMain.run(args, ReloadOptions::parse, "benchmark",
                 options -> new ReloadBench(options, System.err).runAll()));
     }
 
@@ -71,14 +72,6 @@ public final class ReloadBench {
 
     private void report(String markdown) throws IOException {
         // UTF-8 whatever the locale: the report has a few non-ASCII signs (–, →, ×).
-        PrintStream stdout = new PrintStream(System.out, true, StandardCharsets.UTF_8);
-        stdout.print(markdown);
-        stdout.flush();
-        if (options.output() != null) {
-            Path parent = options.output().toAbsolutePath().getParent();
-            Files.createDirectories(parent);
-            Files.writeString(options.output(), markdown);
-            progress.println("written to " + options.output());
-        }
+        ReportOutput.publish(markdown, options.output(), progress);
     }
 }

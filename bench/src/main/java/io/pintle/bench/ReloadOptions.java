@@ -1,8 +1,7 @@
 package io.pintle.bench;
 
+import io.pintle.bench.harness.CommandLine;
 import java.nio.file.Path;
-import java.util.Arrays;
-import java.util.Iterator;
 
 /**
  * Command-line options of {@link ReloadBench}. The defaults are the figures of the issue (20,000 nodes, 1,000
@@ -52,13 +51,10 @@ record ReloadOptions(int nodes, int connections, int rate, int reloads, int repe
         int repetitions = DEFAULT_REPETITIONS;
         int threads = DEFAULT_THREADS;
         Path output = null;
-        Iterator<String> it = Arrays.asList(args).iterator();
-        while (it.hasNext()) {
-            String option = it.next();
-            if (!it.hasNext()) {
-                throw new IllegalArgumentException(USAGE);
-            }
-            String value = it.next();
+        CommandLine line = new CommandLine(USAGE, args);
+        while (line.next()) {
+            String option = line.option();
+            String value = line.value();
             // Upper bounds keep any run bounded in time and memory.
             switch (option) {
                 case "--nodes" -> nodes = integer(option, value, 10, 50_000);
@@ -68,7 +64,7 @@ record ReloadOptions(int nodes, int connections, int rate, int reloads, int repe
                 case "--repetitions" -> repetitions = integer(option, value, 3, 50);
                 case "--threads" -> threads = integer(option, value, 1, 16);
                 case "--output" -> output = Path.of(value);
-                default -> throw new IllegalArgumentException(USAGE);
+                default -> throw line.unknown();
             }
         }
         if (reloads % 2 != 0) {

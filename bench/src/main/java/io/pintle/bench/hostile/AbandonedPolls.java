@@ -8,18 +8,12 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import javax.net.ssl.SSLSocket;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
-import org.eclipse.jetty.http.HttpURI;
-import org.eclipse.jetty.http.HttpVersion;
-import org.eclipse.jetty.http.MetaData;
 import org.eclipse.jetty.http2.ErrorCode;
 import org.eclipse.jetty.http2.api.Session;
 import org.eclipse.jetty.http2.api.Stream;
-import org.eclipse.jetty.http2.client.HTTP2Client;
-import org.eclipse.jetty.http2.frames.HeadersFrame;
 import org.eclipse.jetty.http2.frames.ResetFrame;
 import org.eclipse.jetty.util.Callback;
 
@@ -31,8 +25,6 @@ import org.eclipse.jetty.util.Callback;
  * come back only when the waits end.
  */
 final class AbandonedPolls {
-    private static final long OPEN_LIMIT_SECONDS = 15;
-
     private AbandonedPolls() {}
 
     /** Many waits on a few HTTP/2 connections, then a RST_STREAM (CANCEL) for each. */
@@ -41,10 +33,8 @@ final class AbandonedPolls {
         private final int connections;
         private final int streams;
         private final Duration hold;
-        private final List<Session> sessions = new ArrayList<>();
+        private final Http2Streams h2;
         private final List<Stream> opened = new ArrayList<>();
-        private final AtomicInteger answered = new AtomicInteger();
-        private HTTP2Client client;
         private long openNanos;
 
         Http2(Attacker attacker, int connections, int streams, Duration hold) {
@@ -52,6 +42,7 @@ final class AbandonedPolls {
             this.connections = connections;
             this.streams = streams;
             this.hold = hold;
+            this.h2 = new Http2Streams(attacker);
         }
 
         @Override
@@ -64,34 +55,22 @@ final class AbandonedPolls {
         @Override
         public void launch() throws Exception {
             long start = System.nanoTime();
-            client = attacker.http2();
+            h2.start();
             List<CompletableFuture<Stream>> pending = new ArrayList<>();
             for (int c = 0; c < connections; c++) {
-                Session session = client.connect(client.getClientConnector().getSslContextFactory(),
-                        attacker.server(), new Session.Listener() {}).get(OPEN_LIMIT_SECONDS, TimeUnit.SECONDS);
-                sessions.add(session);
+                Session session = h2.connect(new Session.Listener() {});
                 for (int s = 0; s < streams; s++) {
                     HttpFields fields = HttpFields.build().put(HttpHeader.IF_NONE_MATCH, "*");
-                    MetaData.Request get = new MetaData.Request("GET", HttpURI.from("https://127.0.0.1:"
-                            + attacker.port() + HostileLayout.COMMON_FILE + "?wait=300"), HttpVersion.HTTP_2,
-                            fields);
-                    pending.add(session.newStream(new HeadersFrame(get, null, true), new Stream.Listener() {
-                        @Override
-                        public void onHeaders(Stream stream, HeadersFrame frame) {
-                            if (frame.getMetaData() instanceof MetaData.Response response) {
-                                answered.incrementAndGet();
-                                attacker.saw(Integer.toString(response.getStatus()));
-                            }
-                        }
-                    }));
+                    pending.add(h2.get(session, HostileLayout.COMMON_FILE + "?wait=300", fields,
+                            new Http2Streams.StatusCounter(h2)));
                 }
             }
             for (CompletableFuture<Stream> stream : pending) {
-                opened.add(stream.get(OPEN_LIMIT_SECONDS, TimeUnit.SECONDS));
+                opened.add(stream.get(Http2Streams.OPEN_LIMIT_SECONDS, TimeUnit.SECONDS));
             }
             openNanos = System.nanoTime() - start;
             Thread.sleep(hold.toMillis());
-            int parked = connections * streams - answered.get();
+            int parked = connections * streams - h2.answered();
             for (Stream stream : opened) {
                 if (!stream.isClosed()) {
                     stream.reset(new ResetFrame(stream.getId(), ErrorCode.CANCEL_STREAM_ERROR.code), Callback.NOOP);
@@ -107,16 +86,7 @@ final class AbandonedPolls {
 
         @Override
         public void close() {
-            for (Session session : sessions) {
-                session.close(ErrorCode.NO_ERROR.code, "done", Callback.NOOP);
-            }
-            if (client != null) {
-                try {
-                    client.stop();
-                } catch (Exception e) {
-                    attacker.saw("stop failed: " + e.getClass().getSimpleName());
-                }
-            }
+            h2.close();
         }
     }
 

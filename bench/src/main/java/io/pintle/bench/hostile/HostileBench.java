@@ -1,12 +1,13 @@
 package io.pintle.bench.hostile;
 
 import ch.qos.logback.classic.Level;
+import io.pintle.bench.harness.HarnessMain;
+import io.pintle.bench.harness.ReportOutput;
 import io.pintle.bench.sync.ProcessCpu;
 import io.pintle.client.ClientTls;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -20,7 +21,6 @@ import java.util.Map;
 import java.util.Set;
 import javax.net.ssl.SSLContext;
 import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Entry point of {@code bench/hostile} (issue 18). Lays out {@code pintle demo}'s files plus a large /common file,
@@ -41,6 +41,10 @@ public final class HostileBench {
     /** Every gauge must read at or below its threshold this many times in a row to count as back. */
     private static final int BACK_READINGS = 3;
 
+    /** Only errors: the attacks make the client side log warnings by design. */
+    private static final Map<String, Level> QUIETED_LOGGERS = Map.of(
+            Logger.ROOT_LOGGER_NAME, Level.ERROR, "org.eclipse.jetty", Level.ERROR);
+
     private final HostileOptions options;
     private final PrintStream progress;
 
@@ -51,24 +55,9 @@ public final class HostileBench {
 
     /** @param args see {@link HostileOptions#USAGE} */
     public static void main(String[] args) {
-        quietLogging();
-        HostileOptions options;
-        try {
-            options = HostileOptions.parse(args);
-        } catch (RuntimeException e) {
-            System.err.println(e.getMessage());
-            System.exit(2);
-            return;
-        }
-        int status;
-        try {
-            status = new HostileBench(options, System.err).run();
-        } catch (Exception e) {
-            System.err.println("hostile harness failed: " + e);
-            e.printStackTrace(System.err);
-            status = 2;
-        }
-        System.exit(status);
+        HarnessMain.setLevels(QUIETED_LOGGERS);
+        System.exit(HarnessMain.run(args, HostileOptions::parse, "hostile harness",
+                options -> new HostileBench(options, System.err).run()));
     }
 
     private int run() throws Exception {
@@ -142,19 +131,10 @@ public final class HostileBench {
             boolean held = runs.size() == options.attacks().size() && runs.stream().allMatch(HostileReport::held);
             context = context.keptAt(held ? null : work.toString());
             String markdown = HostileReport.render(context, runs);
-            PrintStream stdout = new PrintStream(System.out, true, StandardCharsets.UTF_8);
-            stdout.print(markdown);
-            stdout.flush();
-            if (options.output() != null) {
-                Files.createDirectories(options.output().toAbsolutePath().getParent());
-                Files.writeString(options.output(), markdown);
-                progress.println("written to " + options.output());
-            }
-            if (options.plot() != null) {
-                Files.createDirectories(options.plot().toAbsolutePath().getParent());
-                HostilePlot.write(context, runs, samples, downloads, options.plot());
-                progress.println("plot written to " + options.plot());
-            }
+            ReportOutput.publish(markdown, options.output(), progress);
+            HostileReport.Context reported = context;
+            ReportOutput.plot(options.plot(), file -> HostilePlot.write(reported, runs, samples, downloads, file),
+                    progress);
             return held ? 0 : 1;
         } finally {
             // bench/hostile deletes it after a run that held, unless --keep.
@@ -338,11 +318,4 @@ public final class HostileBench {
      * Jetty's client logs at INFO and warns once per context that host names are not checked (the server is
      * pinned by its key instead): only errors on the harness's stderr, which is for progress lines.
      */
-    private static void quietLogging() {
-        for (String name : List.of(Logger.ROOT_LOGGER_NAME, "org.eclipse.jetty")) {
-            if (LoggerFactory.getLogger(name) instanceof ch.qos.logback.classic.Logger logger) {
-                logger.setLevel(Level.ERROR);
-            }
-        }
-    }
 }

@@ -1,5 +1,6 @@
 package io.pintle.bench.hostile;
 
+import io.pintle.bench.harness.DemoConfig;
 import io.pintle.bench.sync.Ports;
 import io.pintle.server.demo.DemoLayout;
 import java.io.IOException;
@@ -52,9 +53,8 @@ record HostileLayout(DemoLayout demo, int port, int adminPort) {
         DemoLayout demo = DemoLayout.create(directory, port);
         Path dir = demo.directory();
         String config = Files.readString(demo.config());
-        config = replaceOnce(config, "[admin]\nlisten = \"127.0.0.1:0\"",
-                "[admin]\nlisten = \"127.0.0.1:" + adminPort + "\"");
-        config = replaceOnce(config, "share = \"share\"", "share = \"share\"\nshared_files = \"shared-files\"");
+        config = DemoConfig.withAdminPort(config, adminPort);
+        config = DemoConfig.replaceOnce(config, "share = \"share\"", "share = \"share\"\nshared_files = \"shared-files\"");
         // The access log's queue drops lines under load by design; nothing here reads it.
         Files.writeString(demo.config(), config + "\n[log]\naccess = false\n");
         Files.createDirectories(dir.resolve("shared-files"));
@@ -66,14 +66,5 @@ record HostileLayout(DemoLayout demo, int port, int adminPort) {
             }
         }
         return new HostileLayout(demo, port, adminPort);
-    }
-
-    private static String replaceOnce(String text, String old, String replacement) throws IOException {
-        int at = text.indexOf(old);
-        if (at < 0 || text.indexOf(old, at + 1) >= 0) {
-            throw new IOException("the demo configuration does not have exactly one '" + old.replace("\n", "\\n")
-                    + "'");
-        }
-        return text.substring(0, at) + replacement + text.substring(at + old.length());
     }
 }

@@ -1,10 +1,10 @@
 package io.pintle.bench.hostile;
 
+import io.pintle.bench.harness.CommandLine;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
@@ -124,15 +124,11 @@ record HostileOptions(List<Kind> attacks, Duration warmup, Duration baseline, Du
         Path work = null;
         String clientCpus = null;
         String machineCpus = null;
-        Iterator<String> it = Arrays.asList(args).iterator();
+        CommandLine line = new CommandLine(USAGE, args);
         try {
-            while (it.hasNext()) {
-                String option = it.next();
-                if (!it.hasNext()) {
-                    throw new IllegalArgumentException(USAGE);
-                }
-                String value = it.next();
-                switch (option) {
+            while (line.next()) {
+                String value = line.value();
+                switch (line.option()) {
                     case "--attacks" -> {
                         Set<Kind> chosen = new LinkedHashSet<>();
                         for (String name : value.split(",")) {
@@ -140,38 +136,38 @@ record HostileOptions(List<Kind> attacks, Duration warmup, Duration baseline, Du
                         }
                         attacks = List.copyOf(new ArrayList<>(chosen));
                     }
-                    case "--warmup-seconds" -> warmup = Duration.ofSeconds(bounded(value, 0, 600));
-                    case "--baseline-seconds" -> baseline = Duration.ofSeconds(bounded(value, 5, 600));
-                    case "--cooldown-seconds" -> cooldown = Duration.ofSeconds(bounded(value, 0, 3600));
-                    case "--aborted" -> aborted = bounded(value, 1, 1_000_000);
-                    case "--abort-concurrency" -> abortConcurrency = bounded(value, 1, 256);
-                    case "--zero-window-connections" -> zeroConnections = bounded(value, 1, 100);
-                    case "--zero-window-streams" -> zeroStreams = bounded(value, 1, 1000);
-                    case "--slow-uploads" -> uploads = bounded(value, 1, 5000);
-                    case "--trickle-seconds" -> trickle = Duration.ofSeconds(bounded(value, 1, 120));
-                    case "--poll-connections" -> pollConnections = bounded(value, 1, 100);
-                    case "--poll-streams" -> pollStreams = bounded(value, 1, 1000);
-                    case "--poll-hold-seconds" -> pollHold = Duration.ofSeconds(bounded(value, 1, 600));
-                    case "--http1-polls" -> http1Polls = bounded(value, 1, 5000);
-                    case "--http1-wait-seconds" -> http1Wait = Duration.ofSeconds(bounded(value, 5, 3600));
-                    case "--settle-seconds" -> settle = Duration.ofSeconds(bounded(value, 0, 600));
-                    case "--victim-pause-ms" -> victimPause = Duration.ofMillis(bounded(value, 0, 10_000));
+                    case "--warmup-seconds" -> warmup = Duration.ofSeconds(line.intValue(0, 600));
+                    case "--baseline-seconds" -> baseline = Duration.ofSeconds(line.intValue(5, 600));
+                    case "--cooldown-seconds" -> cooldown = Duration.ofSeconds(line.intValue(0, 3600));
+                    case "--aborted" -> aborted = line.intValue(1, 1_000_000);
+                    case "--abort-concurrency" -> abortConcurrency = line.intValue(1, 256);
+                    case "--zero-window-connections" -> zeroConnections = line.intValue(1, 100);
+                    case "--zero-window-streams" -> zeroStreams = line.intValue(1, 1000);
+                    case "--slow-uploads" -> uploads = line.intValue(1, 5000);
+                    case "--trickle-seconds" -> trickle = Duration.ofSeconds(line.intValue(1, 120));
+                    case "--poll-connections" -> pollConnections = line.intValue(1, 100);
+                    case "--poll-streams" -> pollStreams = line.intValue(1, 1000);
+                    case "--poll-hold-seconds" -> pollHold = Duration.ofSeconds(line.intValue(1, 600));
+                    case "--http1-polls" -> http1Polls = line.intValue(1, 5000);
+                    case "--http1-wait-seconds" -> http1Wait = Duration.ofSeconds(line.intValue(5, 3600));
+                    case "--settle-seconds" -> settle = Duration.ofSeconds(line.intValue(0, 600));
+                    case "--victim-pause-ms" -> victimPause = Duration.ofMillis(line.intValue(0, 10_000));
                     case "--pintle-jar" -> jar = Path.of(value);
                     case "--pintle-jvm-options" -> jvmOptions = value;
-                    case "--server-cpus" -> serverCpus = value.isBlank() || value.equals("none") ? null : value;
+                    case "--server-cpus" -> serverCpus = CommandLine.cpusOrNull(value);
                     case "--commit" -> commit = value.isBlank() ? null : value;
                     case "--output" -> output = Path.of(value);
                     case "--plot" -> plot = Path.of(value);
                     case "--work" -> work = Path.of(value);
-                    case "--client-cpus" -> clientCpus = value.isBlank() || value.equals("none") ? null : value;
+                    case "--client-cpus" -> clientCpus = CommandLine.cpusOrNull(value);
                     case "--machine-cpus" -> machineCpus = value;
-                    default -> throw new IllegalArgumentException(USAGE);
+                    default -> throw line.unknown();
                 }
             }
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException(USAGE + " (" + e.getMessage() + ")");
         }
-        List<String> jvm = jvmOptions.isBlank() ? List.of() : List.of(jvmOptions.strip().split("\\s+"));
+        List<String> jvm = CommandLine.jvmOptions(jvmOptions);
         return new HostileOptions(attacks, warmup, baseline, cooldown, aborted, abortConcurrency, zeroConnections,
                 zeroStreams, uploads, trickle, pollConnections, pollStreams, pollHold, http1Polls, http1Wait, settle,
                 victimPause, jar, jvm, serverCpus, commit, output, plot, work, clientCpus, machineCpus);
@@ -180,14 +176,5 @@ record HostileOptions(List<Kind> attacks, Duration warmup, Duration baseline, Du
     /** @return the command words that pin Pintle, or none */
     List<String> serverLauncher() {
         return serverCpus == null ? List.of() : List.of("taskset", "-c", serverCpus);
-    }
-
-    private static int bounded(String text, int min, int max) {
-        int value = Integer.parseInt(text.replace("_", "").replace(",", ""));
-        if (value < min || value > max) {
-            throw new IllegalArgumentException("value " + value + " out of range [" + min + ", " + max + "]; "
-                    + USAGE);
-        }
-        return value;
     }
 }

@@ -1,17 +1,14 @@
 package io.pintle.bench.hostile;
 
+import io.pintle.bench.plot.Canvas;
 import java.awt.BasicStroke;
 import java.awt.Color;
-import java.awt.Font;
 import java.awt.Graphics2D;
-import java.awt.RenderingHints;
-import java.awt.image.BufferedImage;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import javax.imageio.ImageIO;
 
 /**
  * The report's plot, over the whole run: the victim's download times (log scale, failures in red at the top,
@@ -42,18 +39,9 @@ final class HostilePlot {
     static void write(HostileReport.Context context, List<AttackRun> runs, List<GaugeSampler.Sample> samples,
             List<Victim.Download> downloads, Path file) throws IOException {
         int height = TOP + 3 * PANEL + 2 * GAP + 60;
-        BufferedImage image = new BufferedImage(WIDTH, height, BufferedImage.TYPE_INT_RGB);
-        Graphics2D g = image.createGraphics();
-        try {
-            g.setRenderingHint(RenderingHints.KEY_ANTIALIASING, RenderingHints.VALUE_ANTIALIAS_ON);
-            g.setRenderingHint(RenderingHints.KEY_TEXT_ANTIALIASING, RenderingHints.VALUE_TEXT_ANTIALIAS_ON);
-            g.setColor(Color.WHITE);
-            g.fillRect(0, 0, WIDTH, height);
-            g.setColor(Color.BLACK);
-            g.setFont(new Font(Font.SANS_SERIF, Font.BOLD, 16));
-            g.drawString("bench/hostile, " + context.date() + ": a node's downloads and the server's gauges under"
-                    + " each attack of issue 18", 20, 28);
-            g.setFont(new Font(Font.SANS_SERIF, Font.PLAIN, 12));
+        String title = "bench/hostile, " + context.date() + ": a node's downloads and the server's gauges under"
+                + " each attack of issue 18";
+        Canvas.writePng(WIDTH, height, title, g -> {
             long origin = samples.isEmpty() ? 0 : samples.get(0).nanos();
             long last = samples.isEmpty() ? 1 : samples.get(samples.size() - 1).nanos();
             Axis x = new Axis(origin, Math.max(last, origin + 1));
@@ -73,10 +61,7 @@ final class HostilePlot {
             }
             g.drawString("Shaded: each attack's window, from its first action until the gauges were back (or the"
                     + " watch ended). Time in seconds since the gauges' first reading.", 20, height - 12);
-        } finally {
-            g.dispose();
-        }
-        ImageIO.write(image, "png", file.toFile());
+        }, file);
     }
 
     /** Maps nanoTime to pixels. */

@@ -145,14 +145,12 @@ final class Contenders {
                     "    location / { return 404; }",
                     "  }"));
         }
-        String user = System.getProperty("user.name");
         List<String> lines = new ArrayList<>(List.of(
-                "root".equals(user) ? "user root;" : "",
+                Nginx.userDirective(),
                 // As many workers as cores, as Debian's default configuration ("auto").
                 "worker_processes auto;",
                 "worker_rlimit_nofile 20000;",
-                "pid " + prefix.resolve("nginx.pid") + ";",
-                "error_log " + prefix.resolve("error.log") + " warn;",
+                Nginx.pidAndErrorLog(prefix),
                 "events { worker_connections 16384; }",
                 "http {",
                 "  access_log off;",
@@ -161,15 +159,8 @@ final class Contenders {
                 "  tcp_nopush on;",
                 "  keepalive_timeout 300s;",
                 "  keepalive_requests 1000000;",
-                "  client_body_temp_path " + prefix.resolve("temp/body") + ";",
-                "  proxy_temp_path " + prefix.resolve("temp/proxy") + ";",
-                "  fastcgi_temp_path " + prefix.resolve("temp/fastcgi") + ";",
-                "  uwsgi_temp_path " + prefix.resolve("temp/uwsgi") + ";",
-                "  scgi_temp_path " + prefix.resolve("temp/scgi") + ";",
-                "  map $ssl_client_s_dn $client_uid {",
-                "    default \"\";",
-                "    \"~(^|,)UID=(?<uid>[^,]+)\" $uid;",
-                "  }"));
+                Nginx.tempPaths(prefix.resolve("temp")),
+                Nginx.clientUidMap()));
         lines.addAll(servers);
         lines.add("}");
         lines.add("");

@@ -1,6 +1,7 @@
 package io.pintle.bench.perf;
 
-import ch.qos.logback.classic.Level;
+import io.pintle.bench.harness.HarnessMain;
+import io.pintle.bench.harness.ReportOutput;
 import io.pintle.bench.sync.CfEngine;
 import io.pintle.bench.sync.Contestant;
 import io.pintle.bench.sync.Ports;
@@ -10,7 +11,6 @@ import io.pintle.server.config.ServerConfig;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -30,8 +30,6 @@ import org.eclipse.jetty.client.HttpClient;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpMethod;
 import org.eclipse.jetty.http.HttpVersion;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Entry point of {@code bench/perf}: generates the layout, starts Pintle (one JVM per server key type), nginx and
@@ -46,7 +44,6 @@ public final class PerfBench {
     static final String NGINX = "nginx";
     private static final int IDLE_PROBES = 50;
     private static final Duration LARGE_WINDOW = Duration.ofSeconds(8);
-    private static final String HOST_NAME_WARNING_LOGGER = "org.eclipse.jetty.util.ssl.SslContextFactory.config";
 
     private final PerfOptions options;
     private final PrintStream progress;
@@ -67,24 +64,9 @@ public final class PerfBench {
 
     /** @param args see {@link PerfOptions#USAGE} */
     public static void main(String[] args) {
-        quietLogging();
-        PerfOptions options;
-        try {
-            options = PerfOptions.parse(System.getenv(), args);
-        } catch (RuntimeException e) {
-            System.err.println(e.getMessage());
-            System.exit(2);
-            return;
-        }
-        int status;
-        try {
-            status = new PerfBench(options, System.err).run();
-        } catch (Exception e) {
-            System.err.println("benchmark failed: " + e);
-            e.printStackTrace(System.err);
-            status = 2;
-        }
-        System.exit(status);
+        HarnessMain.quietClientLogging();
+        System.exit(HarnessMain.run(args, a -> PerfOptions.parse(System.getenv(), a), "benchmark",
+                options -> new PerfBench(options, System.err).run()));
     }
 
     private int run() throws Exception {
@@ -132,19 +114,8 @@ public final class PerfBench {
             PerfReport.Context context = new PerfReport.Context(date, minutes, options, nginx.nginx().version(),
                     cfVersion, Runtime.version().toString(), notes);
             String markdown = PerfReport.render(context, rows);
-            PrintStream stdout = new PrintStream(System.out, true, StandardCharsets.UTF_8);
-            stdout.print(markdown);
-            stdout.flush();
-            if (options.output() != null) {
-                Files.createDirectories(options.output().toAbsolutePath().getParent());
-                Files.writeString(options.output(), markdown);
-                progress.println("written to " + options.output());
-            }
-            if (options.plot() != null) {
-                Files.createDirectories(options.plot().toAbsolutePath().getParent());
-                PerfPlot.write(rows, date, options.plot());
-                progress.println("plot written to " + options.plot());
-            }
+            ReportOutput.publish(markdown, options.output(), progress);
+            ReportOutput.plot(options.plot(), file -> PerfPlot.write(rows, date, file), progress);
             boolean failed = rows.stream().anyMatch(r -> r.pintle().errors() > 0 || r.nginx().errors() > 0);
             return failed ? 1 : 0;
         } finally {
@@ -513,12 +484,4 @@ public final class PerfBench {
         }
     }
 
-    private static void quietLogging() {
-        if (LoggerFactory.getLogger(Logger.ROOT_LOGGER_NAME) instanceof ch.qos.logback.classic.Logger root) {
-            root.setLevel(Level.WARN);
-        }
-        if (LoggerFactory.getLogger(HOST_NAME_WARNING_LOGGER) instanceof ch.qos.logback.classic.Logger logger) {
-            logger.setLevel(Level.ERROR);
-        }
-    }
 }

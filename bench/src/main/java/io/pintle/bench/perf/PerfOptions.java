@@ -1,12 +1,11 @@
 package io.pintle.bench.perf;
 
+import io.pintle.bench.harness.CommandLine;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Arrays;
-import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -84,24 +83,19 @@ record PerfOptions(Duration warmup, Duration window, List<Integer> herdAgents, D
         String tlsProvider = env.get("PINTLE_PERF_TLS_PROVIDER");
         Path output = null;
         Path plot = null;
-        Iterator<String> it = Arrays.asList(args).iterator();
+        CommandLine line = new CommandLine(USAGE, args, "--quick");
         try {
-            while (it.hasNext()) {
-                String option = it.next();
-                if (option.equals("--quick")) {
-                    // A smoke run: every row, briefly.
-                    warmup = Duration.ofSeconds(1);
-                    window = Duration.ofSeconds(2);
-                    herd = List.of(200);
-                    idle = 1000;
-                    cfRuns = 1;
-                    continue;
-                }
-                if (!it.hasNext()) {
-                    throw new IllegalArgumentException(USAGE);
-                }
-                String value = it.next();
-                switch (option) {
+            while (line.next()) {
+                String value = line.value();
+                switch (line.option()) {
+                    case "--quick" -> {
+                        // A smoke run: every row, briefly.
+                        warmup = Duration.ofSeconds(1);
+                        window = Duration.ofSeconds(2);
+                        herd = List.of(200);
+                        idle = 1000;
+                        cfRuns = 1;
+                    }
                     case "--warmup-seconds" -> warmup = Duration.ofSeconds(bounded(value, 0, 60));
                     case "--window-seconds" -> window = Duration.ofSeconds(bounded(value, 1, 120));
                     case "--herd-agents" -> {
@@ -127,7 +121,7 @@ record PerfOptions(Duration warmup, Duration window, List<Integer> herdAgents, D
                             throw new IllegalArgumentException("rows are among " + ROWS + "; " + USAGE);
                         }
                     }
-                    default -> throw new IllegalArgumentException(USAGE);
+                    default -> throw line.unknown();
                 }
             }
         } catch (NumberFormatException e) {

@@ -2,16 +2,11 @@ package io.pintle.bench.plot;
 
 import java.awt.BasicStroke;
 import java.awt.Color;
-import java.awt.Font;
-import java.awt.Graphics2D;
-import java.awt.RenderingHints;
-import java.awt.image.BufferedImage;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
-import javax.imageio.ImageIO;
 
 /**
  * Pintle's figure over another server's, one row per measured job, as horizontal bars: a thick bar for the rate
@@ -70,17 +65,7 @@ public final class RatioBars {
     public static void write(String title, List<Bar> bars, List<Mark> marks, double maxRatio, List<String> footer,
             Path file) throws IOException {
         int height = TOP + bars.size() * ROW_HEIGHT + 45 + 16 * footer.size();
-        BufferedImage image = new BufferedImage(WIDTH, height, BufferedImage.TYPE_INT_RGB);
-        Graphics2D g = image.createGraphics();
-        try {
-            g.setRenderingHint(RenderingHints.KEY_ANTIALIASING, RenderingHints.VALUE_ANTIALIAS_ON);
-            g.setRenderingHint(RenderingHints.KEY_TEXT_ANTIALIASING, RenderingHints.VALUE_TEXT_ANTIALIAS_ON);
-            g.setColor(Color.WHITE);
-            g.fillRect(0, 0, WIDTH, height);
-            g.setColor(Color.BLACK);
-            g.setFont(new Font(Font.SANS_SERIF, Font.BOLD, 16));
-            g.drawString(title, 20, 28);
-            g.setFont(new Font(Font.SANS_SERIF, Font.PLAIN, 12));
+        Canvas.writePng(WIDTH, height, title, g -> {
             int plotWidth = WIDTH - LEFT - 40;
             int bottom = TOP + bars.size() * ROW_HEIGHT;
             for (int i = 0; i < bars.size(); i++) {
@@ -113,10 +98,7 @@ public final class RatioBars {
             for (int i = 0; i < footer.size(); i++) {
                 g.drawString(footer.get(i), 20, height - 10 - 16 * (footer.size() - 1 - i));
             }
-        } finally {
-            g.dispose();
-        }
-        ImageIO.write(image, "png", file.toFile());
+        }, file);
     }
 
     /** @return e.g. {@code 0.85×}, or a dash when there is no figure */

@@ -1,13 +1,13 @@
 package io.pintle.bench.stall;
 
-import ch.qos.logback.classic.Level;
+import io.pintle.bench.harness.HarnessMain;
+import io.pintle.bench.harness.ReportOutput;
 import io.pintle.bench.perf.Load;
 import io.pintle.bench.sync.PintleProcess;
 import io.pintle.client.ClientTls;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -30,8 +30,6 @@ import org.eclipse.jetty.client.Request;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpMethod;
 import org.eclipse.jetty.http.HttpVersion;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Entry point of {@code bench/stall} (issue 17): lays out {@code pintle demo}'s files plus a shared folder and a
@@ -46,7 +44,6 @@ import org.slf4j.LoggerFactory;
  * 2 when the harness could not run.
  */
 public final class StallBench {
-    private static final String HOST_NAME_WARNING_LOGGER = "org.eclipse.jetty.util.ssl.SslContextFactory.config";
     /** How long the server's counters may take to catch up with the last answers the client received. */
     private static final Duration COUNTERS_SETTLE = Duration.ofSeconds(5);
     private static final Duration SETUP_TIMEOUT = Duration.ofSeconds(30);
@@ -61,24 +58,9 @@ public final class StallBench {
 
     /** @param args see {@link StallOptions#USAGE} */
     public static void main(String[] args) {
-        quietLogging();
-        StallOptions options;
-        try {
-            options = StallOptions.parse(args);
-        } catch (RuntimeException e) {
-            System.err.println(e.getMessage());
-            System.exit(2);
-            return;
-        }
-        int status;
-        try {
-            status = new StallBench(options, System.err).run();
-        } catch (Exception e) {
-            System.err.println("stall harness failed: " + e);
-            e.printStackTrace(System.err);
-            status = 2;
-        }
-        System.exit(status);
+        HarnessMain.quietClientLogging();
+        System.exit(HarnessMain.run(args, StallOptions::parse, "stall harness",
+                options -> new StallBench(options, System.err).run()));
     }
 
     private int run() throws Exception {
@@ -124,18 +106,9 @@ public final class StallBench {
             String markdown = StallReport.render(new StallReport.Context(date, minutes, options, serverCommand,
                     machineCpus(), serverCpus, cpus(Path.of("/proc/self/status")), layout.node(), whole,
                     keep ? work.toString() : null), runs);
-            PrintStream stdout = new PrintStream(System.out, true, StandardCharsets.UTF_8);
-            stdout.print(markdown);
-            stdout.flush();
-            if (options.output() != null) {
-                Files.createDirectories(options.output().toAbsolutePath().getParent());
-                Files.writeString(options.output(), markdown);
-                progress.println("written to " + options.output());
-            }
-            if (options.plot() != null && !runs.isEmpty()) {
-                Files.createDirectories(options.plot().toAbsolutePath().getParent());
-                StallPlot.write(runs, options, date, options.plot());
-                progress.println("plot written to " + options.plot());
+            ReportOutput.publish(markdown, options.output(), progress);
+            if (!runs.isEmpty()) {
+                ReportOutput.plot(options.plot(), file -> StallPlot.write(runs, options, date, file), progress);
             }
             return clean ? 0 : 1;
         } catch (Exception e) {
@@ -284,12 +257,4 @@ public final class StallBench {
         }
     }
 
-    private static void quietLogging() {
-        if (LoggerFactory.getLogger(Logger.ROOT_LOGGER_NAME) instanceof ch.qos.logback.classic.Logger root) {
-            root.setLevel(Level.WARN);
-        }
-        if (LoggerFactory.getLogger(HOST_NAME_WARNING_LOGGER) instanceof ch.qos.logback.classic.Logger logger) {
-            logger.setLevel(Level.ERROR);
-        }
-    }
 }

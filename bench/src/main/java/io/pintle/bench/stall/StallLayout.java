@@ -1,5 +1,6 @@
 package io.pintle.bench.stall;
 
+import io.pintle.bench.harness.DemoConfig;
 import io.pintle.bench.sync.Ports;
 import io.pintle.client.Pem;
 import io.pintle.server.demo.DemoLayout;
@@ -81,10 +82,8 @@ record StallLayout(DemoLayout demo, int port, int adminPort) {
         DemoLayout demo = DemoLayout.create(directory, port);
         Path dir = demo.directory();
         String config = Files.readString(demo.config());
-        // The demo's admin listener is on port 0 (any); the harness reads /metrics there, so it needs to know it.
-        config = replaceOnce(config, "[admin]\nlisten = \"127.0.0.1:0\"", "[admin]\nlisten = \"127.0.0.1:"
-                + adminPort + "\"");
-        config = replaceOnce(config, "share = \"share\"",
+        config = DemoConfig.withAdminPort(config, adminPort);
+        config = DemoConfig.replaceOnce(config, "share = \"share\"",
                 "share = \"share\"\nshared_folder = \"shared-folder\"\nshared_files = \"shared-files\"");
         Files.writeString(demo.config(), config);
         Files.createDirectories(dir.resolve("shared-files"));
@@ -135,14 +134,5 @@ record StallLayout(DemoLayout demo, int port, int adminPort) {
         } catch (GeneralSecurityException e) {
             throw new IllegalStateException(e);
         }
-    }
-
-    private static String replaceOnce(String text, String old, String replacement) throws IOException {
-        int at = text.indexOf(old);
-        if (at < 0 || text.indexOf(old, at + 1) >= 0) {
-            throw new IOException("the demo configuration does not have exactly one '" + old.replace("\n", "\\n")
-                    + "'");
-        }
-        return text.substring(0, at) + replacement + text.substring(at + old.length());
     }
 }

@@ -1,10 +1,9 @@
 package io.pintle.bench.stall;
 
+import io.pintle.bench.harness.CommandLine;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -49,22 +48,15 @@ record StallOptions(long requests, int streams, Duration timeout, List<Family> f
         Path output = null;
         Path plot = null;
         boolean keep = false;
-        Iterator<String> it = Arrays.asList(args).iterator();
+        CommandLine line = new CommandLine(USAGE, args, "--keep");
         try {
-            while (it.hasNext()) {
-                String option = it.next();
-                if (option.equals("--keep")) {
-                    keep = true;
-                    continue;
-                }
-                if (!it.hasNext()) {
-                    throw new IllegalArgumentException(USAGE);
-                }
-                String value = it.next();
-                switch (option) {
-                    case "--requests" -> requests = bounded(value, 1, 100_000_000);
-                    case "--streams" -> streams = (int) bounded(value, 1, 128);
-                    case "--timeout-seconds" -> timeout = Duration.ofSeconds(bounded(value, 1, 300));
+            while (line.next()) {
+                String value = line.value();
+                switch (line.option()) {
+                    case "--keep" -> keep = true;
+                    case "--requests" -> requests = line.longValue(1, 100_000_000);
+                    case "--streams" -> streams = (int) line.longValue(1, 128);
+                    case "--timeout-seconds" -> timeout = Duration.ofSeconds(line.longValue(1, 300));
                     case "--families" -> {
                         Set<Family> chosen = new LinkedHashSet<>();
                         for (String name : value.split(",")) {
@@ -73,11 +65,11 @@ record StallOptions(long requests, int streams, Duration timeout, List<Family> f
                         families = List.copyOf(new ArrayList<>(chosen));
                     }
                     case "--pintle-jar" -> jar = Path.of(value);
-                    case "--server-cpus" -> serverCpus = value.isBlank() || value.equals("none") ? null : value;
+                    case "--server-cpus" -> serverCpus = CommandLine.cpusOrNull(value);
                     case "--commit" -> commit = value.isBlank() ? null : value;
                     case "--output" -> output = Path.of(value);
                     case "--plot" -> plot = Path.of(value);
-                    default -> throw new IllegalArgumentException(USAGE);
+                    default -> throw line.unknown();
                 }
             }
         } catch (NumberFormatException e) {
@@ -89,14 +81,5 @@ record StallOptions(long requests, int streams, Duration timeout, List<Family> f
     /** @return the command words that pin Pintle, or none */
     List<String> serverLauncher() {
         return serverCpus == null ? List.of() : List.of("taskset", "-c", serverCpus);
-    }
-
-    private static long bounded(String text, long min, long max) {
-        long value = Long.parseLong(text.replace("_", "").replace(",", ""));
-        if (value < min || value > max) {
-            throw new IllegalArgumentException("value " + value + " out of range [" + min + ", " + max + "]; "
-                    + USAGE);
-        }
-        return value;
     }
 }

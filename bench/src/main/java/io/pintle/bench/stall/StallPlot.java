@@ -1,16 +1,12 @@
 package io.pintle.bench.stall;
 
+import io.pintle.bench.plot.Canvas;
 import java.awt.Color;
-import java.awt.Font;
-import java.awt.Graphics2D;
-import java.awt.RenderingHints;
-import java.awt.image.BufferedImage;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.List;
 import java.util.Locale;
-import javax.imageio.ImageIO;
 
 /**
  * The report's plot: each family's rate as a horizontal bar, green when the family was clean (no stuck request,
@@ -28,18 +24,9 @@ final class StallPlot {
     static void write(List<StallReport.FamilyRun> runs, StallOptions options, Instant date, Path file)
             throws IOException {
         int height = TOP + runs.size() * ROW_HEIGHT + 70;
-        BufferedImage image = new BufferedImage(WIDTH, height, BufferedImage.TYPE_INT_RGB);
-        Graphics2D g = image.createGraphics();
-        try {
-            g.setRenderingHint(RenderingHints.KEY_ANTIALIASING, RenderingHints.VALUE_ANTIALIAS_ON);
-            g.setRenderingHint(RenderingHints.KEY_TEXT_ANTIALIASING, RenderingHints.VALUE_TEXT_ANTIALIAS_ON);
-            g.setColor(Color.WHITE);
-            g.fillRect(0, 0, WIDTH, height);
-            g.setColor(Color.BLACK);
-            g.setFont(new Font(Font.SANS_SERIF, Font.BOLD, 16));
-            g.drawString(String.format(Locale.ROOT, "bench/stall, %s: %,d requests per family, %d streams on one"
-                    + " HTTP/2 connection", date, options.requests(), options.streams()), 20, 28);
-            g.setFont(new Font(Font.SANS_SERIF, Font.PLAIN, 12));
+        String title = String.format(Locale.ROOT, "bench/stall, %s: %,d requests per family, %d streams on one"
+                + " HTTP/2 connection", date, options.requests(), options.streams());
+        Canvas.writePng(WIDTH, height, title, g -> {
             double max = runs.stream().mapToDouble(r -> r.outcome().perSecond()).max().orElse(1);
             int plotWidth = WIDTH - LEFT - 260;
             for (int i = 0; i < runs.size(); i++) {
@@ -61,9 +48,6 @@ final class StallPlot {
                     + " counted by the server; red: not so.", 20, height - 32);
             g.drawString("Rates include the connection's set-up and the server's JIT warm-up; this is a correctness"
                     + " run, not a throughput benchmark.", 20, height - 14);
-        } finally {
-            g.dispose();
-        }
-        ImageIO.write(image, "png", file.toFile());
+        }, file);
     }
 }

@@ -40,14 +40,12 @@ public final class Nginx implements AutoCloseable {
         Files.createSymbolicLink(root.resolve("policies"), share);
         Files.createDirectories(prefix.resolve("temp"));
         Path config = prefix.resolve("nginx.conf");
-        String user = System.getProperty("user.name");
         Files.writeString(config, String.join("\n",
                 // The master reads the keys; the workers read the tree, which is in the harness's private
                 // temporary directory: they run as the harness's user ("user" only matters when that is root).
-                "root".equals(user) ? "user root;" : "",
+                userDirective(),
                 "worker_processes 2;",
-                "pid " + prefix.resolve("nginx.pid") + ";",
-                "error_log " + prefix.resolve("error.log") + " warn;",
+                pidAndErrorLog(prefix),
                 "events { worker_connections 1024; }",
                 "http {",
                 "  access_log off;",
@@ -56,15 +54,8 @@ public final class Nginx implements AutoCloseable {
                 "  tcp_nopush on;",
                 // One connection per sync whatever the tree size (the default closes it after 1,000 requests).
                 "  keepalive_requests 100000;",
-                "  client_body_temp_path " + prefix.resolve("temp/body") + ";",
-                "  proxy_temp_path " + prefix.resolve("temp/proxy") + ";",
-                "  fastcgi_temp_path " + prefix.resolve("temp/fastcgi") + ";",
-                "  uwsgi_temp_path " + prefix.resolve("temp/uwsgi") + ";",
-                "  scgi_temp_path " + prefix.resolve("temp/scgi") + ";",
-                "  map $ssl_client_s_dn $client_uid {",
-                "    default \"\";",
-                "    \"~(^|,)UID=(?<uid>[^,]+)\" $uid;",
-                "  }",
+                tempPaths(prefix.resolve("temp")),
+                clientUidMap(),
                 "  server {",
                 "    listen 127.0.0.1:" + port + " ssl http2;",
                 "    ssl_certificate " + certificate + ";",
@@ -111,6 +102,51 @@ public final class Nginx implements AutoCloseable {
         String version = new String(versionCommand.getInputStream().readAllBytes()).strip();
         versionCommand.waitFor(10, TimeUnit.SECONDS);
         return new Nginx(process, version);
+    }
+
+    /**
+     * @return the {@code user} directive a bench's nginx.conf needs: "user root;" when the harness runs as root
+     *     (nginx would otherwise switch its workers to nobody, who cannot read the harness's private files), else
+     *     an empty line
+     */
+    public static String userDirective() {
+        return "root".equals(System.getProperty("user.name")) ? "user root;" : "";
+    }
+
+    /**
+     * @param prefix the prefix directory
+     * @return the {@code pid} and {@code error_log} lines (main context), both under {@code prefix}
+     */
+    public static String pidAndErrorLog(Path prefix) {
+        return String.join("\n",
+                "pid " + prefix.resolve("nginx.pid") + ";",
+                "error_log " + prefix.resolve("error.log") + " warn;");
+    }
+
+    /**
+     * @param temp a directory of the harness's
+     * @return the five {@code *_temp_path} lines ({@code http} context) under {@code temp}, so that nginx writes
+     *     nothing outside the harness's directories
+     */
+    public static String tempPaths(Path temp) {
+        return String.join("\n",
+                "  client_body_temp_path " + temp.resolve("body") + ";",
+                "  proxy_temp_path " + temp.resolve("proxy") + ";",
+                "  fastcgi_temp_path " + temp.resolve("fastcgi") + ";",
+                "  uwsgi_temp_path " + temp.resolve("uwsgi") + ";",
+                "  scgi_temp_path " + temp.resolve("scgi") + ";");
+    }
+
+    /**
+     * @return the {@code map} ({@code http} context) that sets {@code $client_uid} to the client certificate's
+     *     {@code UID}, empty when it has none: what a {@code location} compares with the node id of the path
+     */
+    public static String clientUidMap() {
+        return String.join("\n",
+                "  map $ssl_client_s_dn $client_uid {",
+                "    default \"\";",
+                "    \"~(^|,)UID=(?<uid>[^,]+)\" $uid;",
+                "  }");
     }
 
     /** @return what {@code nginx -v} prints */

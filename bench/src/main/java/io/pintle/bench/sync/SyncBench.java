@@ -1,7 +1,8 @@
 package io.pintle.bench.sync;
 
-import ch.qos.logback.classic.Level;
 import io.pintle.api.Routes;
+import io.pintle.bench.harness.HarnessMain;
+import io.pintle.bench.harness.ReportOutput;
 import io.pintle.bench.sync.Sample.Scenario;
 import io.pintle.client.ClientTls;
 import io.pintle.server.demo.DemoLayout;
@@ -13,7 +14,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -25,8 +25,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Supplier;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Entry point of {@code bench/sync}: generates Rudder-like trees, starts cf-serverd, nginx and Pintle on 127.0.0.1
@@ -40,11 +38,9 @@ import org.slf4j.LoggerFactory;
 public final class SyncBench {
     static final int EXIT_OK = 0;
     static final int EXIT_FAILURES = 1;
-    static final int EXIT_CANNOT_RUN = 2;
     /** Files changed by the "10 files changed" scenario. */
     static final int CHANGED_FILES = 10;
     private static final long SEED = 0x53796e63L;
-    private static final String HOST_NAME_WARNING_LOGGER = "org.eclipse.jetty.util.ssl.SslContextFactory.config";
 
     private final SyncOptions options;
     private final PrintStream progress;
@@ -65,24 +61,9 @@ public final class SyncBench {
 
     /** @param args see {@link SyncOptions#USAGE} */
     public static void main(String[] args) {
-        quietLogging();
-        SyncOptions options;
-        try {
-            options = SyncOptions.parse(args);
-        } catch (IllegalArgumentException e) {
-            System.err.println(e.getMessage());
-            System.exit(EXIT_CANNOT_RUN);
-            return;
-        }
-        int status;
-        try {
-            status = new SyncBench(options, System.err).run();
-        } catch (Exception e) {
-            System.err.println("benchmark failed: " + e);
-            e.printStackTrace(System.err);
-            status = EXIT_CANNOT_RUN;
-        }
-        System.exit(status);
+        HarnessMain.quietClientLogging();
+        System.exit(HarnessMain.run(args, SyncOptions::parse, "benchmark",
+                options -> new SyncBench(options, System.err).run()));
     }
 
     private int run() throws Exception {
@@ -368,29 +349,8 @@ public final class SyncBench {
     }
 
     private int report(String markdown) throws IOException {
-        PrintStream stdout = new PrintStream(System.out, true, StandardCharsets.UTF_8);
-        stdout.print(markdown);
-        stdout.flush();
-        if (options.output() != null) {
-            Path parent = options.output().toAbsolutePath().getParent();
-            Files.createDirectories(parent);
-            Files.writeString(options.output(), markdown);
-            progress.println("written to " + options.output());
-        }
+        ReportOutput.publish(markdown, options.output(), progress);
         return samples.stream().allMatch(Sample::ok) ? EXIT_OK : EXIT_FAILURES;
-    }
-
-    /**
-     * The Jetty client's and the JDK's logging at WARN, and Jetty's warning that host names are not verified
-     * (on purpose: the server is authenticated by its key pin, as Rudder agents do) at ERROR.
-     */
-    private static void quietLogging() {
-        if (LoggerFactory.getLogger(Logger.ROOT_LOGGER_NAME) instanceof ch.qos.logback.classic.Logger root) {
-            root.setLevel(Level.WARN);
-        }
-        if (LoggerFactory.getLogger(HOST_NAME_WARNING_LOGGER) instanceof ch.qos.logback.classic.Logger logger) {
-            logger.setLevel(Level.ERROR);
-        }
     }
 
     static double median(List<Double> values) {

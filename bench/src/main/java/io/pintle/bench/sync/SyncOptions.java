@@ -1,10 +1,9 @@
 package io.pintle.bench.sync;
 
+import io.pintle.bench.harness.CommandLine;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.Iterator;
 import java.util.List;
 
 /**
@@ -39,19 +38,12 @@ record SyncOptions(List<Integer> trees, int repetitions, Duration roundTrip, int
         Path jar = Path.of("server/target/pintle.jar");
         Path output = null;
         boolean keep = false;
-        Iterator<String> it = Arrays.asList(args).iterator();
+        CommandLine line = new CommandLine(USAGE, args, "--keep");
         try {
-            while (it.hasNext()) {
-                String option = it.next();
-                if (option.equals("--keep")) {
-                    keep = true;
-                    continue;
-                }
-                if (!it.hasNext()) {
-                    throw new IllegalArgumentException(USAGE);
-                }
-                String value = it.next();
-                switch (option) {
+            while (line.next()) {
+                String value = line.value();
+                switch (line.option()) {
+                    case "--keep" -> keep = true;
                     case "--files" -> {
                         List<Integer> sizes = new ArrayList<>();
                         for (String size : value.split(",")) {
@@ -65,7 +57,7 @@ record SyncOptions(List<Integer> trees, int repetitions, Duration roundTrip, int
                     case "--cf-latency-repetitions" -> cfLatencyRepetitions = bounded(Integer.parseInt(value), 1, 10);
                     case "--pintle-jar" -> jar = Path.of(value);
                     case "--output" -> output = Path.of(value);
-                    default -> throw new IllegalArgumentException(USAGE);
+                    default -> throw line.unknown();
                 }
             }
         } catch (NumberFormatException e) {

@@ -1,10 +1,11 @@
 package io.pintle.bench.uploads;
 
+import io.pintle.bench.harness.ReportOutput;
 import io.pintle.bench.perf.Load;
 import io.pintle.bench.sync.ProcessCpu;
+import io.pintle.bench.harness.HarnessMain;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -34,23 +35,8 @@ public final class UploadBench {
 
     /** @param args see {@link UploadOptions#USAGE} */
     public static void main(String[] args) {
-        UploadOptions options;
-        try {
-            options = UploadOptions.parse(args);
-        } catch (RuntimeException e) {
-            System.err.println(e.getMessage());
-            System.exit(2);
-            return;
-        }
-        int status;
-        try {
-            status = new UploadBench(options, System.err).run();
-        } catch (Exception e) {
-            System.err.println("uploads harness failed: " + e);
-            e.printStackTrace(System.err);
-            status = 2;
-        }
-        System.exit(status);
+        System.exit(HarnessMain.run(args, UploadOptions::parse, "uploads harness",
+                options -> new UploadBench(options, System.err).run()));
     }
 
     private int run() throws Exception {
@@ -112,9 +98,7 @@ public final class UploadBench {
         UploadReport.Context context = new UploadReport.Context(date, minutes, options, layout, targets, loadBefore,
                 loadAfter, notes);
         String markdown = UploadReport.render(context, cells);
-        PrintStream stdout = new PrintStream(System.out, true, StandardCharsets.UTF_8);
-        stdout.print(markdown);
-        stdout.flush();
+        ReportOutput.publish(markdown, null, progress);
         Files.writeString(options.output().resolve("report.md"), markdown);
         UploadReport.plot(context, cells, options.output().resolve("plot.png"));
         progress.println("report and plot written to " + options.output());

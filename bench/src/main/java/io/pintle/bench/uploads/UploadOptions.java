@@ -1,12 +1,11 @@
 package io.pintle.bench.uploads;
 
+import io.pintle.bench.harness.CommandLine;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
 
@@ -76,29 +75,25 @@ record UploadOptions(List<Row> rows, int uploads, int reportBytes, int warmup, i
         String commit = null;
         Path output = null;
         Path work = null;
-        Iterator<String> it = Arrays.asList(args).iterator();
+        CommandLine line = new CommandLine(USAGE, args);
         try {
-            while (it.hasNext()) {
-                String option = it.next();
-                if (!it.hasNext()) {
-                    throw new IllegalArgumentException(USAGE);
-                }
-                String value = it.next();
-                switch (option) {
+            while (line.next()) {
+                String value = line.value();
+                switch (line.option()) {
                     case "--rows" -> rows = rows(value);
-                    case "--uploads" -> uploads = bounded(value, 10, 100_000);
-                    case "--report-bytes" -> bytes = bounded(value, 1, 100_000_000);
-                    case "--warmup" -> warmup = bounded(value, 0, 1_000_000);
-                    case "--cell-timeout-seconds" -> timeout = bounded(value, 10, 3600);
+                    case "--uploads" -> uploads = line.intValue(10, 100_000);
+                    case "--report-bytes" -> bytes = line.intValue(1, 100_000_000);
+                    case "--warmup" -> warmup = line.intValue(0, 1_000_000);
+                    case "--cell-timeout-seconds" -> timeout = line.intValue(10, 3600);
                     case "--pintle-jar" -> jar = Path.of(value);
                     case "--pintle-jvm-options" -> jvmOptions = value;
                     case "--pintle-config" -> config = read(Path.of(value));
-                    case "--server-cpu" -> serverCpu = value.equals("none") ? -1 : bounded(value, 0, 63);
-                    case "--client-cpus" -> clientCpus = value.isBlank() || value.equals("none") ? null : value;
+                    case "--server-cpu" -> serverCpu = value.equals("none") ? -1 : line.intValue(0, 63);
+                    case "--client-cpus" -> clientCpus = CommandLine.cpusOrNull(value);
                     case "--commit" -> commit = value.isBlank() ? null : value;
                     case "--output" -> output = Path.of(value);
                     case "--work" -> work = Path.of(value);
-                    default -> throw new IllegalArgumentException(USAGE);
+                    default -> throw line.unknown();
                 }
             }
         } catch (NumberFormatException e) {
@@ -112,7 +107,7 @@ record UploadOptions(List<Row> rows, int uploads, int reportBytes, int warmup, i
                 throw new IllegalArgumentException("row " + row.label() + ": more in flight than --uploads " + uploads);
             }
         }
-        List<String> jvm = jvmOptions.isBlank() ? List.of() : List.of(jvmOptions.strip().split("\\s+"));
+        List<String> jvm = CommandLine.jvmOptions(jvmOptions);
         return new UploadOptions(rows, uploads, bytes, warmup, timeout, jar, jvm, config, serverCpu, clientCpus,
                 commit, output, work);
     }
@@ -125,7 +120,7 @@ record UploadOptions(List<Row> rows, int uploads, int reportBytes, int warmup, i
                 throw new IllegalArgumentException("a row is GENERATOR:CONCURRENCY (e.g. ab:8), not '" + spec + "'; "
                         + "generators: " + Generator.Kind.names());
             }
-            rows.add(new Row(Generator.Kind.named(parts[0]), bounded(parts[1], 1, 1000)));
+            rows.add(new Row(Generator.Kind.named(parts[0]), CommandLine.bounded(parts[1], 1, 1000, USAGE)));
         }
         return List.copyOf(rows);
     }
@@ -136,14 +131,5 @@ record UploadOptions(List<Row> rows, int uploads, int reportBytes, int warmup, i
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read --pintle-config " + file, e);
         }
-    }
-
-    private static int bounded(String text, int min, int max) {
-        int value = Integer.parseInt(text.replace("_", "").replace(",", ""));
-        if (value < min || value > max) {
-            throw new IllegalArgumentException("value " + value + " out of range [" + min + ", " + max + "]; "
-                    + USAGE);
-        }
-        return value;
     }
 }

@@ -75,24 +75,18 @@ record UploadTarget(String name, int port, Supplier<List<ProcessHandle>> process
         Path temp = Files.createDirectories(prefix.resolve("temp"));
         Path reports = Files.createDirectories(work.resolve("nginx-reports"));
         int port = Ports.free();
-        String user = System.getProperty("user.name");
         String affinity = options.serverCpu() < 0 ? ""
                 : "worker_cpu_affinity " + Integer.toBinaryString(1 << options.serverCpu()) + ";";
         Path config = prefix.resolve("nginx.conf");
         Files.writeString(config, String.join("\n",
-                "root".equals(user) ? "user root;" : "",
+                Nginx.userDirective(),
                 "worker_processes 1;",
                 affinity,
-                "pid " + prefix.resolve("nginx.pid") + ";",
-                "error_log " + prefix.resolve("error.log") + " warn;",
+                Nginx.pidAndErrorLog(prefix),
                 "events { worker_connections 4096; }",
                 "http {",
                 "  access_log off;",
-                "  client_body_temp_path " + temp.resolve("body") + ";",
-                "  proxy_temp_path " + temp.resolve("proxy") + ";",
-                "  fastcgi_temp_path " + temp.resolve("fastcgi") + ";",
-                "  uwsgi_temp_path " + temp.resolve("uwsgi") + ";",
-                "  scgi_temp_path " + temp.resolve("scgi") + ";",
+                Nginx.tempPaths(temp),
                 "  server {",
                 "    listen 127.0.0.1:" + port + " ssl http2;",
                 "    ssl_certificate " + layout.certificate() + ";",

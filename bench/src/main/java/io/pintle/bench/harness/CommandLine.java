@@ -1,0 +1,138 @@
+package io.pintle.bench.harness;
+
+import java.util.Arrays;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * A harness's command line, read as {@code --option value} pairs plus the flags the harness names, failing with
+ * the harness's usage line. The harness keeps its own {@code switch} over {@link #option()}, its defaults and its
+ * checks:
+ *
+ * <pre>{@code
+ * CommandLine line = new CommandLine(USAGE, args, "--keep");
+ * while (line.next()) {
+ *     switch (line.option()) {
+ *         case "--keep" -> keep = true;
+ *         case "--streams" -> streams = line.intValue(1, 128);
+ *         default -> throw line.unknown();
+ *     }
+ * }
+ * }</pre>
+ */
+public final class CommandLine {
+    private final String usage;
+    private final Iterator<String> words;
+    private final Set<String> flags;
+    private String option;
+    private String value;
+
+    /**
+     * @param usage the message of every error about the command line's shape
+     * @param args the command line
+     * @param flags the options that take no value
+     */
+    public CommandLine(String usage, String[] args, String... flags) {
+        this.usage = usage;
+        this.words = Arrays.asList(args).iterator();
+        this.flags = Set.of(flags);
+    }
+
+    /**
+     * Reads the next option, and its value unless it is a flag.
+     *
+     * @return false at the end of the command line
+     * @throws IllegalArgumentException with the usage when the last option has no value
+     */
+    public boolean next() {
+        if (!words.hasNext()) {
+            return false;
+        }
+        option = words.next();
+        if (flags.contains(option)) {
+            value = null;
+            return true;
+        }
+        if (!words.hasNext()) {
+            throw new IllegalArgumentException(usage);
+        }
+        value = words.next();
+        return true;
+    }
+
+    /** @return the option {@link #next()} read */
+    public String option() {
+        return option;
+    }
+
+    /** @return its value (null for a flag) */
+    public String value() {
+        return value;
+    }
+
+    /** @return the error for an option the harness does not know: the usage */
+    public IllegalArgumentException unknown() {
+        return new IllegalArgumentException(usage);
+    }
+
+    /**
+     * @return the value as an int ({@code _} and {@code ,} between digits allowed)
+     * @throws NumberFormatException when it is not one
+     * @throws IllegalArgumentException naming the range and the usage when it is outside [min, max]
+     */
+    public int intValue(int min, int max) {
+        return bounded(value, min, max, usage);
+    }
+
+    /**
+     * @return the value as a long ({@code _} and {@code ,} between digits allowed)
+     * @throws NumberFormatException when it is not one
+     * @throws IllegalArgumentException naming the range and the usage when it is outside [min, max]
+     */
+    public long longValue(long min, long max) {
+        long parsed = Long.parseLong(withoutSeparators(value));
+        checkRange(parsed, min, max, usage);
+        return parsed;
+    }
+
+    /**
+     * {@link #intValue} for a part of a value (a list item).
+     *
+     * @param text the number ({@code _} and {@code ,} allowed)
+     * @param usage the harness's usage line, appended to the range error
+     * @return the number
+     */
+    public static int bounded(String text, int min, int max, String usage) {
+        int parsed = Integer.parseInt(withoutSeparators(text));
+        checkRange(parsed, min, max, usage);
+        return parsed;
+    }
+
+    /**
+     * @param value a CPU list for taskset, or "none" or blank
+     * @return the CPU list, or null for "none" or blank
+     */
+    public static String cpusOrNull(String value) {
+        return value.isBlank() || value.equals("none") ? null : value;
+    }
+
+    /**
+     * @param options JVM options, space-separated, as one argument
+     * @return them one a word
+     */
+    public static List<String> jvmOptions(String options) {
+        return options.isBlank() ? List.of() : List.of(options.strip().split("\\s+"));
+    }
+
+    private static String withoutSeparators(String text) {
+        return text.replace("_", "").replace(",", "");
+    }
+
+    private static void checkRange(long value, long min, long max, String usage) {
+        if (value < min || value > max) {
+            throw new IllegalArgumentException("value " + value + " out of range [" + min + ", " + max + "]; "
+                    + usage);
+        }
+    }
+}
