@@ -32,7 +32,6 @@ import java.nio.file.Files;
 import java.security.GeneralSecurityException;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.List;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.util.component.LifeCycle;
 import org.slf4j.Logger;
@@ -185,8 +184,7 @@ public final class Bootstrap {
         if (!uploads.enabled()) {
             return;
         }
-        for (java.nio.file.Path directory : List.of(uploads.inventories(), uploads.inventoryUpdates(),
-                uploads.reports())) {
+        for (java.nio.file.Path directory : uploads.directories()) {
             int removed = UploadStore.removeLeftovers(directory, UPLOAD_LEFTOVER_AGE, clock.instant());
             if (removed > 0) {
                 LOG.info("removed {} temporary upload file(s) left in {} by a stopped process", removed, directory);

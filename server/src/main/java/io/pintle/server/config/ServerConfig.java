@@ -1,6 +1,7 @@
 package io.pintle.server.config;
 
 import io.pintle.server.nodes.NodeId;
+import io.pintle.server.uploads.UploadKind;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -66,6 +67,32 @@ public record ServerConfig(
             Objects.requireNonNull(reports);
             Objects.requireNonNull(htpasswdInitial);
             Objects.requireNonNull(htpasswd);
+        }
+
+        /**
+         * @param kind an upload route
+         * @return the directory its uploads land in
+         */
+        public Path directory(UploadKind kind) {
+            return switch (kind) {
+                case INVENTORIES -> inventories;
+                case INVENTORY_UPDATES -> inventoryUpdates;
+                case REPORTS -> reports;
+            };
+        }
+
+        /** @return the three upload directories, in {@link UploadKind}'s order */
+        public List<Path> directories() {
+            return List.of(inventories, inventoryUpdates, reports);
+        }
+
+        /**
+         * @param kind an upload route
+         * @return the password file it checks: {@code htpasswd_initial} for new nodes' inventories, else
+         *     {@code htpasswd}
+         */
+        public Path users(UploadKind kind) {
+            return kind == UploadKind.INVENTORIES ? htpasswdInitial : htpasswd;
         }
     }
 

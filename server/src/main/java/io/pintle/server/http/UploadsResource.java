@@ -80,10 +80,9 @@ public final class UploadsResource {
                 result = UploadTally.Result.DENIED;
                 throw disabled();
             }
-            java.nio.file.Path users = kind == UploadKind.INVENTORIES ? uploads.htpasswdInitial() : uploads.htpasswd();
             state.authorize(snapshot.acl().upload(state.caller(), snapshot.uploadUsers().of(kind),
-                    users.getFileName().toString(), headers.getHeaderString(HttpHeaders.AUTHORIZATION)));
-            UploadStore.Stored stored = store.store(kind, directory(uploads, kind), UploadStore.checkName(name), body,
+                    uploads.users(kind).getFileName().toString(), headers.getHeaderString(HttpHeaders.AUTHORIZATION)));
+            UploadStore.Stored stored = store.store(kind, uploads.directory(kind), UploadStore.checkName(name), body,
                     headers.getLength(), uploads.maxBytes());
             result = stored.replaced() ? UploadTally.Result.REPLACED : UploadTally.Result.CREATED;
             kept = stored.bytes();
@@ -129,14 +128,6 @@ public final class UploadsResource {
             return UploadTally.Result.INVALID;
         }
         return UploadTally.Result.DENIED;
-    }
-
-    private static java.nio.file.Path directory(ServerConfig.Uploads uploads, UploadKind kind) {
-        return switch (kind) {
-            case INVENTORIES -> uploads.inventories();
-            case INVENTORY_UPDATES -> uploads.inventoryUpdates();
-            case REPORTS -> uploads.reports();
-        };
     }
 
     /**

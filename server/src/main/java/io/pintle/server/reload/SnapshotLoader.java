@@ -175,7 +175,7 @@ public final class SnapshotLoader {
         if (!uploads.enabled()) {
             return UploadUsers.NONE;
         }
-        for (Path directory : List.of(uploads.inventories(), uploads.inventoryUpdates(), uploads.reports())) {
+        for (Path directory : uploads.directories()) {
             if (!Files.isDirectory(directory)) {
                 throw new IOException(directory + ": upload directory does not exist (create it, or set [uploads] "
                         + "enabled = false on a server that takes no inventories or reports)");
