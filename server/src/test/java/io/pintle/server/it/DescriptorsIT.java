@@ -9,6 +9,7 @@ import io.pintle.server.config.ServerConfig;
 import io.pintle.server.testing.AbandonedConnections;
 import io.pintle.server.testing.NodeKeys;
 import io.pintle.server.testing.Sandbox;
+import io.pintle.server.testing.ServerProcess;
 import io.pintle.server.tls.SelfSigned;
 import io.pintle.server.tls.TlsContextFactory;
 import java.io.IOException;
@@ -21,8 +22,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import javax.net.ssl.SSLContext;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -34,7 +33,6 @@ import org.junit.jupiter.api.io.TempDir;
  * because a collection happened to run a finalizer (Conscrypt's engines free their pipe in one).
  */
 class DescriptorsIT {
-    private static final Pattern SERVING = Pattern.compile("serving .* on (https://127\\.0\\.0\\.1:\\d+) ");
     /** The limit of the report. */
     private static final int OPEN_FILES = 4_096;
     /** Rounds of abandoned connections: before the fix, the third ran the server out of descriptors. */
@@ -56,13 +54,13 @@ class DescriptorsIT {
                 + "[limits]\nmax_connections = 1000\nidle_timeout_seconds = 2\nheader_timeout_seconds = 2\n");
         Path log = dir.resolve("server.log");
         Process server = new ProcessBuilder("bash", "-c", "ulimit -n " + OPEN_FILES + " && exec \"$@\"", "bash",
-                java(), "-XX:+UnlockExperimentalVMOptions", "-XX:+UseEpsilonGC", "-Xmx1g",
-                "-jar", jar(), "serve", "--config", config.toString())
+                ServerProcess.java(), "-XX:+UnlockExperimentalVMOptions", "-XX:+UseEpsilonGC", "-Xmx1g",
+                "-jar", ServerProcess.jar(), "serve", "--config", config.toString())
                 .redirectErrorStream(true)
                 .redirectOutput(log.toFile())
                 .start();
         try {
-            URI uri = URI.create(awaitLog(log, server));
+            URI uri = URI.create(ServerProcess.awaitServing(log, server));
             SSLContext tls = ClientTls.context(node.certificatePath(), node.keyPath(), Set.of(sandbox.serverPin()));
             assertThat(download(uri, sandbox, node)).isEqualTo(200);
             AbandonedConnections.Descriptors before = AbandonedConnections.descriptors(server.pid());
@@ -105,29 +103,5 @@ class DescriptorsIT {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-    }
-
-    private static String awaitLog(Path log, Process process) throws Exception {
-        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-        while (System.nanoTime() < deadline) {
-            String text = Files.exists(log) ? Files.readString(log) : "";
-            Matcher matcher = SERVING.matcher(text);
-            if (matcher.find()) {
-                return matcher.group(1);
-            }
-            assertThat(process.isAlive()).as("server exited: %s", text).isTrue();
-            Thread.sleep(50);
-        }
-        throw new AssertionError("server did not start: " + Files.readString(log));
-    }
-
-    private static String java() {
-        return ProcessHandle.current().info().command().orElse("java");
-    }
-
-    private static String jar() {
-        Path jar = Path.of("target/pintle.jar").toAbsolutePath();
-        assertThat(jar).as("the shaded jar is built in the package phase, before integration tests").exists();
-        return jar.toString();
     }
 }

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import io.pintle.client.PintleClient;
 import io.pintle.server.testing.Sandbox;
+import io.pintle.server.testing.ServerProcess;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
@@ -23,8 +24,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -49,7 +48,6 @@ class ManifestMemoryIT {
     private static final int DIRECTORIES = Integer.getInteger("pintle.manifest.directories", 10);
     private static final int FILES_PER_DIRECTORY = 1000;
     private static final int CONCURRENT = 8;
-    private static final Pattern SERVING = Pattern.compile("serving .* on (https://127\\.0\\.0\\.1:\\d+) ");
 
     @Test
     void eightConcurrentManifestsOfALargeTreeFitTheHeap(@TempDir Path dir) throws Exception {
@@ -67,10 +65,10 @@ class ManifestMemoryIT {
         List<String> command = new ArrayList<>();
         command.add(ProcessHandle.current().info().command().orElse("java"));
         command.addAll(UNIT_JVM_OPTIONS);
-        command.addAll(List.of("-jar", jar(), "serve", "--config", config.toString()));
+        command.addAll(List.of("-jar", ServerProcess.jar(), "serve", "--config", config.toString()));
         Process server = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
         try {
-            URI uri = URI.create(awaitServing(log, server));
+            URI uri = URI.create(ServerProcess.awaitServing(log, server));
             long rssBefore = rssKib(server);
             // No client certificate: /common/ is open to the allowed networks.
             PintleClient anonymous = PintleClient.builder(uri).pin(sandbox.serverPin()).build();
@@ -177,25 +175,5 @@ class ManifestMemoryIT {
             }
         }
         return -1;
-    }
-
-    private static String awaitServing(Path log, Process process) throws Exception {
-        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-        while (System.nanoTime() < deadline) {
-            String text = Files.exists(log) ? Files.readString(log) : "";
-            Matcher matcher = SERVING.matcher(text);
-            if (matcher.find()) {
-                return matcher.group(1);
-            }
-            assertThat(process.isAlive()).as("server exited: %s", text).isTrue();
-            Thread.sleep(50);
-        }
-        throw new AssertionError("server did not log " + SERVING + ": " + Files.readString(log));
-    }
-
-    private static String jar() {
-        Path jar = Path.of("target/pintle.jar").toAbsolutePath();
-        assertThat(jar).as("the shaded jar is built in the package phase, before integration tests").exists();
-        return jar.toString();
     }
 }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.pintle.client.PintleClient;
 import io.pintle.server.testing.NodeKeys;
 import io.pintle.server.testing.Sandbox;
+import io.pintle.server.testing.ServerProcess;
 import io.pintle.server.tls.SelfSigned;
 import java.net.ServerSocket;
 import java.net.URI;
@@ -13,8 +14,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -23,7 +22,6 @@ import org.junit.jupiter.api.io.TempDir;
  * watch off so that only the signal or the command can be what applied a change.
  */
 class ProcessReloadIT {
-    static final Pattern SERVING = Pattern.compile("serving .* on (https://127\\.0\\.0\\.1:\\d+) ");
 
     @Test
     void sighupAndTheReloadCommandApplyChangesToARunningProcess(@TempDir Path dir) throws Exception {
@@ -38,12 +36,13 @@ class ProcessReloadIT {
         Files.writeString(config, Files.readString(config).replace("[admin]\nlisten = \"127.0.0.1:0\"",
                 "[admin]\nlisten = \"127.0.0.1:" + adminPort + "\""));
         Path log = dir.resolve("server.log");
-        Process server = new ProcessBuilder(java(), "-jar", jar(), "serve", "--config", config.toString())
+        Process server = new ProcessBuilder(ServerProcess.java(), "-jar", ServerProcess.jar(), "serve", "--config",
+                config.toString())
                 .redirectErrorStream(true)
                 .redirectOutput(log.toFile())
                 .start();
         try {
-            URI uri = URI.create(awaitLog(log, SERVING, server));
+            URI uri = URI.create(ServerProcess.awaitServing(log, server));
             PintleClient viaA = PintleClient.builder(uri).pin(sandbox.serverPin())
                     .identity(a.certificatePath(), a.keyPath()).build();
             assertThat(viaA.whoami().known()).isTrue();
@@ -99,26 +98,13 @@ class ProcessReloadIT {
     record Result(int exit, String output) {}
 
     private static Result cli(Path config) throws Exception {
-        Process process = new ProcessBuilder(java(), "-jar", jar(), "reload", "--config", config.toString())
+        Process process = new ProcessBuilder(ServerProcess.java(), "-jar", ServerProcess.jar(), "reload", "--config",
+                config.toString())
                 .redirectErrorStream(true)
                 .start();
         String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(process.waitFor(120, TimeUnit.SECONDS)).isTrue();
         return new Result(process.exitValue(), output);
-    }
-
-    static String awaitLog(Path log, Pattern pattern, Process process) throws Exception {
-        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-        while (System.nanoTime() < deadline) {
-            String text = Files.exists(log) ? Files.readString(log) : "";
-            Matcher matcher = pattern.matcher(text);
-            if (matcher.find()) {
-                return matcher.group(1);
-            }
-            assertThat(process.isAlive()).as("server exited: %s", text).isTrue();
-            Thread.sleep(50);
-        }
-        throw new AssertionError("server did not log " + pattern + ": " + Files.readString(log));
     }
 
     private static String read(Path file) {
@@ -127,15 +113,5 @@ class ProcessReloadIT {
         } catch (java.io.IOException e) {
             throw new java.io.UncheckedIOException(e);
         }
-    }
-
-    static String java() {
-        return ProcessHandle.current().info().command().orElse("java");
-    }
-
-    static String jar() {
-        Path jar = Path.of("target/pintle.jar").toAbsolutePath();
-        assertThat(jar).exists();
-        return jar.toString();
     }
 }

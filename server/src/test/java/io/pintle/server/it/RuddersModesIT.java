@@ -7,6 +7,7 @@ import io.pintle.client.ClientTls;
 import io.pintle.client.PintleClient;
 import io.pintle.server.testing.NodeKeys;
 import io.pintle.server.testing.Sandbox;
+import io.pintle.server.testing.ServerProcess;
 import io.pintle.server.tls.SelfSigned;
 import io.pintle.server.uploads.UploadKind;
 import java.net.URI;
@@ -71,7 +72,7 @@ class RuddersModesIT {
             Files.setAttribute(sandbox.uploads(kind), "unix:gid", NOBODY);
             Files.setPosixFilePermissions(sandbox.uploads(kind), PosixFilePermissions.fromString("rwxrwx---"));
         }
-        jar = Files.copy(Path.of(ProcessReloadIT.jar()), dir.resolve("pintle.jar"));
+        jar = Files.copy(Path.of(ServerProcess.jar()), dir.resolve("pintle.jar"));
         Files.setPosixFilePermissions(jar, PosixFilePermissions.fromString("rw-r--r--"));
     }
 
@@ -93,7 +94,7 @@ class RuddersModesIT {
         Path log = dir.resolve("with.log");
         Process server = start(true, log);
         try {
-            URI uri = URI.create(ProcessReloadIT.awaitLog(log, ProcessReloadIT.SERVING, server));
+            URI uri = URI.create(ServerProcess.awaitServing(log, server));
             PintleClient client = PintleClient.builder(uri).pin(sandbox.serverPin())
                     .identity(node.certificatePath(), node.keyPath()).build();
             assertThat(ReloadIT.status(client, "/policies/" + NODE + "/rules/rudder.tar.bz2", dir)).isEqualTo(200);
@@ -142,7 +143,7 @@ class RuddersModesIT {
 
     private static Process start(boolean capability, Path log) throws Exception {
         List<String> command = setpriv(capability);
-        command.addAll(List.of(ProcessReloadIT.java(), "-jar", jar.toString(), "serve", "--config",
+        command.addAll(List.of(ServerProcess.java(), "-jar", jar.toString(), "serve", "--config",
                 sandbox.dir().resolve("pintle.toml").toString()));
         return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
     }

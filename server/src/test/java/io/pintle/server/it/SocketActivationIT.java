@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import io.pintle.client.ClientTls;
 import io.pintle.server.testing.NodeKeys;
 import io.pintle.server.testing.Sandbox;
+import io.pintle.server.testing.ServerProcess;
 import io.pintle.server.tls.SelfSigned;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -74,7 +75,8 @@ class SocketActivationIT {
         Path log = dir.resolve("server.log");
         // systemd-socket-activate passes its children only the environment named by -E, as a unit does.
         Process holder = new ProcessBuilder(ACTIVATE.toString(), "-l", "127.0.0.1:" + port,
-                "-E", "PATH=" + System.getenv("PATH"), "-E", "PINTLE_JAR=" + jar(), "-E", "JAVA_HOME=" + javaHome(),
+                "-E", "PATH=" + System.getenv("PATH"), "-E", "PINTLE_JAR=" + ServerProcess.jar(),
+                "-E", "JAVA_HOME=" + javaHome(),
                 "-E", "PINTLE_JAVA_OPTS=-XX:TieredStopAtLevel=1",
                 "sh", loop.toString(), dir.toString(), wrapper(), "serve", "--config", config.toString())
                 .redirectErrorStream(true)
@@ -260,11 +262,5 @@ class SocketActivationIT {
     private static String javaHome() {
         Path java = Path.of(ProcessHandle.current().info().command().orElseThrow());
         return java.getParent().getParent().toString();
-    }
-
-    private static String jar() {
-        Path jar = Path.of("target/pintle.jar").toAbsolutePath();
-        assertThat(jar).exists();
-        return jar.toString();
     }
 }
