@@ -298,6 +298,19 @@ class UploadsIT {
                 .as("the temporary file is removed").isTrue();
         assertThat(sandbox.uploads(UploadKind.REPORTS).resolve("cut.log.gz")).doesNotExist();
         assertThat(ReloadIT.eventually(Duration.ofSeconds(10), () -> status("reports", "aborted") >= 1)).isTrue();
+        // Its worker and its client address's share are given back too.
+        assertThat(ReloadIT.eventually(Duration.ofSeconds(10),
+                () -> metric("pintle_inflight_requests{class=\"uploads\"}") == 0.0)).isTrue();
+    }
+
+    private static double metric(String series) {
+        try {
+            Double value = server.metric(series);
+            assertThat(value).as(series).isNotNull();
+            return value;
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     @Test
