@@ -27,6 +27,8 @@ install -d -m 0755 "$root/usr/share/pintle" "$root/usr/bin"
 install -m 0644 "$jar" "$root/usr/share/pintle/pintle.jar.new"
 mv -f "$root/usr/share/pintle/pintle.jar.new" "$root/usr/share/pintle/pintle.jar"
 install -m 0755 "$here/bin/pintle" "$root/usr/bin/pintle"
+install -d -m 0755 "$root/usr/lib/pintle"
+install -m 0755 "$here/lib/pintle-agent-run" "$root/usr/lib/pintle/pintle-agent-run"
 install -d -m 0755 "$root/usr/share/doc/pintle"
 install -m 0644 "$here/README.md" "$here/MIGRATING-FROM-RUDDER.md" "$here/pintle.example.toml" "$root/usr/share/doc/pintle/"
 
@@ -60,7 +62,7 @@ if [ -z "$root" ]; then
     fi
 fi
 
-# The live configuration is never overwritten; the one installed first sets nothing, so the defaults apply.
+# The live configuration is never overwritten; the one installed first sets only the agent helper's socket.
 install -d -m 0755 "$root/etc/pintle"
 if [ ! -e "$root/etc/pintle/pintle.toml" ]; then
     install -m 0644 "$here/pintle.toml" "$root/etc/pintle/pintle.toml"
@@ -71,7 +73,7 @@ if [ -z "$root" ]; then
     cat <<'NEXT'
 Installed. Next:
   pintle check-config --config /etc/pintle/pintle.toml
-  first install:  systemctl enable --now pintle.socket pintle.service   (once Apache no longer holds 443)
+  first install:  systemctl enable --now pintle.socket pintle-agent.socket pintle.service   (once Apache no longer holds 443)
   upgrade:        systemctl restart pintle.service                      (pintle.socket keeps the port)
 NEXT
 fi

@@ -329,7 +329,7 @@ public final class ConfigLoader {
                     upstream(raw.upstream() != null ? raw.upstream() : new RawUpstream(null, null, null, null, null, null, null, null),
                             certificate, key),
                     remoteRun(raw.remoteRun() != null ? raw.remoteRun()
-                            : new RawRemoteRun(null, null, null, null, null, null, null, null)),
+                            : new RawRemoteRun(null, null, null, null, null, null, null, null, null)),
                     uploads(raw.uploads() != null ? raw.uploads()
                             : new RawUploads(null, null, null, null, null, null, null), validGeneral.role()),
                     webapp(raw.webapp() != null ? raw.webapp() : new RawWebapp(null, null, null)));
@@ -398,7 +398,20 @@ public final class ConfigLoader {
                     argv("remote_run.run", raw.run(), DEFAULT_REMOTE_RUN_RUN),
                     argv("remote_run.update", raw.update(), DEFAULT_REMOTE_RUN_UPDATE),
                     argv("remote_run.inventory", raw.inventory(), DEFAULT_REMOTE_RUN_INVENTORY),
-                    timeout, connect, maxParallel);
+                    timeout, connect, maxParallel, agentSocket(raw.agentSocket()));
+        }
+
+        /** {@code remote_run.agent_socket}: empty or absent for none. */
+        private Path agentSocket(String value) throws ConfigException {
+            if (value == null || value.isEmpty()) {
+                return null;
+            }
+            Path socket = path("remote_run.agent_socket", value, null);
+            if (socket.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 107) {
+                throw new ConfigException(source + ": 'remote_run.agent_socket': " + socket + " is longer than a Unix "
+                        + "socket path may be (107 bytes)");
+            }
+            return socket;
         }
 
         /** An argv list: an absolute program, then fixed arguments; never a shell line. */
@@ -684,7 +697,8 @@ public final class ConfigLoader {
             @JsonProperty("inventory") List<String> inventory,
             @JsonProperty("timeout") Integer timeoutSeconds,
             @JsonProperty("connect_timeout") Integer connectTimeoutSeconds,
-            @JsonProperty("max_parallel") Integer maxParallel) {}
+            @JsonProperty("max_parallel") Integer maxParallel,
+            @JsonProperty("agent_socket") String agentSocket) {}
 
     record RawUpstream(
             @JsonProperty("url") String url,

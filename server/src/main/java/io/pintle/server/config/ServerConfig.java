@@ -130,9 +130,12 @@ public record ServerConfig(
      * @param connectTimeout how long a connection to the next server may take
      * @param maxParallel calls to other servers and local agent runs in progress at once, over all requests; takes
      *     effect at start
+     * @param agentSocket when set, this machine's agent is not started by Pintle but asked for through this Unix
+     *     socket (pintle-agent.socket, whose helper runs it as root); {@code run}, {@code update} and {@code
+     *     inventory} then do not apply. Null: Pintle starts the argv itself
      */
     public record RemoteRun(boolean enabled, int port, List<String> run, List<String> update, List<String> inventory,
-            Duration timeout, Duration connectTimeout, int maxParallel) {
+            Duration timeout, Duration connectTimeout, int maxParallel, Path agentSocket) {
         public RemoteRun {
             run = List.copyOf(run);
             update = List.copyOf(update);

@@ -4,14 +4,23 @@ import io.pintle.api.dto.RemoteRunEvent;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.Channels;
+import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.security.SecureRandom;
 import java.time.Duration;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -26,7 +35,16 @@ public final class AgentLauncher {
     /** After the timeout's polite stop, how long the agent gets before it is killed. */
     public static final Duration KILL_GRACE = Duration.ofSeconds(5);
 
+    /** The first word of a request to the agent helper. */
+    public static final String HELPER_PROTOCOL = "pintle-agent/1";
+    /** How the agent helper's refusals begin. */
+    public static final String HELPER_REFUSED = "pintle-agent: refused: ";
+    /** {@code timeout}'s exit code when it stopped the agent with TERM, and with KILL. */
+    private static final int TIMEOUT_EXIT = 124;
+    private static final int KILLED_EXIT = 137;
+
     private static final Logger LOG = LoggerFactory.getLogger(AgentLauncher.class);
+    private static final SecureRandom RANDOM = new SecureRandom();
 
     private final ScheduledExecutorService timers;
 
@@ -73,7 +91,7 @@ public final class AgentLauncher {
         }
         try {
             process.getOutputStream().close();
-            pump(node, process.getInputStream(), sink);
+            pump(process.getInputStream(), line -> sink.accept(RemoteRunEvent.output(node, line)));
             int exit = process.waitFor();
             stop.cancel(false);
             long duration = millisSince(start);
@@ -108,6 +126,165 @@ public final class AgentLauncher {
         }
     }
 
+    /**
+     * Asks the agent helper behind a Unix socket (pintle-agent.socket) to run the agent, and waits for it. The
+     * helper ({@code deploy/lib/pintle-agent-run}, run as root by systemd for each connection) reads one line,
+     * {@code pintle-agent/1 <nonce> <timeout> <command> [<conditions>]}, answers with the agent's output, then an
+     * empty line and {@code <nonce> exit <code>}; a refused request gets {@code pintle-agent: refused: <reason>}.
+     * The nonce, new for each run, keeps the agent's own output from ever passing for the status line.
+     *
+     * @param node this server's node id, for the events
+     * @param socket the helper's socket
+     * @param order what to run
+     * @param timeout when the helper stops the agent (Pintle gives up {@link #KILL_GRACE} twice later)
+     * @param sink receives each output line, then the status
+     */
+    public void run(String node, Path socket, RunOrder order, Duration timeout, RunSink sink) {
+        long start = System.nanoTime();
+        String nonce = HexFormat.of().formatHex(randomBytes(16));
+        String request = HELPER_PROTOCOL + " " + nonce + " " + Math.max(1, timeout.toSeconds()) + " "
+                + order.command().wire() + (order.conditions().isEmpty() ? "" : " " + order.conditions().joined())
+                + "\n";
+        SocketChannel channel;
+        try {
+            channel = SocketChannel.open(StandardProtocolFamily.UNIX);
+        } catch (IOException | UnsupportedOperationException e) {
+            sink.accept(RemoteRunEvent.status(node, RemoteRunEvent.ERROR, null, millisSince(start), false,
+                    "cannot open a Unix socket: " + e.getMessage()));
+            return;
+        }
+        AtomicBoolean timedOut = new AtomicBoolean();
+        try (channel) {
+            try {
+                channel.connect(UnixDomainSocketAddress.of(socket));
+            } catch (IOException e) {
+                LOG.warn("remote run: cannot reach the agent helper at {}: {}", socket, e.toString());
+                sink.accept(RemoteRunEvent.status(node, RemoteRunEvent.ERROR, null, millisSince(start), false,
+                        "cannot reach the agent helper at " + socket + " (" + reason(e) + "): start it with "
+                                + "'systemctl enable --now pintle-agent.socket', or unset [remote_run] agent_socket"));
+                return;
+            }
+            ScheduledFuture<?> giveUp;
+            try {
+                giveUp = timers.schedule(() -> {
+                    timedOut.set(true);
+                    LOG.warn("remote run: the agent helper at {} has not answered {} s after the agent's timeout; "
+                            + "closing the connection", socket, 2 * KILL_GRACE.toSeconds());
+                    closeQuietly(channel);
+                }, timeout.plus(KILL_GRACE).plus(KILL_GRACE).toMillis(), TimeUnit.MILLISECONDS);
+            } catch (RejectedExecutionException stopping) {
+                sink.accept(RemoteRunEvent.status(node, RemoteRunEvent.ERROR, null, millisSince(start), false,
+                        "the server is stopping"));
+                return;
+            }
+            try {
+                channel.write(ByteBuffer.wrap(request.getBytes(StandardCharsets.US_ASCII)));
+                channel.shutdownOutput();
+                LOG.info("remote run: asked the agent helper at {} for {}", socket, order.command());
+                HelperOutput output = new HelperOutput(node, nonce, sink);
+                pump(Channels.newInputStream(channel), output);
+                giveUp.cancel(false);
+                long duration = millisSince(start);
+                Integer exit = output.exit();
+                if (exit == null) {
+                    String refusal = output.lastLine() != null && output.lastLine().startsWith(HELPER_REFUSED)
+                            ? ": " + output.lastLine().substring(HELPER_REFUSED.length()) : "";
+                    sink.accept(RemoteRunEvent.status(node, RemoteRunEvent.ERROR, null, duration, false,
+                            "the agent helper ended without an exit status" + refusal));
+                } else if ((exit == TIMEOUT_EXIT || exit == KILLED_EXIT) && duration >= timeout.toMillis()) {
+                    sink.accept(RemoteRunEvent.status(node, RemoteRunEvent.TIMEOUT, null, duration, true,
+                            "the agent was stopped after " + timeout.toSeconds() + " s"));
+                } else if (exit == 0) {
+                    sink.accept(RemoteRunEvent.status(node, RemoteRunEvent.SUCCESS, 0, duration, false, null));
+                } else {
+                    sink.accept(RemoteRunEvent.status(node, RemoteRunEvent.FAILED, exit, duration, false,
+                            "the agent exited with code " + exit));
+                }
+                LOG.info("remote run: the agent helper at {} answered: exit {}, {} ms", socket, exit, duration);
+            } catch (IOException e) {
+                giveUp.cancel(false);
+                if (timedOut.get()) {
+                    sink.accept(RemoteRunEvent.status(node, RemoteRunEvent.TIMEOUT, null, millisSince(start), true,
+                            "the agent helper did not answer within " + timeout.toSeconds() + " s and "
+                                    + 2 * KILL_GRACE.toSeconds() + " s more"));
+                    return;
+                }
+                sink.accept(RemoteRunEvent.status(node, RemoteRunEvent.ERROR, null, millisSince(start), false,
+                        "reading the agent helper's answer failed: " + reason(e)));
+            }
+        } catch (IOException closing) {
+            LOG.debug("remote run: closing the agent helper's connection: {}", closing.toString());
+        }
+    }
+
+    /**
+     * The helper's answer, line by line: output lines are handed on, except an empty line that turns out to be the
+     * one before the status line, and the status line itself.
+     */
+    private static final class HelperOutput implements Consumer<String> {
+        private final String node;
+        private final String statusPrefix;
+        private final RunSink sink;
+        private boolean heldEmptyLine;
+        private Integer exit;
+        private String lastLine;
+
+        HelperOutput(String node, String nonce, RunSink sink) {
+            this.node = node;
+            this.statusPrefix = nonce + " exit ";
+            this.sink = sink;
+        }
+
+        @Override
+        public void accept(String line) {
+            if (exit != null) {
+                return;
+            }
+            if (line.startsWith(statusPrefix) && line.length() > statusPrefix.length()
+                    && line.length() <= statusPrefix.length() + 3
+                    && line.substring(statusPrefix.length()).chars().allMatch(c -> c >= '0' && c <= '9')) {
+                exit = Integer.parseInt(line.substring(statusPrefix.length()));
+                return;
+            }
+            if (heldEmptyLine) {
+                sink.accept(RemoteRunEvent.output(node, ""));
+                heldEmptyLine = false;
+            }
+            if (line.isEmpty()) {
+                heldEmptyLine = true;
+                return;
+            }
+            lastLine = line;
+            sink.accept(RemoteRunEvent.output(node, line));
+        }
+
+        Integer exit() {
+            return exit;
+        }
+
+        String lastLine() {
+            return lastLine;
+        }
+    }
+
+    private static byte[] randomBytes(int length) {
+        byte[] bytes = new byte[length];
+        RANDOM.nextBytes(bytes);
+        return bytes;
+    }
+
+    private static String reason(IOException e) {
+        return e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
+    }
+
+    private static void closeQuietly(SocketChannel channel) {
+        try {
+            channel.close();
+        } catch (IOException e) {
+            LOG.debug("remote run: closing the agent helper's connection: {}", e.toString());
+        }
+    }
+
     /** Stops the agent and what it started: SIGTERM to all (children first known, as they lose their parent), then SIGKILL. */
     private void stop(Process process) {
         List<ProcessHandle> tree = process.descendants().toList();
@@ -126,7 +303,7 @@ public final class AgentLauncher {
     }
 
     /** Hands on each line (without its end of line) until the end of the output; a last unterminated line too. */
-    private static void pump(String node, InputStream in, RunSink sink) throws IOException {
+    private static void pump(InputStream in, Consumer<String> lines) throws IOException {
         ByteArrayOutputStream line = new ByteArrayOutputStream(256);
         byte[] buffer = new byte[8192];
         int n;
@@ -134,7 +311,7 @@ public final class AgentLauncher {
             for (int i = 0; i < n; i++) {
                 byte b = buffer[i];
                 if (b == '\n' || line.size() >= MAX_LINE_BYTES) {
-                    emit(node, line, sink);
+                    emit(line, lines);
                     if (b == '\n') {
                         continue;
                     }
@@ -143,17 +320,17 @@ public final class AgentLauncher {
             }
         }
         if (line.size() > 0) {
-            emit(node, line, sink);
+            emit(line, lines);
         }
     }
 
-    private static void emit(String node, ByteArrayOutputStream line, RunSink sink) {
+    private static void emit(ByteArrayOutputStream line, Consumer<String> lines) {
         int length = line.size();
         byte[] bytes = line.toByteArray();
         if (length > 0 && bytes[length - 1] == '\r') {
             length--;
         }
-        sink.accept(RemoteRunEvent.output(node, new String(bytes, 0, length, StandardCharsets.UTF_8)));
+        lines.accept(new String(bytes, 0, length, StandardCharsets.UTF_8));
         line.reset();
     }
 

@@ -110,8 +110,13 @@ public final class RemoteRunner {
         List<Runnable> tasks = new ArrayList<>();
         ServerConfig.RemoteRun config = snapshot.config().remoteRun();
         if (plan.local()) {
-            List<String> argv = order.argv(config);
-            tasks.add(() -> launcher.run(snapshot.self().value(), argv, config.timeout(), counting));
+            if (config.agentSocket() != null) {
+                tasks.add(() -> launcher.run(snapshot.self().value(), config.agentSocket(), order, config.timeout(),
+                        counting));
+            } else {
+                List<String> argv = order.argv(config);
+                tasks.add(() -> launcher.run(snapshot.self().value(), argv, config.timeout(), counting));
+            }
         }
         for (RunPlan.Hop hop : plan.hops()) {
             tasks.add(() -> call(snapshot, order, hop, hops + 1, counting));

@@ -475,6 +475,16 @@ class ConfigLoaderTest {
         assertRefused(ROOT_ID + "[remote_run]\ntimeout = 0\n", "remote_run.timeout");
         assertRefused(ROOT_ID + "[remote_run]\ncommand = \"/bin/sh\"\n", "command");
     }
+
+    @Test
+    void theAgentHelpersSocketIsOptionalAndAUnixSocketPath() throws Exception {
+        assertThat(parse(ROOT_ID).remoteRun().agentSocket()).as("default: Pintle starts the argv").isNull();
+        assertThat(parse(ROOT_ID + "[remote_run]\nagent_socket = \"\"\n").remoteRun().agentSocket()).isNull();
+        assertThat(parse(ROOT_ID + "[remote_run]\nagent_socket = \"/run/pintle-agent.sock\"\n").remoteRun()
+                .agentSocket()).isEqualTo(Path.of("/run/pintle-agent.sock"));
+        assertRefused(ROOT_ID + "[remote_run]\nagent_socket = \"/run/" + "x".repeat(110) + "\"\n",
+                "remote_run.agent_socket", "longer than a Unix socket path");
+    }
     @Test
     void theWebappIsNotProxiedUnlessConfigured() throws Exception {
         ServerConfig.Webapp webapp = parse(ROOT_ID).webapp();

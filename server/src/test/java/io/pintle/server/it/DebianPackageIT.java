@@ -104,16 +104,18 @@ class DebianPackageIT {
         String script = new String(wrapper.content(), StandardCharsets.UTF_8);
         assertThat(script).as("the wrapper's default jar: /usr/bin/../share/pintle/pintle.jar")
                 .contains("\"$here/../share/pintle/pintle.jar\"");
-        String service = new String(data.get("/usr/lib/systemd/system/pintle.service").content(), StandardCharsets.UTF_8);
-        Matcher exec = Pattern.compile("(?m)^Exec(?:Start|Reload)=[-@+!]*(\\S+)").matcher(service);
         int commands = 0;
-        while (exec.find()) {
-            commands++;
-            Entry program = data.get(exec.group(1));
-            assertThat(program).as(exec.group(0) + ": a program the package installs").isNotNull();
-            assertThat(program.mode() & 0111).as(exec.group(1) + " is executable").isNotZero();
+        for (String unit : List.of("pintle.service", "pintle-agent@.service")) {
+            String service = new String(data.get("/usr/lib/systemd/system/" + unit).content(), StandardCharsets.UTF_8);
+            Matcher exec = Pattern.compile("(?m)^Exec(?:Start|Reload)=[-@+!]*(\\S+)").matcher(service);
+            while (exec.find()) {
+                commands++;
+                Entry program = data.get(exec.group(1));
+                assertThat(program).as(unit + " " + exec.group(0) + ": a program the package installs").isNotNull();
+                assertThat(program.mode()).as(exec.group(1) + " is executable, root's to change").isEqualTo(0755);
+            }
         }
-        assertThat(commands).as("ExecStart and ExecReload").isGreaterThanOrEqualTo(2);
+        assertThat(commands).as("ExecStart and ExecReload, the helper's ExecStart").isGreaterThanOrEqualTo(3);
     }
 
     @Test
@@ -134,7 +136,12 @@ class DebianPackageIT {
         assertThat(conffiles).contains("/etc/pintle/pintle.toml");
         String configuration = new String(data.get("/etc/pintle/pintle.toml").content(), StandardCharsets.UTF_8);
         assertThat(configuration.lines().filter(l -> !l.isBlank() && !l.startsWith("#")))
-                .as("commented out: Rudder's defaults apply until an administrator sets a key").isEmpty();
+                .as("commented out, Rudder's defaults apply, but for the agent helper the package installs")
+                .containsExactly("[remote_run]", "agent_socket = \"/run/pintle-agent.sock\"");
+        String socket = new String(data.get("/usr/lib/systemd/system/pintle-agent.socket").content(),
+                StandardCharsets.UTF_8);
+        assertThat(socket).contains("ListenStream=/run/pintle-agent.sock\n", "SocketGroup=pintle\n",
+                "SocketMode=0660\n", "Accept=yes\n");
         assertThat(data).containsKeys("/usr/share/doc/pintle/README.md", "/usr/share/doc/pintle/MIGRATING-FROM-RUDDER.md",
                 "/usr/share/doc/pintle/pintle.example.toml");
     }

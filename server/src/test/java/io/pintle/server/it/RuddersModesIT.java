@@ -5,11 +5,13 @@ import static org.assertj.core.api.Assumptions.assumeThat;
 
 import io.pintle.client.ClientTls;
 import io.pintle.client.PintleClient;
+import io.pintle.server.testing.AgentHelper;
 import io.pintle.server.testing.NodeKeys;
 import io.pintle.server.testing.Sandbox;
 import io.pintle.server.testing.ServerProcess;
 import io.pintle.server.tls.SelfSigned;
 import io.pintle.server.uploads.UploadKind;
+import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -25,6 +27,7 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import javax.net.ssl.KeyManager;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -33,7 +36,8 @@ import org.junit.jupiter.api.io.TempDir;
  * The server as its systemd unit runs it, on files with the modes Rudder's agent enforces: an unprivileged user
  * (here {@code nobody}) with one capability, {@code CAP_DAC_READ_SEARCH} (ambient, as the unit's
  * {@code AmbientCapabilities=} gives it; set here by {@code setpriv}), reads the server key and the networks file
- * left {@code 0600 root}, serves, takes uploads into directories of its group, and can write nowhere else. Needs
+ * left {@code 0600 root}, serves, takes uploads into directories of its group, has its own agent run as root by the
+ * agent helper behind a socket of its group (pintle-agent.socket), and can write nowhere else. Needs
  * root to switch users (CI runs as root); skipped elsewhere.
  */
 class RuddersModesIT {
@@ -46,6 +50,8 @@ class RuddersModesIT {
     static Sandbox sandbox;
     static NodeKeys node;
     static Path jar;
+    static Path agentDir;
+    static AgentHelper helper;
 
     @BeforeAll
     static void layOut() throws Exception {
@@ -55,7 +61,17 @@ class RuddersModesIT {
         sandbox = Sandbox.create(dir.resolve("rudder"));
         node = sandbox.addNode(NODE, SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
         sandbox.shareFile(NODE + "/rules/rudder.tar.bz2", "policies".getBytes(StandardCharsets.US_ASCII));
-        sandbox.config("[reload]\nwatch = false");
+        // The agent helper, root's, as pintle-agent.socket runs it: its socket 0660, group of the server's user.
+        agentDir = Files.createDirectories(dir.resolve("agent"));
+        Path rudder = agentDir.resolve("rudder");
+        try (InputStream in = RuddersModesIT.class.getResourceAsStream("/fake-agent.sh")) {
+            Files.copy(in, rudder);
+        }
+        Files.setPosixFilePermissions(rudder, PosixFilePermissions.fromString("rwxr-xr-x"));
+        helper = AgentHelper.start(dir.resolve("agent.sock"), rudder, dir.resolve("helper.log"));
+        Files.setAttribute(helper.socket(), "unix:gid", NOBODY);
+        Files.setPosixFilePermissions(helper.socket(), PosixFilePermissions.fromString("rw-rw----"));
+        sandbox.config("[reload]\nwatch = false\n[remote_run]\nagent_socket = \"" + helper.socket() + "\"");
         // Everything root's, readable by all, as Rudder leaves it; but these two, which its agent forces to 0600.
         try (Stream<Path> all = Files.walk(sandbox.dir())) {
             for (Path path : all.toList()) {
@@ -74,6 +90,13 @@ class RuddersModesIT {
         }
         jar = Files.copy(Path.of(ServerProcess.jar()), dir.resolve("pintle.jar"));
         Files.setPosixFilePermissions(jar, PosixFilePermissions.fromString("rw-r--r--"));
+    }
+
+    @AfterAll
+    static void stopHelper() throws Exception {
+        if (helper != null) {
+            helper.close();
+        }
     }
 
     @Test
@@ -109,6 +132,21 @@ class RuddersModesIT {
             Path stored = sandbox.uploads(UploadKind.REPORTS).resolve("r.log.gz");
             assertThat(Files.readString(stored)).isEqualTo("report");
             assertThat(Files.getAttribute(stored, "unix:uid")).isEqualTo(NOBODY);
+
+            // Remote run of this server's own agent, as Rudder's webapp asks for it on https://localhost: the
+            // server, nobody without privileges, has it run as root by the helper behind the socket.
+            HttpResponse<String> run = http.send(HttpRequest.newBuilder(
+                            URI.create(uri + "/rudder/relay-api/remote-run/nodes/root"))
+                    .header("Content-Type", "application/x-www-form-urlencoded")
+                    .POST(HttpRequest.BodyPublishers.ofString("asynchronous=false&keep_output=true&classes=c1"))
+                    .build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(run.statusCode()).as(run.body()).isEqualTo(200);
+            assertThat(run.body()).isEqualTo("root> fake agent: started agent run -uR -D c1\nroot> fake agent: done\n");
+            try (Stream<Path> runs = Files.list(agentDir.resolve("runs"))) {
+                List<Path> uids = runs.filter(f -> f.toString().endsWith(".uid")).toList();
+                assertThat(uids).hasSize(1);
+                assertThat(Files.readString(uids.get(0)).trim()).as("the agent's uid").isEqualTo("0");
+            }
         } finally {
             server.destroy();
             server.waitFor(30, TimeUnit.SECONDS);

@@ -1,0 +1,249 @@
+package io.pintle.server.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.pintle.api.Routes;
+import io.pintle.server.testing.AgentHelper;
+import io.pintle.server.testing.Sandbox;
+import io.pintle.server.testing.TestServer;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.ByteBuffer;
+import java.nio.channels.Channels;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Remote run of the server's own agent through the agent helper ({@code [remote_run] agent_socket}): the real
+ * {@code deploy/lib/pintle-agent-run} behind systemd's socket activation ({@link AgentHelper}), a real server, and
+ * the fake agent ({@code fake-agent.sh}) recording its exact argv. What the helper refuses never runs anything.
+ */
+class AgentHelperIT {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final int TIMEOUT_SECONDS = 2;
+
+    @TempDir
+    static Path dir;
+
+    static Path agentDir;
+    static AgentHelper helper;
+    static TestServer server;
+
+    @BeforeAll
+    static void start() throws Exception {
+        agentDir = Files.createDirectories(dir.resolve("agent"));
+        Path rudder = agentDir.resolve("rudder");
+        try (InputStream in = AgentHelperIT.class.getResourceAsStream("/fake-agent.sh")) {
+            Files.copy(in, rudder);
+        }
+        assertThat(rudder.toFile().setExecutable(true)).isTrue();
+        helper = AgentHelper.start(dir.resolve("agent.sock"), rudder, dir.resolve("helper.log"));
+        // run/update/inventory name a program that does not exist: with a socket, they must not be used.
+        server = TestServer.start(Sandbox.create(dir.resolve("root")), "[remote_run]\ntimeout = " + TIMEOUT_SECONDS
+                + "\nagent_socket = \"" + helper.socket() + "\"\nrun = [\"/nonexistent/rudder\"]\n");
+    }
+
+    @AfterAll
+    static void stop() throws IOException {
+        if (server != null) {
+            server.close();
+        }
+        if (helper != null) {
+            helper.close();
+        }
+    }
+
+    @BeforeEach
+    void reset() throws IOException {
+        for (String control : List.of("sleep", "exit-code")) {
+            Files.deleteIfExists(agentDir.resolve(control));
+        }
+        deleteRuns();
+    }
+
+    @Test
+    void relaydsFormRunsTheAgentThroughTheHelperWithItsConditions() throws Exception {
+        HttpResponse<String> response = post("application/x-www-form-urlencoded",
+                "asynchronous=false&keep_output=true&conditions=class2,class3");
+
+        assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+        // relayd's text form, every line of the agent and nothing of the helper's framing.
+        assertThat(response.body()).isEqualTo("root> fake agent: started agent run -uR -D class2,class3\n"
+                + "root> fake agent: done\n");
+        assertThat(runs()).containsExactly(List.of("agent", "run", "-uR", "-D", "class2,class3"));
+    }
+
+    @Test
+    void eachCommandIsTheHelpersFixedArgvAndTheStatusComesFromItsExitLine() throws Exception {
+        List<JsonNode> update = events("{\"command\": \"update\"}");
+        assertThat(status(update).path("status").asText()).isEqualTo("success");
+        assertThat(runs()).containsExactly(List.of("agent", "update"));
+
+        deleteRuns();
+        Files.writeString(agentDir.resolve("exit-code"), "3");
+        List<JsonNode> inventory = events(
+                "{\"command\": \"inventory\", \"conditions\": [\"a\"], \"verbosity\": \"debug\"}");
+        JsonNode failed = status(inventory);
+        assertThat(failed.path("status").asText()).isEqualTo("failed");
+        assertThat(failed.path("exitCode").asInt()).isEqualTo(3);
+        assertThat(runs()).containsExactly(List.of("agent", "inventory", "-D", "a,debug"));
+        // Every line of the agent, and nothing of the helper's framing (its empty line, its status line).
+        assertThat(outputs(inventory)).containsExactly("fake agent: started agent inventory -D a,debug",
+                "fake agent: done");
+    }
+
+    @Test
+    void theHelperStopsTheAgentAtTheServersTimeout() throws Exception {
+        Files.writeString(agentDir.resolve("sleep"), "60");
+        long start = System.nanoTime();
+        List<JsonNode> events = events("{\"command\": \"run\"}");
+
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(30));
+        JsonNode status = status(events);
+        assertThat(status.path("status").asText()).isEqualTo("timeout");
+        assertThat(status.path("timedOut").asBoolean()).isTrue();
+        assertThat(outputs(events)).containsExactly("fake agent: started agent run -uR");
+        // The agent itself is gone (timeout sent it TERM), not merely abandoned.
+        long pid = Long.parseLong(Files.readString(onlyRun(".pid")).trim());
+        assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)).isFalse();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {
+        "pintle-agent/1 0123456789abcdef0123456789abcdef 10 run a,$(touch${IFS}/tmp/pwned)",
+        "pintle-agent/1 0123456789abcdef0123456789abcdef 10 run a;id",
+        "pintle-agent/1 0123456789abcdef0123456789abcdef 10 run a b",
+        "pintle-agent/1 0123456789abcdef0123456789abcdef 10 run _a",
+        "pintle-agent/1 0123456789abcdef0123456789abcdef 10 run a,,b",
+        "pintle-agent/1 0123456789abcdef0123456789abcdef 10 remote a",
+        "pintle-agent/1 0123456789abcdef0123456789abcdef 0 run",
+        "pintle-agent/1 0123456789abcdef0123456789abcdef 21601 run",
+        "pintle-agent/1 0123456789ABCDEF0123456789abcdef 10 run",
+        "pintle-agent/2 0123456789abcdef0123456789abcdef 10 run",
+        "pintle-agent/1 0123456789abcdef0123456789abcdef 10 run\ttab",
+        "pintle-agent/1 0123456789abcdef0123456789abcdef 10 run * ",
+        ""})
+    void whatTheHelperRefusesRunsNothing(String line) throws Exception {
+        String answer = raw(line + "\n");
+
+        assertThat(answer).startsWith("pintle-agent: refused: ").doesNotContain(" exit ");
+        assertThat(runs()).isEmpty();
+        assertThat(Path.of("/tmp/pwned")).doesNotExist();
+    }
+
+    @Test
+    void aLineLongerThan2KiBIsRefusedUnread() throws Exception {
+        String answer = raw("pintle-agent/1 0123456789abcdef0123456789abcdef 10 run " + "a".repeat(3000) + "\n");
+
+        assertThat(answer).isEqualTo("pintle-agent: refused: the request line is longer than 2048 bytes\n");
+        assertThat(runs()).isEmpty();
+    }
+
+    @Test
+    void theHelpersOwnAnswerEndsWithTheNonceAndTheExitCode() throws Exception {
+        Files.writeString(agentDir.resolve("exit-code"), "7");
+        String answer = raw("pintle-agent/1 0123456789abcdef0123456789abcdef 10 run a,b_2\n");
+
+        assertThat(answer).isEqualTo("fake agent: started agent run -uR -D a,b_2\nfake agent: done\n\n"
+                + "0123456789abcdef0123456789abcdef exit 7\n");
+    }
+
+    /** Talks to the helper as the server does: one line, then end of input; returns everything it answers. */
+    private static String raw(String request) throws IOException {
+        try (SocketChannel channel = SocketChannel.open(StandardProtocolFamily.UNIX)) {
+            channel.connect(UnixDomainSocketAddress.of(helper.socket()));
+            channel.write(ByteBuffer.wrap(request.getBytes(StandardCharsets.UTF_8)));
+            channel.shutdownOutput();
+            return new String(Channels.newInputStream(channel).readAllBytes(), StandardCharsets.UTF_8);
+        }
+    }
+
+    private static HttpResponse<String> post(String type, String body) throws Exception {
+        return HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+                        server.server().adminUri().resolve(Routes.RELAY_API + "/remote-run/nodes/root"))
+                        .header("Content-Type", type)
+                        .POST(HttpRequest.BodyPublishers.ofString(body))
+                        .timeout(Duration.ofSeconds(60))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    private static List<JsonNode> events(String json) throws Exception {
+        HttpResponse<String> response = post("application/json", json);
+        assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+        List<JsonNode> events = new ArrayList<>();
+        for (String line : response.body().split("\n")) {
+            if (!line.isEmpty()) {
+                events.add(JSON.readTree(line));
+            }
+        }
+        return events;
+    }
+
+    private static JsonNode status(List<JsonNode> events) {
+        List<JsonNode> statuses = events.stream().filter(e -> e.path("type").asText().equals("status")).toList();
+        assertThat(statuses).as("one status: %s", events).hasSize(1);
+        assertThat(statuses.get(0).path("node").asText()).isEqualTo("root");
+        return statuses.get(0);
+    }
+
+    private static List<String> outputs(List<JsonNode> events) {
+        return events.stream().filter(e -> e.path("type").asText().equals("output"))
+                .map(e -> e.path("line").asText()).toList();
+    }
+
+    /** The argv of every run the fake agent made. */
+    private static List<List<String>> runs() throws IOException {
+        Path runs = agentDir.resolve("runs");
+        if (!Files.isDirectory(runs)) {
+            return List.of();
+        }
+        try (Stream<Path> files = Files.list(runs)) {
+            List<List<String>> argvs = new ArrayList<>();
+            for (Path file : files.filter(f -> f.toString().endsWith(".argv")).toList()) {
+                String text = Files.readString(file);
+                argvs.add(text.isEmpty() ? List.of() : List.of(text.split("\n")));
+            }
+            return argvs;
+        }
+    }
+
+    private static Path onlyRun(String suffix) throws IOException {
+        try (Stream<Path> files = Files.list(agentDir.resolve("runs"))) {
+            List<Path> matching = files.filter(f -> f.toString().endsWith(suffix)).toList();
+            assertThat(matching).hasSize(1);
+            return matching.get(0);
+        }
+    }
+
+    private static void deleteRuns() throws IOException {
+        Path runs = agentDir.resolve("runs");
+        if (Files.isDirectory(runs)) {
+            try (Stream<Path> files = Files.list(runs)) {
+                for (Path file : files.toList()) {
+                    Files.delete(file);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,74 @@
+package io.pintle.server.testing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assumptions.assumeThat;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The agent helper as pintle-agent.socket and pintle-agent@.service run it, without systemd as PID 1: systemd's own
+ * {@code systemd-socket-activate --accept --inetd} listens on a Unix socket and starts the real {@code
+ * deploy/lib/pintle-agent-run} for each connection, the connection as its standard input and output, with the
+ * unit's {@code PINTLE_AGENT_RUDDER} pointing at a fake agent. Tests that need it are skipped where the tool is
+ * missing (it comes with systemd; .ci/run has it).
+ */
+public final class AgentHelper implements AutoCloseable {
+    /** The script the package installs as /usr/lib/pintle/pintle-agent-run. */
+    public static final Path SCRIPT = Path.of("../deploy/lib/pintle-agent-run").toAbsolutePath().normalize();
+    private static final Path TOOL = Path.of("/usr/bin/systemd-socket-activate");
+
+    private final Process process;
+    private final Path socket;
+
+    private AgentHelper(Process process, Path socket) {
+        this.process = process;
+        this.socket = socket;
+    }
+
+    /**
+     * Starts listening, and returns once the socket exists.
+     *
+     * @param socket where to listen
+     * @param rudder the program the helper runs as {@code rudder}
+     * @param log where the tool's own lines go
+     * @return the running helper
+     * @throws Exception when it does not listen within 30 s
+     */
+    public static AgentHelper start(Path socket, Path rudder, Path log) throws Exception {
+        assumeThat(Files.isExecutable(TOOL)).as("systemd-socket-activate (systemd) is installed").isTrue();
+        assertThat(SCRIPT).isExecutable();
+        Process process = new ProcessBuilder(List.of(TOOL.toString(), "--listen=" + socket, "--accept", "--inetd",
+                "--setenv=PINTLE_AGENT_RUDDER=" + rudder, SCRIPT.toString()))
+                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (!Files.exists(socket)) {
+            assertThat(process.isAlive()).as("systemd-socket-activate exited: %s", Files.readString(log)).isTrue();
+            assertThat(System.nanoTime()).as("%s is not listening after 30 s", socket).isLessThan(deadline);
+            Thread.sleep(20);
+        }
+        return new AgentHelper(process, socket);
+    }
+
+    /** @return its socket */
+    public Path socket() {
+        return socket;
+    }
+
+    @Override
+    public void close() throws IOException {
+        process.destroy();
+        try {
+            if (!process.waitFor(10, TimeUnit.SECONDS)) {
+                process.destroyForcibly();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        Files.deleteIfExists(socket);
+    }
+}
