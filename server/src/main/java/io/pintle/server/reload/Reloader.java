@@ -2,6 +2,8 @@ package io.pintle.server.reload;
 
 import io.pintle.server.config.ConfigException;
 import io.pintle.server.config.ServerConfig;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -13,6 +15,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -30,6 +33,7 @@ public final class Reloader {
     private final SnapshotHolder snapshots;
     private final TlsUpdater tls;
     private final Clock clock;
+    private final Predicate<Path> writable;
     private final ExecutorService writer;
     private final AtomicReference<ReloadHistory> history = new AtomicReference<>(ReloadHistory.NONE);
     private final List<ReloadListener> listeners = new CopyOnWriteArrayList<>();
@@ -41,10 +45,23 @@ public final class Reloader {
      * @param clock stamps snapshots and outcomes
      */
     public Reloader(ConfigSource configSource, SnapshotHolder snapshots, TlsUpdater tls, Clock clock) {
+        this(configSource, snapshots, tls, clock, Files::isWritable);
+    }
+
+    /**
+     * @param configSource reads the configuration at each attempt
+     * @param snapshots the live snapshot
+     * @param tls receives new server credentials
+     * @param clock stamps snapshots and outcomes
+     * @param writable whether this process may write into a directory, as {@link SnapshotLoader} asks it
+     */
+    public Reloader(ConfigSource configSource, SnapshotHolder snapshots, TlsUpdater tls, Clock clock,
+            Predicate<Path> writable) {
         this.configSource = configSource;
         this.snapshots = snapshots;
         this.tls = tls;
         this.clock = clock;
+        this.writable = writable;
         this.writer = Executors.newSingleThreadExecutor(task -> {
             Thread thread = new Thread(task, "pintle-reload");
             thread.setDaemon(true);
@@ -93,7 +110,7 @@ public final class Reloader {
         try {
             ServerConfig config = configSource.load();
             requireNoRestartOnlyChange(current.config(), config);
-            ServerSnapshot next = new SnapshotLoader(config, clock).load(current.generation() + 1, current);
+            ServerSnapshot next = new SnapshotLoader(config, clock, writable).load(current.generation() + 1, current);
             if (next.sameInputs(current) && config.equals(current.config())) {
                 outcome = outcome(trigger, startedAt, started, ReloadOutcome.Result.UNCHANGED, current.generation(), null);
             } else {

@@ -16,6 +16,7 @@ import io.pintle.server.tls.KeyFilePermissions;
 import io.pintle.server.tls.ServerCredentials;
 import io.pintle.server.uploads.Htpasswd;
 import io.pintle.server.uploads.UploadUsers;
+import io.pintle.server.upstream.RelaySync;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.AccessDeniedException;
@@ -36,6 +37,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.function.Function;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -50,14 +52,26 @@ public final class SnapshotLoader {
 
     private final ServerConfig config;
     private final Clock clock;
+    private final Predicate<Path> writable;
 
     /**
      * @param config the configuration naming the input files
      * @param clock the clock stamping snapshots
      */
     public SnapshotLoader(ServerConfig config, Clock clock) {
+        this(config, clock, Files::isWritable);
+    }
+
+    /**
+     * @param config the configuration naming the input files
+     * @param clock the clock stamping snapshots
+     * @param writable whether this process may write into a directory: {@code Files::isWritable} (access(2),
+     *     which also sees read-only mounts), or a stand-in for tests, since root passes access(2) whatever the mode
+     */
+    public SnapshotLoader(ServerConfig config, Clock clock, Predicate<Path> writable) {
         this.config = config;
         this.clock = clock;
+        this.writable = writable;
     }
 
     /**
@@ -149,13 +163,14 @@ public final class SnapshotLoader {
             if (!Files.isDirectory(share)) {
                 throw new IOException(share + ": share directory does not exist (paths.share)");
             }
+            requireRelaySyncCanWrite();
             NodesList nodesList = join(nodes);
             // With bundles configured, a node is known only when nodeslist.json and a bundle both pin its key
             // (NodeRegistry): a reload between Rudder's two renames then refuses the node in flux.
             NodeRegistry registry = config.nodes().certificates().isEmpty()
                     ? NodeRegistry.of(nodesList.nodes())
                     : NodeRegistry.of(nodesList.nodes(), bindings);
-            UploadUsers uploadUsers = uploadUsers(config.uploads(), contents, reuse);
+            UploadUsers uploadUsers = uploadUsers(config.uploads(), contents, reuse, writable);
             return new ServerSnapshot(generation, clock.instant(), config, config.general().nodeId(), registry,
                     networks, new ShareTree(share), credentials, upstreamPin, inputs, nodesList, certificates,
                     uploadUsers);
@@ -170,8 +185,8 @@ public final class SnapshotLoader {
                 && (file.equals(config.uploads().htpasswd()) || file.equals(config.uploads().htpasswdInitial()));
     }
 
-    private static UploadUsers uploadUsers(ServerConfig.Uploads uploads, Map<Path, byte[]> contents, Reuse reuse)
-            throws IOException {
+    private static UploadUsers uploadUsers(ServerConfig.Uploads uploads, Map<Path, byte[]> contents, Reuse reuse,
+            Predicate<Path> writable) throws IOException {
         if (!uploads.enabled()) {
             return UploadUsers.NONE;
         }
@@ -180,7 +195,7 @@ public final class SnapshotLoader {
                 throw new IOException(directory + ": upload directory does not exist (create it, or set [uploads] "
                         + "enabled = false on a server that takes no inventories or reports)");
             }
-            if (!Files.isWritable(directory)) {
+            if (!writable.test(directory)) {
                 throw new IOException(directory + ": upload directory is not writable by this process (uploads "
                         + "would all fail); give it write access, or set [uploads] enabled = false");
             }
@@ -199,6 +214,44 @@ public final class SnapshotLoader {
             }
         }
         return Htpasswd.parse(contents.get(file), file);
+    }
+
+    /**
+     * A relay that syncs from its policy server writes into the share, next to the shared folder and next to the
+     * inputs it copies; where it may not (Rudder keeps {@code /var/rudder/share} {@code root} 2755, and a hardened
+     * unit mounts it read-only), every round would fail, in the logs only. Checked at every load: a chmod changes
+     * no byte of any input.
+     */
+    private void requireRelaySyncCanWrite() throws IOException {
+        if (!RelaySync.wanted(config)) {
+            return;
+        }
+        List<String> refused = new ArrayList<>();
+        for (RelaySync.Target target : RelaySync.targets(config)) {
+            // A missing directory is created by the sync (client-lib creates a synced tree's parents): then it
+            // is the nearest existing one that must be writable.
+            Path directory = target.directory();
+            Path existing = directory;
+            while (!Files.isDirectory(existing) && existing.getParent() != null) {
+                existing = existing.getParent();
+            }
+            if (writable.test(existing)) {
+                continue;
+            }
+            String where = directory.equals(target.synced()) ? "in " + directory
+                    : "next to " + target.synced() + ", in " + directory;
+            refused.add(target.key() + ": the sync writes " + where + (existing.equals(directory) ? ", which"
+                    : ", which does not exist yet; " + existing + ", where it would be created,")
+                    + " is not writable by this process" + modes(existing));
+        }
+        if (!refused.isEmpty()) {
+            throw new IOException("relay sync ([upstream] sync = true) cannot write where it must: "
+                    + String.join("; ", refused) + ". Set [upstream] sync = false to serve what Rudder's own relay "
+                    + "synchronisation writes there, or point the synced trees at a directory this user owns, such "
+                    + "as the unit's state directory /var/lib/pintle: [paths] share = \"/var/lib/pintle/share\", "
+                    + "shared_folder = \"/var/lib/pintle/shared-folder\", [nodes] list = "
+                    + "\"/var/lib/pintle/nodeslist.json\", certificates = [\"/var/lib/pintle/nodescerts.pem\"]");
+        }
     }
 
     /**
