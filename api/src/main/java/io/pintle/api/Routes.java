@@ -82,6 +82,19 @@ public final class Routes {
     /** {@code <relay api>/remote-run/all}: every node below this server, and itself. */
     public static final String REMOTE_RUN_ALL = REMOTE_RUN + "/all";
 
+    /**
+     * {@code /rudder/relay-api/remote-run/orders}, TLS listener only (Pintle's, not relayd's): the pull channel. A
+     * node that accepts no inbound connection holds {@code GET ...?wait=N} with its agent certificate; the answer
+     * is one order, {@code text/plain}: {@code <order> <command>[ <conditions>]}, or 204 when the wait ran out.
+     */
+    public static final String REMOTE_RUN_ORDERS = REMOTE_RUN + "/orders";
+
+    /**
+     * {@code /rudder/relay-api/remote-run/orders/{order}}: {@code PUT} of the agent's output for that order, then
+     * an empty line and {@code <order> exit <code>}, as the agent helper frames it.
+     */
+    public static final String REMOTE_RUN_ORDER = REMOTE_RUN_ORDERS + "/{order}";
+
     /** relayd's form fields: whether to answer before the runs end, and whether to send their output. */
     public static final String FORM_ASYNCHRONOUS = "asynchronous";
 

@@ -136,14 +136,15 @@ public final class Bootstrap {
         SharedFileStore sharedFiles = new SharedFileStore(clock, config.limits().maxSharedFileBytes());
         SharedFilesCleanup cleanup = new SharedFilesCleanup(sharedFiles,
                 () -> snapshots.current().config().paths().sharedFiles(), SHARED_FILES_CLEANUP);
-        RemoteRunner remoteRuns = new RemoteRunner(config.remoteRun().maxParallel(), metrics::remoteRunEnded);
+        RemoteRunner remoteRuns = new RemoteRunner(config.remoteRun().maxParallel(),
+                config.remoteRun().maxChannels(), metrics::remoteRunEnded);
         FileCache files = new FileCache(config.limits().fileCacheBytes(), clock);
         metrics.downloads(files);
         UploadTally uploads = new UploadTally();
         metrics.uploads(uploads);
         removeUploadLeftovers(config.uploads(), clock);
         Server server = HttpServerFactory.create(config, tls.factory(), snapshots, clock,
-                new HttpServerFactory.FileServices(files, scanner, digests, waits, sharedFiles),
+                new HttpServerFactory.FileServices(files, scanner, digests, waits, sharedFiles, remoteRuns.channels()),
                 JerseyConfig.create(sharedFiles, upstream, remoteRuns, uploads),
                 JerseyConfig.admin(snapshots, reloader, metrics, readiness, remoteRuns, uploads), metrics, readiness);
         systemd.listener().ifPresent(inherited -> HttpServerFactory.inheritTlsListener(server, inherited));
@@ -152,12 +153,13 @@ public final class Bootstrap {
         // Before its clients (change waits, input watcher): started before them, stopped after them.
         server.addBean(new Managed("directory watch", directoryWatch::start, directoryWatch::close));
         server.addBean(new Managed("change waits", waits::start, waits::close));
-        // Parked requests are answered (304) as soon as the stop begins: the drain of open connections does not
-        // wait on them for the whole stop timeout.
+        // Parked requests are answered (304; 204 for order polls) as soon as the stop begins: the drain of open
+        // connections does not wait on them for the whole stop timeout.
         server.addEventListener(new LifeCycle.Listener() {
             @Override
             public void lifeCycleStopping(LifeCycle event) {
                 waits.close();
+                remoteRuns.channels().close();
             }
         });
         server.addBean(new Managed("shared files cleanup", cleanup::start, cleanup::stop));

@@ -262,6 +262,37 @@ public final class AclEvaluator {
         return address instanceof Inet6Address && address.isLoopbackAddress();
     }
 
+    /**
+     * The pull channel ({@code /rudder/relay-api/remote-run/orders}): a node, by its pinned certificate, from an
+     * allowed network, polls the server that is its policy server in the node list (where its orders are routed)
+     * and reports on the orders it was given.
+     *
+     * @param caller the caller
+     * @param enabled {@code [remote_run] enabled}
+     * @param policyServer the caller's policy server in the node list, or null when it is not listed
+     * @param self this server's id
+     * @return the decision
+     */
+    public Decision orderChannel(Caller caller, boolean enabled, NodeId policyServer, NodeId self) {
+        if (!enabled) {
+            return new Decision.Deny("remote-run-disabled", "remote run is disabled on this server ([remote_run] "
+                    + "enabled = false)");
+        }
+        if (!networks.contains(caller.address())) {
+            return networkDenied(caller);
+        }
+        if (caller.identification() instanceof Identification.Anonymous anonymous) {
+            return new Decision.Deny(anonymous.reason().code(), anonymous.detail());
+        }
+        NodeId node = ((Identification.Authenticated) caller.identification()).node();
+        if (!self.equals(policyServer)) {
+            return new Decision.Deny("not-policy-server", "node " + node + "'s policy server is " + policyServer
+                    + " in nodeslist.json, not this server (" + self + "): its orders are routed there, so its "
+                    + "order channel belongs there");
+        }
+        return new Decision.Allow("remote-run orders: node " + node + " polls its policy server");
+    }
+
     private static Decision networkDenied(Caller caller) {
         return new Decision.Deny("network-not-allowed",
                 caller.address().getHostAddress() + " is not in the allowed networks");

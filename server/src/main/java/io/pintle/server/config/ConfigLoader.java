@@ -146,6 +146,11 @@ public final class ConfigLoader {
      * it keeps a relay's threads and a fleet's sudden load bounded.
      */
     public static final int DEFAULT_REMOTE_RUN_MAX_PARALLEL = 32;
+    /** Nodes reached by their order channel when they hold one, else by their own Pintle listener. */
+    public static final List<ServerConfig.Transport> DEFAULT_REMOTE_RUN_TRANSPORTS =
+            List.of(ServerConfig.Transport.PULL, ServerConfig.Transport.PINTLE);
+    /** As {@code [limits] max_connections}: every node's poll holds one connection. */
+    public static final int DEFAULT_REMOTE_RUN_MAX_CHANNELS = 10_000;
 
     private static final Set<String> PROTOCOLS = Set.of("TLSv1.3", "TLSv1.2");
 
@@ -329,7 +334,7 @@ public final class ConfigLoader {
                     upstream(raw.upstream() != null ? raw.upstream() : new RawUpstream(null, null, null, null, null, null, null, null),
                             certificate, key),
                     remoteRun(raw.remoteRun() != null ? raw.remoteRun()
-                            : new RawRemoteRun(null, null, null, null, null, null, null, null, null)),
+                            : new RawRemoteRun(null, null, null, null, null, null, null, null, null, null, null)),
                     uploads(raw.uploads() != null ? raw.uploads()
                             : new RawUploads(null, null, null, null, null, null, null), validGeneral.role()),
                     webapp(raw.webapp() != null ? raw.webapp() : new RawWebapp(null, null, null)));
@@ -398,7 +403,44 @@ public final class ConfigLoader {
                     argv("remote_run.run", raw.run(), DEFAULT_REMOTE_RUN_RUN),
                     argv("remote_run.update", raw.update(), DEFAULT_REMOTE_RUN_UPDATE),
                     argv("remote_run.inventory", raw.inventory(), DEFAULT_REMOTE_RUN_INVENTORY),
-                    timeout, connect, maxParallel, agentSocket(raw.agentSocket()));
+                    timeout, connect, maxParallel, agentSocket(raw.agentSocket()), transports(raw.transports()),
+                    maxChannels(raw.maxChannels()));
+        }
+
+        /** {@code remote_run.transports}: a non-empty list of known transports, each once. */
+        private List<ServerConfig.Transport> transports(List<String> value) throws ConfigException {
+            if (value == null) {
+                return DEFAULT_REMOTE_RUN_TRANSPORTS;
+            }
+            List<ServerConfig.Transport> transports = new ArrayList<>();
+            for (String name : value) {
+                ServerConfig.Transport transport = null;
+                for (ServerConfig.Transport known : ServerConfig.Transport.values()) {
+                    if (known.key().equals(name)) {
+                        transport = known;
+                    }
+                }
+                if (transport == null || transports.contains(transport)) {
+                    throw new ConfigException(source + ": 'remote_run.transports': " + (transport == null
+                            ? "unknown transport '" + name + "'" : "'" + name + "' twice") + "; each of "
+                            + Arrays.stream(ServerConfig.Transport.values()).map(t -> '"' + t.key() + '"')
+                                    .toList() + " at most once, in the order to try them");
+                }
+                transports.add(transport);
+            }
+            if (transports.isEmpty()) {
+                throw new ConfigException(source + ": 'remote_run.transports' must name at least one transport");
+            }
+            return List.copyOf(transports);
+        }
+
+        private int maxChannels(Integer value) throws ConfigException {
+            int channels = value != null ? value : DEFAULT_REMOTE_RUN_MAX_CHANNELS;
+            if (channels < 0 || channels > 1_000_000) {
+                throw new ConfigException(source + ": 'remote_run.max_channels' must be between 0 and 1000000, not "
+                        + channels);
+            }
+            return channels;
         }
 
         /** {@code remote_run.agent_socket}: empty or absent for none. */
@@ -698,7 +740,9 @@ public final class ConfigLoader {
             @JsonProperty("timeout") Integer timeoutSeconds,
             @JsonProperty("connect_timeout") Integer connectTimeoutSeconds,
             @JsonProperty("max_parallel") Integer maxParallel,
-            @JsonProperty("agent_socket") String agentSocket) {}
+            @JsonProperty("agent_socket") String agentSocket,
+            @JsonProperty("transports") List<String> transports,
+            @JsonProperty("max_channels") Integer maxChannels) {}
 
     record RawUpstream(
             @JsonProperty("url") String url,

@@ -133,15 +133,38 @@ public record ServerConfig(
      * @param agentSocket when set, this machine's agent is not started by Pintle but asked for through this Unix
      *     socket (pintle-agent.socket, whose helper runs it as root); {@code run}, {@code update} and {@code
      *     inventory} then do not apply. Null: Pintle starts the argv itself
+     * @param transports how a neighbour that is a node (no node below it) is reached, tried in this order
+     * @param maxChannels nodes' order polls parked at once (the pull channel); takes effect at start
      */
     public record RemoteRun(boolean enabled, int port, List<String> run, List<String> update, List<String> inventory,
-            Duration timeout, Duration connectTimeout, int maxParallel, Path agentSocket) {
+            Duration timeout, Duration connectTimeout, int maxParallel, Path agentSocket, List<Transport> transports,
+            int maxChannels) {
         public RemoteRun {
             run = List.copyOf(run);
             update = List.copyOf(update);
             inventory = List.copyOf(inventory);
+            transports = List.copyOf(transports);
             Objects.requireNonNull(timeout);
             Objects.requireNonNull(connectTimeout);
+        }
+    }
+
+    /** How a run reaches a neighbour that is a node ({@code [remote_run] transports}). */
+    public enum Transport {
+        /** Its order channel, when it holds one (the node polls; no inbound port). */
+        PULL("pull"),
+        /** A call to its own Pintle listener, as to a relay. */
+        PINTLE("pintle");
+
+        private final String key;
+
+        Transport(String key) {
+            this.key = key;
+        }
+
+        /** @return its name in the configuration */
+        public String key() {
+            return key;
         }
     }
 

@@ -6,6 +6,7 @@ import io.pintle.server.policy.ChangeWaits;
 import io.pintle.server.policy.DigestCache;
 import io.pintle.server.policy.FileCache;
 import io.pintle.server.policy.TreeScanner;
+import io.pintle.server.remoterun.PullChannels;
 import io.pintle.server.sharedfiles.SharedFileStore;
 import io.pintle.server.tls.NativeEngineRelease;
 import io.pintle.server.reload.SnapshotHolder;
@@ -148,9 +149,10 @@ public final class HttpServerFactory {
      * @param digests file digests
      * @param waits parks {@code ?wait} requests
      * @param sharedFiles node-to-node shared files
+     * @param channels the nodes' remote-run order channels ({@link OrdersHandler}, in front of the file pipeline)
      */
     public record FileServices(FileCache files, TreeScanner scanner, DigestCache digests, ChangeWaits waits,
-            SharedFileStore sharedFiles) {}
+            SharedFileStore sharedFiles, PullChannels channels) {}
 
     /**
      * Builds the whole server, top-down. Every request on either listener goes through, in this order:
@@ -211,7 +213,7 @@ public final class HttpServerFactory {
                 new WorkerDispatch(new JerseyHandler(application, config.limits().minRequestBytesPerSecond())),
                 snapshots, clock, fileServices.files(), fileServices.scanner(), fileServices.digests(),
                 fileServices.waits(), fileServices.sharedFiles());
-        ContextHandler nodeFacing = new ContextHandler(files, "/");
+        ContextHandler nodeFacing = new ContextHandler(new OrdersHandler(files, fileServices.channels()), "/");
         nodeFacing.setVirtualHosts(List.of("@" + TLS_CONNECTOR));
         ContextHandler administration = new ContextHandler(
                 new WorkerDispatch(new JerseyHandler(admin, 0)), "/");

@@ -37,6 +37,16 @@ enum Route {
      */
     SHARED_FILES(Listener.TLS, Routes.SHARED_FILES + "/", true, RouteClass.SHARED_FILES, WorkClass.FILES,
             Routes.RELAY_API + Routes.SHARED_FILES + "/{target}/{source}/{fileId}", Map.of("GET", Set.of())),
+    /**
+     * The pull channel, Pintle's own: a node's poll for remote-run orders ({@code GET
+     * /rudder/relay-api/remote-run/orders?wait=N}), parked by {@link OrdersHandler} on Jetty's core API, holding no
+     * worker while it waits.
+     */
+    REMOTE_RUN_ORDERS(Listener.TLS, Routes.REMOTE_RUN_ORDERS, true, RouteClass.REMOTE_RUN, WorkClass.API,
+            Routes.RELAY_API + Routes.REMOTE_RUN_ORDERS, Map.of("GET", Set.of(Routes.WAIT))),
+    /** A node's report on one order ({@code PUT .../orders/{order}}: its agent's output), read by {@link OrdersHandler}. */
+    REMOTE_RUN_ORDER(Listener.TLS, Routes.REMOTE_RUN_ORDERS + "/", true, RouteClass.REMOTE_RUN, WorkClass.UPLOADS,
+            Routes.RELAY_API + Routes.REMOTE_RUN_ORDER, Map.of("PUT", Set.of())),
     /** relayd's {@code remote-run/...}. */
     REMOTE_RUN(Listener.TLS, Routes.REMOTE_RUN + "/", true, RouteClass.REMOTE_RUN, WorkClass.API, null, Map.of()),
     /**
@@ -109,7 +119,8 @@ enum Route {
      * @param work whose workers its requests use
      * @param template its public path template, where the file pipeline or the webapp proxy answers it (null
      *     otherwise)
-     * @param filePipeline the methods the file pipeline answers, each with the query parameters it reads
+     * @param filePipeline the methods answered on Jetty's core API (the file pipeline, or {@link OrdersHandler} for
+     *     the order channel's two routes), each with the query parameters it reads
      */
     Route(Listener listener, String path, boolean relayApi, RouteClass metricClass, WorkClass work, String template,
             Map<String, Set<String>> filePipeline) {

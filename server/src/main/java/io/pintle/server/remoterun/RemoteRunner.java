@@ -19,10 +19,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadFactory;
@@ -55,23 +57,32 @@ public final class RemoteRunner {
     private final ExecutorService workers;
     private final ScheduledExecutorService timers;
     private final AgentLauncher launcher;
+    private final PullChannels channels;
     private final AtomicReference<Identity> identity = new AtomicReference<>();
     private final Consumer<String> ended;
 
     /**
      * @param maxParallel agent runs and neighbour calls in progress at once
+     * @param maxChannels nodes' order polls parked at once
      * @param ended told each target's status as it is reported (metrics)
      */
-    public RemoteRunner(int maxParallel, Consumer<String> ended) {
+    public RemoteRunner(int maxParallel, int maxChannels, Consumer<String> ended) {
         this.ended = ended;
         this.permits = new Semaphore(maxParallel, true);
         this.workers = Executors.newCachedThreadPool(daemon("pintle-remote-run-"));
         this.timers = Executors.newSingleThreadScheduledExecutor(daemon("pintle-remote-run-timer-"));
         this.launcher = new AgentLauncher(timers);
+        this.channels = new PullChannels(maxChannels);
+    }
+
+    /** @return the nodes' order channels (the pull channel) */
+    public PullChannels channels() {
+        return channels;
     }
 
     /** Stops: runs in progress end with an error status, and their agents are stopped. */
     public void stop() {
+        channels.close();
         workers.shutdownNow();
         timers.shutdown();
     }
@@ -118,10 +129,47 @@ public final class RemoteRunner {
                 tasks.add(() -> launcher.run(snapshot.self().value(), argv, config.timeout(), counting));
             }
         }
+        Set<NodeId> policyServers = plan.hops().isEmpty() ? Set.of() : snapshot.nodes().nodes().stream()
+                .map(Node::policyServer).collect(Collectors.toUnmodifiableSet());
+        List<PullChannels.Order> pulled = new ArrayList<>();
+        BlockingQueue<PullChannels.Order> active = new LinkedBlockingQueue<>();
         for (RunPlan.Hop hop : plan.hops()) {
-            tasks.add(() -> call(snapshot, order, hop, hops + 1, counting));
+            NodeId via = hop.via().id();
+            boolean leaf = hop.nodes().equals(List.of(via)) && !policyServers.contains(via);
+            if (!leaf) {
+                tasks.add(() -> call(snapshot, order, hop, hops + 1, counting));
+                continue;
+            }
+            PullChannels.Order given = null;
+            if (config.transports().contains(ServerConfig.Transport.PULL)) {
+                given = channels.dispatch(via, order, config.timeout(), active::offer);
+            }
+            if (given != null) {
+                pulled.add(given);
+            } else if (config.transports().contains(ServerConfig.Transport.PINTLE)) {
+                tasks.add(() -> call(snapshot, order, hop, hops + 1, counting));
+            } else {
+                counting.accept(RemoteRunEvent.status(via.value(), RemoteRunEvent.UNREACHABLE, null, 0, false,
+                        "node " + via + " holds no order channel to this server (it polls "
+                                + Routes.RELAY_API_ALIAS + Routes.REMOTE_RUN_ORDERS + " when its pull client runs), "
+                                + "and [remote_run] transports has no other way to it"));
+            }
         }
-        CountDownLatch finished = new CountDownLatch(tasks.size());
+        CountDownLatch finished = new CountDownLatch(tasks.size() + (pulled.isEmpty() ? 0 : 1));
+        if (!pulled.isEmpty()) {
+            // Orders hold no permit: a node's own agent does the work, and the caller waits on all at once.
+            try {
+                workers.execute(() -> {
+                    try {
+                        awaitPulled(pulled, active, counting);
+                    } finally {
+                        finished.countDown();
+                    }
+                });
+            } catch (RuntimeException stopping) {
+                finished.countDown();
+            }
+        }
         int started = 0;
         String missing = "no status was reported for this node";
         try {
@@ -152,6 +200,45 @@ public final class RemoteRunner {
         }
         counting.closeMissing(plan.targets(), missing);
         return counting.summary(plan.targets().size());
+    }
+
+    /**
+     * Passes on the output of the orders given over order channels as it comes, and each one's status when it
+     * ends (the channel ends it at its deadline at the latest).
+     */
+    private void awaitPulled(List<PullChannels.Order> pulled, BlockingQueue<PullChannels.Order> active,
+            RunSink sink) {
+        int open = pulled.size();
+        Set<PullChannels.Order> done = new java.util.HashSet<>();
+        try {
+            while (open > 0) {
+                PullChannels.Order order = active.poll(KEEPALIVE.toMillis(), TimeUnit.MILLISECONDS);
+                if (order == null || done.contains(order)) {
+                    continue;
+                }
+                order.drain(sink);
+                RemoteRunEvent end = order.ended();
+                if (end != null) {
+                    order.drain(sink);
+                    if (order.dropped()) {
+                        sink.accept(RemoteRunEvent.output(order.node().value(), "[pintle] some output lines were "
+                                + "dropped: more than " + (PullChannels.MAX_BUFFERED_BYTES >> 20) + " MiB waited "
+                                + "for the caller to read them"));
+                    }
+                    sink.accept(end);
+                    done.add(order);
+                    open--;
+                }
+            }
+        } catch (InterruptedException stopping) {
+            Thread.currentThread().interrupt();
+            for (PullChannels.Order order : pulled) {
+                if (!done.contains(order)) {
+                    channels.finish(order, RemoteRunEvent.ERROR, null, false, "the server is stopping");
+                    sink.accept(order.ended());
+                }
+            }
+        }
     }
 
     /** One call to a neighbour: its events are passed on; targets it did not report get a status from the failure. */

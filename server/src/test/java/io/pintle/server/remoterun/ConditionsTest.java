@@ -15,7 +15,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 class ConditionsTest {
     private static final ServerConfig.RemoteRun CONFIG = new ServerConfig.RemoteRun(true, 443,
             ConfigLoader.DEFAULT_REMOTE_RUN_RUN, ConfigLoader.DEFAULT_REMOTE_RUN_UPDATE,
-            ConfigLoader.DEFAULT_REMOTE_RUN_INVENTORY, Duration.ofMinutes(5), Duration.ofSeconds(10), 32, null);
+            ConfigLoader.DEFAULT_REMOTE_RUN_INVENTORY, Duration.ofMinutes(5), Duration.ofSeconds(10), 32, null,
+            ConfigLoader.DEFAULT_REMOTE_RUN_TRANSPORTS, ConfigLoader.DEFAULT_REMOTE_RUN_MAX_CHANNELS);
 
     @ParameterizedTest
     @ValueSource(strings = {"a", "A9", "class_2", "9lives", "force_inventory"})

@@ -1,0 +1,479 @@
+package io.pintle.server.remoterun;
+
+import io.pintle.api.dto.RemoteRunEvent;
+import io.pintle.server.nodes.NodeId;
+import java.nio.ByteBuffer;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.HexFormat;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The pull channel's live state: which nodes hold a long poll for orders ({@code GET
+ * /rudder/relay-api/remote-run/orders?wait=N}), and the orders given to them whose output is awaited. A node that
+ * accepts no inbound connection is run through it: the order completes its parked poll at once (no thread was held
+ * while it waited), the node runs its agent and sends the output back ({@code PUT .../orders/<order>}), framed as
+ * the agent helper frames it.
+ *
+ * <p>A node counts as connected while its poll is parked, while it runs an order, and for {@link #RECONNECT_GRACE}
+ * after its last poll ended (the moment between two polls): an order for it then waits in its queue (at most
+ * {@link #MAX_QUEUED}) for the next poll. Any other node is not connected, and the caller learns it at once.
+ */
+public final class PullChannels implements AutoCloseable {
+    /** How long an order waits for a node that was connected a moment ago to poll again. */
+    public static final Duration RECONNECT_GRACE = Duration.ofSeconds(10);
+    /** Orders waiting for one node's next poll. */
+    public static final int MAX_QUEUED = 4;
+    /** After the agent's timeout, how long the node has to send its output and exit status. */
+    public static final Duration REPORT_GRACE = Duration.ofSeconds(30);
+    /** Output kept per order while the run waiting for it has not passed it on; past it, lines are dropped. */
+    public static final long MAX_BUFFERED_BYTES = 4L << 20;
+
+    private static final Logger LOG = LoggerFactory.getLogger(PullChannels.class);
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    private final int maxParked;
+    private final ScheduledExecutorService timers;
+    private final LongSupplier nanos;
+    private final Map<NodeId, Channel> channels = new ConcurrentHashMap<>();
+    private final Map<String, Order> orders = new ConcurrentHashMap<>();
+    private final AtomicInteger parked = new AtomicInteger();
+
+    /**
+     * @param maxParked polls parked at once, over all nodes
+     */
+    public PullChannels(int maxParked) {
+        this(maxParked, System::nanoTime);
+    }
+
+    PullChannels(int maxParked, LongSupplier nanos) {
+        this.maxParked = maxParked;
+        this.nanos = nanos;
+        this.timers = Executors.newSingleThreadScheduledExecutor(runnable -> {
+            Thread thread = new Thread(runnable, "pintle-pull-channels");
+            thread.setDaemon(true);
+            return thread;
+        });
+    }
+
+    /** What answers a parked poll: exactly one of these is called, once. */
+    public interface Poll {
+        /** @param order the order to send ({@link Order#line}) */
+        void order(Order order);
+
+        /** The wait ran out, or a newer poll of the same node replaced this one: no order (204). */
+        void nothing();
+    }
+
+    /** A parked poll, for its request to cancel when the client goes away. */
+    public interface Parked {
+        /** The client is gone: forget the poll (the node stays connected for {@link #RECONNECT_GRACE}). */
+        void cancel();
+    }
+
+    /** Refused: too many polls parked at once. */
+    public static final class Full extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        Full(String message) {
+            super(message, null, false, false);
+        }
+    }
+
+    /**
+     * Parks a node's poll until an order comes or the wait runs out. An order already queued for the node is
+     * given at once. A previous poll of the same node (a reconnect whose old connection is not yet known closed)
+     * is answered with nothing.
+     *
+     * @param node the polling node
+     * @param wait how long at most
+     * @param poll answers it
+     * @return the parked poll, or null when it was answered at once
+     * @throws Full when {@code maxParked} polls wait already
+     */
+    public Parked park(NodeId node, Duration wait, Poll poll) {
+        Channel channel = channels.computeIfAbsent(node, id -> new Channel());
+        Poll replaced = null;
+        Entry entry;
+        Order queued;
+        synchronized (channel) {
+            channel.seen = nanos.getAsLong();
+            queued = channel.queue.pollFirst();
+            if (queued != null) {
+                deliver(channel, queued);
+            }
+        }
+        if (queued != null) {
+            poll.order(queued);
+            return null;
+        }
+        synchronized (channel) {
+            if (channel.poll == null && parked.incrementAndGet() > maxParked) {
+                parked.decrementAndGet();
+                throw new Full(maxParked + " nodes hold a remote-run order channel already ([remote_run] "
+                        + "max_channels)");
+            }
+            if (channel.poll != null) {
+                replaced = channel.poll.poll;
+                channel.poll.timer.cancel(false);
+            }
+            entry = new Entry(poll);
+            channel.poll = entry;
+            try {
+                entry.timer = timers.schedule(() -> expire(channel, entry), wait.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (RejectedExecutionException closed) {
+                channel.poll = null;
+                parked.decrementAndGet();
+                poll.nothing();
+                return null;
+            }
+        }
+        if (replaced != null) {
+            replaced.nothing();
+        }
+        return () -> cancel(channel, entry);
+    }
+
+    private void expire(Channel channel, Entry entry) {
+        if (release(channel, entry)) {
+            entry.poll.nothing();
+        }
+    }
+
+    private void cancel(Channel channel, Entry entry) {
+        if (release(channel, entry)) {
+            entry.timer.cancel(false);
+        }
+    }
+
+    /** @return whether the entry was still the node's parked poll (and is no longer) */
+    private boolean release(Channel channel, Entry entry) {
+        synchronized (channel) {
+            if (channel.poll != entry) {
+                return false;
+            }
+            channel.poll = null;
+            channel.seen = nanos.getAsLong();
+            parked.decrementAndGet();
+            return true;
+        }
+    }
+
+    /**
+     * Gives a node an order, if it is connected.
+     *
+     * @param node the node
+     * @param order what to run
+     * @param timeout how long its agent may run (the node has {@link #REPORT_GRACE} more to report)
+     * @param activity told when the order has new output or ends (once until {@link Order#drain} is called)
+     * @return the order, or null when the node is not connected (nothing was given to it)
+     */
+    public Order dispatch(NodeId node, RunOrder order, Duration timeout, Consumer<Order> activity) {
+        Channel channel = channels.get(node);
+        if (channel == null) {
+            return null;
+        }
+        Order given;
+        Entry entry;
+        synchronized (channel) {
+            boolean recent = nanos.getAsLong() - channel.seen < RECONNECT_GRACE.toNanos();
+            if (channel.poll == null && channel.running == 0 && !recent) {
+                return null;
+            }
+            given = new Order(HexFormat.of().formatHex(randomBytes()), node, order, timeout, activity);
+            orders.put(given.id, given);
+            entry = channel.poll;
+            if (entry != null) {
+                channel.poll = null;
+                parked.decrementAndGet();
+                entry.timer.cancel(false);
+            } else if (channel.queue.size() >= MAX_QUEUED) {
+                orders.remove(given.id);
+                given.end(RemoteRunEvent.ERROR, null, false, MAX_QUEUED + " orders already wait for node " + node
+                        + " to poll again");
+                return given;
+            } else {
+                channel.queue.addLast(given);
+                schedule(given, RECONNECT_GRACE, () -> {
+                    boolean waiting;
+                    synchronized (channel) {
+                        waiting = channel.queue.remove(given);
+                    }
+                    if (waiting) {
+                        orders.remove(given.id);
+                        given.end(RemoteRunEvent.UNREACHABLE, null, false, "node " + node + " did not poll for "
+                                + "orders again within " + RECONNECT_GRACE.toSeconds() + " s (its order channel "
+                                + "dropped)");
+                    }
+                });
+                return given;
+            }
+            deliver(channel, given);
+        }
+        entry.poll.order(given);
+        return given;
+    }
+
+    /** Marks the order given, under the channel's lock: it now awaits the node's report. */
+    private void deliver(Channel channel, Order order) {
+        channel.running++;
+        order.channel = channel;
+        if (order.deadline != null) {
+            order.deadline.cancel(false);
+        }
+        schedule(order, order.timeout.plus(REPORT_GRACE), () -> finish(order, RemoteRunEvent.TIMEOUT, null, true,
+                "node " + order.node + " took the order but did not report within "
+                        + order.timeout.plus(REPORT_GRACE).toSeconds() + " s"));
+        LOG.info("remote run: order {} ({}) given to node {} over its order channel", order.id,
+                order.order.command(), order.node);
+    }
+
+    private void schedule(Order order, Duration delay, Runnable task) {
+        try {
+            order.deadline = timers.schedule(task, delay.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException closed) {
+            order.end(RemoteRunEvent.ERROR, null, false, "the server is stopping");
+        }
+    }
+
+    /**
+     * @param id an order id from a node's {@code PUT}
+     * @param node the node that sends it
+     * @return the order, when it is that node's and still awaited; null otherwise
+     */
+    public Order awaited(String id, NodeId node) {
+        Order order = orders.get(id);
+        return order != null && order.node.equals(node) && order.channel != null ? order : null;
+    }
+
+    /**
+     * Ends an order: its status, once; later calls do nothing.
+     *
+     * @param order the order
+     * @param status its status
+     * @param exitCode the agent's exit code, or null
+     * @param timedOut whether it ended by a timeout
+     * @param detail why, or null
+     */
+    public void finish(Order order, String status, Integer exitCode, boolean timedOut, String detail) {
+        if (orders.remove(order.id, order)) {
+            if (order.deadline != null) {
+                order.deadline.cancel(false);
+            }
+            Channel channel = order.channel;
+            if (channel != null) {
+                synchronized (channel) {
+                    channel.running--;
+                    channel.seen = nanos.getAsLong();
+                }
+            }
+            order.end(status, exitCode, timedOut, detail);
+        }
+    }
+
+    /**
+     * @param node a node
+     * @return whether an order for it would be given now or at its next poll
+     */
+    public boolean connected(NodeId node) {
+        Channel channel = channels.get(node);
+        if (channel == null) {
+            return false;
+        }
+        synchronized (channel) {
+            return channel.poll != null || channel.running > 0
+                    || nanos.getAsLong() - channel.seen < RECONNECT_GRACE.toNanos();
+        }
+    }
+
+    /** @return polls parked now */
+    public int parked() {
+        return parked.get();
+    }
+
+    /** @return orders given or queued whose result is awaited */
+    public int awaited() {
+        return orders.size();
+    }
+
+    /** Every parked poll is answered with nothing; awaited orders end with an error. */
+    @Override
+    public void close() {
+        timers.shutdownNow();
+        for (Channel channel : channels.values()) {
+            Entry entry;
+            synchronized (channel) {
+                entry = channel.poll;
+                channel.poll = null;
+            }
+            if (entry != null) {
+                parked.decrementAndGet();
+                entry.poll.nothing();
+            }
+        }
+        for (Order order : orders.values()) {
+            finish(order, RemoteRunEvent.ERROR, null, false, "the server is stopping");
+        }
+    }
+
+    private static byte[] randomBytes() {
+        byte[] bytes = new byte[16];
+        RANDOM.nextBytes(bytes);
+        return bytes;
+    }
+
+    /** One node's channel; guarded by itself. */
+    private static final class Channel {
+        final Deque<Order> queue = new ArrayDeque<>();
+        Entry poll;
+        int running;
+        long seen = Long.MIN_VALUE / 2;
+
+    }
+
+    private static final class Entry {
+        final Poll poll;
+        ScheduledFuture<?> timer;
+
+        Entry(Poll poll) {
+            this.poll = poll;
+        }
+    }
+
+    /**
+     * One order given to a node: its output as the node sends it (buffered until the run waiting for it passes it
+     * on), then its end.
+     */
+    public static final class Order {
+        private final String id;
+        private final NodeId node;
+        private final RunOrder order;
+        private final Duration timeout;
+        private final Consumer<Order> activity;
+        private final AtomicBoolean signalled = new AtomicBoolean();
+        private final ConcurrentLinkedQueue<String> output = new ConcurrentLinkedQueue<>();
+        private final AtomicLong buffered = new AtomicLong();
+        private final CompletableFuture<RemoteRunEvent> end = new CompletableFuture<>();
+        private final long start = System.nanoTime();
+        private volatile boolean dropped;
+        private volatile Channel channel;
+        private volatile ScheduledFuture<?> deadline;
+
+        Order(String id, NodeId node, RunOrder order, Duration timeout, Consumer<Order> activity) {
+            this.id = id;
+            this.node = node;
+            this.order = order;
+            this.timeout = timeout;
+            this.activity = activity;
+        }
+
+        /** @return its id: 32 hexadecimal digits, the nonce of its output's framing */
+        public String id() {
+            return id;
+        }
+
+        /** @return the node it is for */
+        public NodeId node() {
+            return node;
+        }
+
+        /** @return what the node receives: {@code <order> <command>[ <conditions>]} */
+        public String line() {
+            return id + " " + order.command().wire()
+                    + (order.conditions().isEmpty() ? "" : " " + order.conditions().joined());
+        }
+
+        /**
+         * @param lines receives the agent's lines, framing removed
+         * @return what reads the node's {@code PUT} body, chunk by chunk
+         */
+        public Reader reader() {
+            FramedOutput framed = new FramedOutput(id, this::line);
+            return new Reader(new LineSplitter(framed), framed);
+        }
+
+        private void line(String line) {
+            if (buffered.addAndGet(line.length() + 1L) > MAX_BUFFERED_BYTES) {
+                dropped = true;
+                return;
+            }
+            output.add(line);
+            signal();
+        }
+
+        private void signal() {
+            if (signalled.compareAndSet(false, true)) {
+                activity.accept(this);
+            }
+        }
+
+        /**
+         * @param sink receives the output lines the node sent since the last call
+         */
+        public void drain(RunSink sink) {
+            signalled.set(false);
+            String line;
+            while ((line = output.poll()) != null) {
+                buffered.addAndGet(-(line.length() + 1L));
+                sink.accept(RemoteRunEvent.output(node.value(), line));
+            }
+        }
+
+        /** @return its status event once it ended, else null */
+        public RemoteRunEvent ended() {
+            return end.getNow(null);
+        }
+
+        /** @return whether output lines were dropped for want of a reader */
+        public boolean dropped() {
+            return dropped;
+        }
+
+        private void end(String status, Integer exitCode, boolean timedOut, String detail) {
+            long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            if (end.complete(RemoteRunEvent.status(node.value(), status, exitCode, millis, timedOut, detail))) {
+                signalled.set(false);
+                signal();
+            }
+        }
+    }
+
+    /** Reads an order's output as the node sends it. */
+    public static final class Reader {
+        private final LineSplitter splitter;
+        private final FramedOutput framed;
+
+        Reader(LineSplitter splitter, FramedOutput framed) {
+            this.splitter = splitter;
+            this.framed = framed;
+        }
+
+        /** @param chunk the next bytes of the body */
+        public void feed(ByteBuffer chunk) {
+            splitter.feed(chunk);
+        }
+
+        /** @return the agent's exit code from the framing once the body ended, or null when it never came */
+        public Integer finish() {
+            splitter.finish();
+            return framed.exit();
+        }
+    }
+}
