@@ -21,6 +21,7 @@ import java.util.Map;
  * @param reloads counts of reload attempts by outcome
  * @param uploads uploads since start by route ({@code inventories}, {@code inventory-updates}, {@code reports}), or
  *     null when this server takes none
+ * @param orderChannels the nodes' remote-run order channels (the pull channel), or null when remote run is off
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record ServerStatus(
@@ -35,7 +36,14 @@ public record ServerStatus(
         @JsonProperty("last_reload") Reload lastReload,
         @JsonProperty("last_failure") Reload lastFailure,
         Counts reloads,
-        Map<String, Uploads> uploads) {
+        Map<String, Uploads> uploads,
+        @JsonProperty("order_channels") OrderChannels orderChannels) {
+
+    /**
+     * @param polling nodes whose poll for orders is parked now
+     * @param awaited orders given (or waiting for a node's next poll) whose report has not come yet
+     */
+    public record OrderChannels(int polling, int awaited) {}
 
     /**
      * @param path the file

@@ -7,6 +7,7 @@ import io.pintle.server.reload.ReloadOutcome;
 import io.pintle.server.reload.Reloader;
 import io.pintle.server.reload.ServerSnapshot;
 import io.pintle.server.reload.SnapshotHolder;
+import io.pintle.server.remoterun.PullChannels;
 import io.pintle.server.uploads.UploadKind;
 import io.pintle.server.uploads.UploadTally;
 import jakarta.ws.rs.GET;
@@ -24,11 +25,13 @@ public final class StatusResource {
     private final SnapshotHolder snapshots;
     private final Reloader reloader;
     private final UploadTally uploads;
+    private final PullChannels channels;
 
-    StatusResource(SnapshotHolder snapshots, Reloader reloader, UploadTally uploads) {
+    StatusResource(SnapshotHolder snapshots, Reloader reloader, UploadTally uploads, PullChannels channels) {
         this.snapshots = snapshots;
         this.reloader = reloader;
         this.uploads = uploads;
+        this.channels = channels;
     }
 
     @GET
@@ -53,7 +56,9 @@ public final class StatusResource {
                 view(history.last()),
                 view(history.lastFailure()),
                 new ServerStatus.Counts(history.applied(), history.unchanged(), history.failed()),
-                uploads(snapshot));
+                uploads(snapshot),
+                snapshot.config().remoteRun().enabled()
+                        ? new ServerStatus.OrderChannels(channels.parked(), channels.awaited()) : null);
     }
 
     private Map<String, ServerStatus.Uploads> uploads(ServerSnapshot snapshot) {

@@ -50,6 +50,7 @@ public final class PullChannels implements AutoCloseable {
     private static final SecureRandom RANDOM = new SecureRandom();
 
     private final int maxParked;
+    private final Duration reportGrace;
     private final ScheduledExecutorService timers;
     private final LongSupplier nanos;
     private final Map<NodeId, Channel> channels = new ConcurrentHashMap<>();
@@ -60,11 +61,17 @@ public final class PullChannels implements AutoCloseable {
      * @param maxParked polls parked at once, over all nodes
      */
     public PullChannels(int maxParked) {
-        this(maxParked, System::nanoTime);
+        this(maxParked, REPORT_GRACE, System::nanoTime);
     }
 
-    PullChannels(int maxParked, LongSupplier nanos) {
+    /**
+     * @param maxParked polls parked at once, over all nodes
+     * @param reportGrace after the agent's timeout, how long a node has to report
+     * @param nanos the clock that tells how long ago a node polled
+     */
+    PullChannels(int maxParked, Duration reportGrace, LongSupplier nanos) {
         this.maxParked = maxParked;
+        this.reportGrace = reportGrace;
         this.nanos = nanos;
         this.timers = Executors.newSingleThreadScheduledExecutor(runnable -> {
             Thread thread = new Thread(runnable, "pintle-pull-channels");
@@ -238,9 +245,9 @@ public final class PullChannels implements AutoCloseable {
         if (order.deadline != null) {
             order.deadline.cancel(false);
         }
-        schedule(order, order.timeout.plus(REPORT_GRACE), () -> finish(order, RemoteRunEvent.TIMEOUT, null, true,
-                "node " + order.node + " took the order but did not report within "
-                        + order.timeout.plus(REPORT_GRACE).toSeconds() + " s"));
+        Duration deadline = order.timeout.plus(reportGrace);
+        schedule(order, deadline, () -> finish(order, RemoteRunEvent.TIMEOUT, null, true, "node " + order.node
+                + " took the order but did not report within " + deadline.toSeconds() + " s"));
         LOG.info("remote run: order {} ({}) given to node {} over its order channel", order.id,
                 order.order.command(), order.node);
     }

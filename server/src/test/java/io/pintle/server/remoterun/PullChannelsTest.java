@@ -1,0 +1,182 @@
+package io.pintle.server.remoterun;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.pintle.api.dto.RemoteRunEvent;
+import io.pintle.server.nodes.NodeId;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class PullChannelsTest {
+    private static final NodeId NODE = new NodeId("node-1");
+    private static final RunOrder RUN = RunOrder.of("run", List.of("c1", "c2"), null);
+
+    private final AtomicLong now = new AtomicLong(1_000_000_000_000L);
+    private final PullChannels channels = new PullChannels(2, Duration.ofMillis(200), now::get);
+    private final BlockingQueue<PullChannels.Order> activity = new LinkedBlockingQueue<>();
+
+    @AfterEach
+    void close() {
+        channels.close();
+    }
+
+    /** Records what answered a poll. */
+    private static final class Answers implements PullChannels.Poll {
+        final List<String> answers = new CopyOnWriteArrayList<>();
+        volatile PullChannels.Order order;
+
+        @Override
+        public void order(PullChannels.Order given) {
+            order = given;
+            answers.add(given.line());
+        }
+
+        @Override
+        public void nothing() {
+            answers.add("nothing");
+        }
+    }
+
+    @Test
+    void aNodeThatNeverPolledIsNotConnectedAndGetsNoOrder() {
+        assertThat(channels.connected(NODE)).isFalse();
+        assertThat(channels.dispatch(NODE, RUN, Duration.ofSeconds(10), activity::offer)).isNull();
+        assertThat(channels.awaited()).isZero();
+    }
+
+    @Test
+    void aParkedPollIsAnsweredWithTheOrderAtOnce() {
+        Answers poll = new Answers();
+        assertThat(channels.park(NODE, Duration.ofSeconds(60), poll)).isNotNull();
+        assertThat(channels.parked()).isEqualTo(1);
+
+        PullChannels.Order order = channels.dispatch(NODE, RUN, Duration.ofSeconds(10), activity::offer);
+
+        assertThat(poll.answers).containsExactly(order.id() + " run c1,c2");
+        assertThat(order.id()).matches("[0-9a-f]{32}");
+        assertThat(channels.parked()).isZero();
+        assertThat(channels.connected(NODE)).as("running its order").isTrue();
+        assertThat(channels.awaited(order.id(), NODE)).isSameAs(order);
+        assertThat(channels.awaited(order.id(), new NodeId("node-2"))).as("another node's").isNull();
+    }
+
+    @Test
+    void theReportIsFramedByTheOrderIdAndEndsTheOrder() throws Exception {
+        channels.park(NODE, Duration.ofSeconds(60), new Answers());
+        PullChannels.Order order = channels.dispatch(NODE, RUN, Duration.ofSeconds(10), activity::offer);
+        PullChannels.Reader reader = order.reader();
+        String body = "first\r\n\nforeign exit 0\n" + "0".repeat(32) + " exit 1\n\n" + order.id() + " exit 3\nlate\n";
+        // In small chunks, as a network delivers them.
+        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+        for (int i = 0; i < bytes.length; i += 5) {
+            reader.feed(ByteBuffer.wrap(bytes, i, Math.min(5, bytes.length - i)));
+        }
+        Integer exit = reader.finish();
+        channels.finish(order, RemoteRunEvent.FAILED, exit, false, "the agent exited with code " + exit);
+
+        assertThat(exit).isEqualTo(3);
+        assertThat(activity.poll(1, TimeUnit.SECONDS)).isSameAs(order);
+        List<RemoteRunEvent> events = new ArrayList<>();
+        order.drain(events::add);
+        assertThat(events).extracting(RemoteRunEvent::line)
+                .containsExactly("first", "", "foreign exit 0", "0".repeat(32) + " exit 1");
+        assertThat(order.ended().status()).isEqualTo("failed");
+        assertThat(order.ended().exitCode()).isEqualTo(3);
+        assertThat(channels.awaited(order.id(), NODE)).as("reported once").isNull();
+        assertThat(channels.awaited()).isZero();
+    }
+
+    @Test
+    void betweenTwoPollsAnOrderWaitsForTheNextOneWithinTheGrace() throws Exception {
+        Answers first = new Answers();
+        channels.park(NODE, Duration.ofMillis(1), first);
+        awaitAnswers(first, 1);
+        assertThat(first.answers).containsExactly("nothing");
+        now.addAndGet(Duration.ofSeconds(5).toNanos());
+
+        PullChannels.Order order = channels.dispatch(NODE, RUN, Duration.ofSeconds(10), activity::offer);
+        assertThat(order).as("seen 5 s ago: still connected").isNotNull();
+        assertThat(order.ended()).isNull();
+        Answers next = new Answers();
+        assertThat(channels.park(NODE, Duration.ofSeconds(60), next)).as("answered at once").isNull();
+        assertThat(next.answers).containsExactly(order.line());
+    }
+
+    @Test
+    void aNodeGoneLongerThanTheGraceIsNotConnected() {
+        Answers poll = new Answers();
+        PullChannels.Parked parked = channels.park(NODE, Duration.ofSeconds(60), poll);
+        parked.cancel();
+        now.addAndGet(PullChannels.RECONNECT_GRACE.toNanos() + 1);
+
+        assertThat(channels.connected(NODE)).isFalse();
+        assertThat(channels.dispatch(NODE, RUN, Duration.ofSeconds(10), activity::offer)).isNull();
+        assertThat(poll.answers).as("a cancelled poll is not answered").isEmpty();
+    }
+
+    @Test
+    void aNewerPollOfTheSameNodeAnswersTheOlderWithNothing() {
+        Answers older = new Answers();
+        Answers newer = new Answers();
+        channels.park(NODE, Duration.ofSeconds(60), older);
+        channels.park(NODE, Duration.ofSeconds(60), newer);
+
+        assertThat(older.answers).containsExactly("nothing");
+        assertThat(newer.answers).isEmpty();
+        assertThat(channels.parked()).isEqualTo(1);
+    }
+
+    @Test
+    void pastMaxParkedANewNodesPollIsRefused() {
+        channels.park(NODE, Duration.ofSeconds(60), new Answers());
+        channels.park(new NodeId("node-2"), Duration.ofSeconds(60), new Answers());
+
+        assertThatThrownBy(() -> channels.park(new NodeId("node-3"), Duration.ofSeconds(60), new Answers()))
+                .isInstanceOf(PullChannels.Full.class).hasMessageContaining("max_channels");
+        assertThat(channels.parked()).isEqualTo(2);
+    }
+
+    @Test
+    void anOrderNotReportedByItsDeadlineEndsAsATimeout() throws Exception {
+        channels.park(NODE, Duration.ofSeconds(60), new Answers());
+        PullChannels.Order order = channels.dispatch(NODE, RUN, Duration.ofMillis(100), activity::offer);
+
+        assertThat(activity.poll(10, TimeUnit.SECONDS)).isSameAs(order);
+        assertThat(order.ended().status()).isEqualTo("timeout");
+        assertThat(order.ended().timedOut()).isTrue();
+        assertThat(order.ended().detail()).contains("did not report");
+        assertThat(channels.awaited(order.id(), NODE)).isNull();
+    }
+
+    @Test
+    void closingAnswersParkedPollsAndEndsAwaitedOrders() {
+        Answers parked = new Answers();
+        channels.park(new NodeId("node-2"), Duration.ofSeconds(60), parked);
+        channels.park(NODE, Duration.ofSeconds(60), new Answers());
+        PullChannels.Order order = channels.dispatch(NODE, RUN, Duration.ofSeconds(60), activity::offer);
+
+        channels.close();
+
+        assertThat(parked.answers).containsExactly("nothing");
+        assertThat(order.ended().status()).isEqualTo("error");
+        assertThat(channels.parked()).isZero();
+    }
+
+    private static void awaitAnswers(Answers poll, int count) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (poll.answers.size() < count && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
+    }
+}
