@@ -137,7 +137,7 @@ public final class Bootstrap {
         SharedFilesCleanup cleanup = new SharedFilesCleanup(sharedFiles,
                 () -> snapshots.current().config().paths().sharedFiles(), SHARED_FILES_CLEANUP);
         RemoteRunner remoteRuns = new RemoteRunner(config.remoteRun().maxParallel(),
-                config.remoteRun().maxChannels(), metrics::remoteRunEnded);
+                config.remoteRun().maxChannels(), snapshots::current, metrics::remoteRunEnded);
         FileCache files = new FileCache(config.limits().fileCacheBytes(), clock);
         metrics.downloads(files);
         UploadTally uploads = new UploadTally();
@@ -163,7 +163,7 @@ public final class Bootstrap {
             }
         });
         server.addBean(new Managed("shared files cleanup", cleanup::start, cleanup::stop));
-        server.addBean(new Managed("remote runs", () -> { }, remoteRuns::stop));
+        server.addBean(new Managed("remote runs", remoteRuns::start, remoteRuns::stop));
         if (RelaySync.wanted(config)) {
             RelaySync relaySync = new RelaySync(snapshots::current, upstream, RELAY_SYNC_WAIT, Duration.ofSeconds(1),
                     Duration.ofMinutes(1));

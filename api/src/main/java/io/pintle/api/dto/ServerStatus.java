@@ -42,8 +42,12 @@ public record ServerStatus(
     /**
      * @param polling nodes whose poll for orders is parked now
      * @param awaited orders given (or waiting for a node's next poll) whose report has not come yet
+     * @param updatesPending nodes whose policies changed, waiting for their {@code update} order (rate, splay)
+     * @param updatesReleased {@code update} orders sent since start because a node's policies changed
      */
-    public record OrderChannels(int polling, int awaited) {}
+    public record OrderChannels(int polling, int awaited,
+            @JsonProperty("updates_pending") int updatesPending,
+            @JsonProperty("updates_released") long updatesReleased) {}
 
     /**
      * @param path the file

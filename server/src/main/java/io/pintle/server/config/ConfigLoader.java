@@ -151,6 +151,10 @@ public final class ConfigLoader {
             List.of(ServerConfig.Transport.PULL, ServerConfig.Transport.PINTLE);
     /** As {@code [limits] max_connections}: every node's poll holds one connection. */
     public static final int DEFAULT_REMOTE_RUN_MAX_CHANNELS = 10_000;
+    /** 100 update orders a second: 20,000 nodes in under 4 minutes, within the agents' own 5-minute cycle. */
+    public static final int DEFAULT_POLICY_UPDATE_RATE = 100;
+    /** Nodes changed together are spread over 10 s even when there are few of them. */
+    public static final int DEFAULT_POLICY_UPDATE_SPLAY_SECONDS = 10;
 
     private static final Set<String> PROTOCOLS = Set.of("TLSv1.3", "TLSv1.2");
 
@@ -334,7 +338,7 @@ public final class ConfigLoader {
                     upstream(raw.upstream() != null ? raw.upstream() : new RawUpstream(null, null, null, null, null, null, null, null),
                             certificate, key),
                     remoteRun(raw.remoteRun() != null ? raw.remoteRun()
-                            : new RawRemoteRun(null, null, null, null, null, null, null, null, null, null, null)),
+                            : new RawRemoteRun(null, null, null, null, null, null, null, null, null, null, null, null, null, null)),
                     uploads(raw.uploads() != null ? raw.uploads()
                             : new RawUploads(null, null, null, null, null, null, null), validGeneral.role()),
                     webapp(raw.webapp() != null ? raw.webapp() : new RawWebapp(null, null, null)));
@@ -404,7 +408,21 @@ public final class ConfigLoader {
                     argv("remote_run.update", raw.update(), DEFAULT_REMOTE_RUN_UPDATE),
                     argv("remote_run.inventory", raw.inventory(), DEFAULT_REMOTE_RUN_INVENTORY),
                     timeout, connect, maxParallel, agentSocket(raw.agentSocket()), transports(raw.transports()),
-                    maxChannels(raw.maxChannels()));
+                    maxChannels(raw.maxChannels()), policyUpdates(raw));
+        }
+
+        private ServerConfig.PolicyUpdates policyUpdates(RawRemoteRun raw) throws ConfigException {
+            int rate = raw.policyUpdateRate() != null ? raw.policyUpdateRate() : DEFAULT_POLICY_UPDATE_RATE;
+            if (rate < 1 || rate > 100_000) {
+                throw new ConfigException(source + ": 'remote_run.policy_update_rate' must be between 1 and 100000 "
+                        + "orders a second, not " + rate);
+            }
+            Duration splay = seconds("remote_run.policy_update_splay", raw.policyUpdateSplaySeconds(),
+                    DEFAULT_POLICY_UPDATE_SPLAY_SECONDS, 0);
+            if (splay.compareTo(Duration.ofHours(1)) > 0) {
+                throw new ConfigException(source + ": 'remote_run.policy_update_splay' must be at most 3600 seconds");
+            }
+            return new ServerConfig.PolicyUpdates(raw.policyUpdates() == null || raw.policyUpdates(), rate, splay);
         }
 
         /** {@code remote_run.transports}: a non-empty list of known transports, each once. */
@@ -742,7 +760,10 @@ public final class ConfigLoader {
             @JsonProperty("max_parallel") Integer maxParallel,
             @JsonProperty("agent_socket") String agentSocket,
             @JsonProperty("transports") List<String> transports,
-            @JsonProperty("max_channels") Integer maxChannels) {}
+            @JsonProperty("max_channels") Integer maxChannels,
+            @JsonProperty("policy_updates") Boolean policyUpdates,
+            @JsonProperty("policy_update_rate") Integer policyUpdateRate,
+            @JsonProperty("policy_update_splay") Integer policyUpdateSplaySeconds) {}
 
     record RawUpstream(
             @JsonProperty("url") String url,

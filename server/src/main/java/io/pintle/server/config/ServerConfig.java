@@ -135,10 +135,12 @@ public record ServerConfig(
      *     inventory} then do not apply. Null: Pintle starts the argv itself
      * @param transports how a neighbour that is a node (no node below it) is reached, tried in this order
      * @param maxChannels nodes' order polls parked at once (the pull channel); takes effect at start
+     * @param policyUpdates whether and how fast nodes holding an order channel are told to update when their
+     *     policies change
      */
     public record RemoteRun(boolean enabled, int port, List<String> run, List<String> update, List<String> inventory,
             Duration timeout, Duration connectTimeout, int maxParallel, Path agentSocket, List<Transport> transports,
-            int maxChannels) {
+            int maxChannels, PolicyUpdates policyUpdates) {
         public RemoteRun {
             run = List.copyOf(run);
             update = List.copyOf(update);
@@ -146,6 +148,22 @@ public record ServerConfig(
             transports = List.copyOf(transports);
             Objects.requireNonNull(timeout);
             Objects.requireNonNull(connectTimeout);
+            Objects.requireNonNull(policyUpdates);
+        }
+    }
+
+    /**
+     * "New policy, now" ({@code [remote_run] policy_updates...}): a node that holds an order channel is sent an
+     * {@code update} order when its policy archive changes, instead of waiting for its next run.
+     *
+     * @param enabled whether changes are watched and orders sent
+     * @param rate orders released per second at most, over all nodes
+     * @param splay each changed node is released at a random moment within this window after the change is seen
+     *     (and never faster than {@code rate})
+     */
+    public record PolicyUpdates(boolean enabled, int rate, Duration splay) {
+        public PolicyUpdates {
+            Objects.requireNonNull(splay);
         }
     }
 

@@ -80,8 +80,7 @@ public final class JerseyConfig {
      */
     static List<Object> adminResources(SnapshotHolder snapshots, Reloader reloader, ServerMetrics metrics,
             Readiness readiness, RemoteRunner remoteRuns, UploadTally uploads) {
-        return List.of(new SystemResource(reloader), new StatusResource(snapshots, reloader, uploads,
-                        remoteRuns != null ? remoteRuns.channels() : null),
+        return List.of(new SystemResource(reloader), new StatusResource(snapshots, reloader, uploads, remoteRuns),
                 new HealthResource(snapshots, readiness),
                 new MetricsResource(metrics != null ? metrics.registry() : null),
                 new RemoteRunResource(remoteRuns, true));

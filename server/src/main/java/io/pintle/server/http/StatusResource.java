@@ -7,7 +7,7 @@ import io.pintle.server.reload.ReloadOutcome;
 import io.pintle.server.reload.Reloader;
 import io.pintle.server.reload.ServerSnapshot;
 import io.pintle.server.reload.SnapshotHolder;
-import io.pintle.server.remoterun.PullChannels;
+import io.pintle.server.remoterun.RemoteRunner;
 import io.pintle.server.uploads.UploadKind;
 import io.pintle.server.uploads.UploadTally;
 import jakarta.ws.rs.GET;
@@ -25,13 +25,13 @@ public final class StatusResource {
     private final SnapshotHolder snapshots;
     private final Reloader reloader;
     private final UploadTally uploads;
-    private final PullChannels channels;
+    private final RemoteRunner remoteRuns;
 
-    StatusResource(SnapshotHolder snapshots, Reloader reloader, UploadTally uploads, PullChannels channels) {
+    StatusResource(SnapshotHolder snapshots, Reloader reloader, UploadTally uploads, RemoteRunner remoteRuns) {
         this.snapshots = snapshots;
         this.reloader = reloader;
         this.uploads = uploads;
-        this.channels = channels;
+        this.remoteRuns = remoteRuns;
     }
 
     @GET
@@ -58,7 +58,9 @@ public final class StatusResource {
                 new ServerStatus.Counts(history.applied(), history.unchanged(), history.failed()),
                 uploads(snapshot),
                 snapshot.config().remoteRun().enabled()
-                        ? new ServerStatus.OrderChannels(channels.parked(), channels.awaited()) : null);
+                        ? new ServerStatus.OrderChannels(remoteRuns.channels().parked(),
+                                remoteRuns.channels().awaited(), remoteRuns.policyUpdates().pending(),
+                                remoteRuns.policyUpdates().released()) : null);
     }
 
     private Map<String, ServerStatus.Uploads> uploads(ServerSnapshot snapshot) {

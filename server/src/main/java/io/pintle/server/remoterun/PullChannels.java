@@ -6,8 +6,10 @@ import java.nio.ByteBuffer;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Deque;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -189,7 +191,8 @@ public final class PullChannels implements AutoCloseable {
      * @param node the node
      * @param order what to run
      * @param timeout how long its agent may run (the node has {@link #REPORT_GRACE} more to report)
-     * @param activity told when the order has new output or ends (once until {@link Order#drain} is called)
+     * @param activity told when the order has new output or ends (once until {@link Order#drain} is called), or
+     *     null when nobody awaits its outcome (its output is then dropped as it comes)
      * @return the order, or null when the node is not connected (nothing was given to it)
      */
     public Order dispatch(NodeId node, RunOrder order, Duration timeout, Consumer<Order> activity) {
@@ -310,6 +313,19 @@ public final class PullChannels implements AutoCloseable {
         }
     }
 
+    /** @return the nodes whose poll is parked now */
+    public List<NodeId> polling() {
+        List<NodeId> nodes = new ArrayList<>();
+        channels.forEach((node, channel) -> {
+            synchronized (channel) {
+                if (channel.poll != null) {
+                    nodes.add(node);
+                }
+            }
+        });
+        return nodes;
+    }
+
     /** @return polls parked now */
     public int parked() {
         return parked.get();
@@ -417,6 +433,9 @@ public final class PullChannels implements AutoCloseable {
         }
 
         private void line(String line) {
+            if (activity == null) {
+                return;
+            }
             if (buffered.addAndGet(line.length() + 1L) > MAX_BUFFERED_BYTES) {
                 dropped = true;
                 return;
@@ -426,7 +445,7 @@ public final class PullChannels implements AutoCloseable {
         }
 
         private void signal() {
-            if (signalled.compareAndSet(false, true)) {
+            if (activity != null && signalled.compareAndSet(false, true)) {
                 activity.accept(this);
             }
         }

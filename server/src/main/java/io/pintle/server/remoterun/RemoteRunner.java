@@ -32,6 +32,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -58,21 +59,34 @@ public final class RemoteRunner {
     private final ScheduledExecutorService timers;
     private final AgentLauncher launcher;
     private final PullChannels channels;
+    private final PolicyUpdates policyUpdates;
     private final AtomicReference<Identity> identity = new AtomicReference<>();
     private final Consumer<String> ended;
 
     /**
      * @param maxParallel agent runs and neighbour calls in progress at once
      * @param maxChannels nodes' order polls parked at once
+     * @param snapshots the live snapshot (for the policy updates sent over order channels)
      * @param ended told each target's status as it is reported (metrics)
      */
-    public RemoteRunner(int maxParallel, int maxChannels, Consumer<String> ended) {
+    public RemoteRunner(int maxParallel, int maxChannels, Supplier<ServerSnapshot> snapshots, Consumer<String> ended) {
         this.ended = ended;
         this.permits = new Semaphore(maxParallel, true);
         this.workers = Executors.newCachedThreadPool(daemon("pintle-remote-run-"));
         this.timers = Executors.newSingleThreadScheduledExecutor(daemon("pintle-remote-run-timer-"));
         this.launcher = new AgentLauncher(timers);
         this.channels = new PullChannels(maxChannels);
+        this.policyUpdates = new PolicyUpdates(channels, snapshots);
+    }
+
+    /** Starts sending policy updates over order channels. */
+    public void start() {
+        policyUpdates.start();
+    }
+
+    /** @return the policy updates sent over order channels */
+    public PolicyUpdates policyUpdates() {
+        return policyUpdates;
     }
 
     /** @return the nodes' order channels (the pull channel) */
@@ -82,6 +96,7 @@ public final class RemoteRunner {
 
     /** Stops: runs in progress end with an error status, and their agents are stopped. */
     public void stop() {
+        policyUpdates.close();
         channels.close();
         workers.shutdownNow();
         timers.shutdown();

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.pintle.api.Routes;
 import io.pintle.client.PintleClient;
+import io.pintle.server.remoterun.PolicyUpdates;
 import io.pintle.server.testing.NodeKeys;
 import io.pintle.server.testing.Sandbox;
 import io.pintle.server.testing.TestServer;
@@ -13,6 +14,7 @@ import io.pintle.server.tls.SelfSigned;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -43,6 +45,7 @@ class OrderChannelIT {
     static PintleClient node3;
     static PintleClient node4;
     static PintleClient elsewhere;
+    static PintleClient node6;
 
     @BeforeAll
     static void start() throws Exception {
@@ -53,17 +56,20 @@ class OrderChannelIT {
         NodeKeys n4 = sandbox.addNode("node-4", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
         // Never polls.
         sandbox.addNode("node-5", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
+        NodeKeys n6 = sandbox.addNode("node-6", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
         // Below a relay of this root: its orders go through the relay, so its channel belongs there.
         NodeKeys below = sandbox.addNode("below-relay", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
         sandbox.register("relay-1", SelfSigned.generate(SelfSigned.KeyType.EC_P256, "relay-1").certificate(),
                 "relay-1.example.org", "root");
         sandbox.register("below-relay", below.certificate(), "below.example.org", "relay-1");
-        server = TestServer.start(sandbox, "[remote_run]\ntransports = [\"pull\"]\ntimeout = 20\n");
+        server = TestServer.start(sandbox, "[remote_run]\ntransports = [\"pull\"]\ntimeout = 20\n"
+                + "policy_update_splay = 0\n");
         node1 = server.client(n1);
         node2 = server.client(n2);
         node3 = server.client(n3);
         node4 = server.client(n4);
         elsewhere = server.client(below);
+        node6 = server.client(n6);
     }
 
     @AfterAll
@@ -214,6 +220,27 @@ class OrderChannelIT {
         report(node1, id, "real\n\n" + id + " exit 0\n");
         List<JsonNode> events = ndjson(run.get(10, TimeUnit.SECONDS));
         assertThat(outputs(events)).containsExactly("real");
+    }
+
+    @Test
+    void aNodeWhosePoliciesChangeIsToldToUpdateAtOnce() throws Exception {
+        sandbox.shareFile("node-6/rules/rudder.tar.bz2", "generation 1".getBytes(StandardCharsets.US_ASCII));
+        CompletableFuture<HttpResponse<String>> poll = poll(node6, 120);
+        awaitPolling(1);
+        // Longer than one look at the archives (every 5 s): the server has seen generation 1 while it polls.
+        Thread.sleep(PolicyUpdates.SCAN.plusSeconds(1).toMillis());
+        assertThat(poll).isNotDone();
+        long released = status().path("updates_released").asLong();
+
+        sandbox.shareFile("node-6/rules/rudder.tar.bz2", "generation 2, longer".getBytes(StandardCharsets.US_ASCII));
+
+        HttpResponse<String> order = poll.get(30, TimeUnit.SECONDS);
+        assertThat(order.statusCode()).isEqualTo(200);
+        assertThat(order.body()).matches("[0-9a-f]{32} update\n");
+        assertThat(status().path("updates_released").asLong()).isEqualTo(released + 1);
+        // Nobody awaits its outcome, but the report is taken.
+        String id = order.body().substring(0, 32);
+        assertThat(report(node6, id, "updated\n\n" + id + " exit 0\n").statusCode()).isEqualTo(204);
     }
 
     private static CompletableFuture<HttpResponse<String>> poll(PintleClient node, int wait) {

@@ -16,7 +16,8 @@ class ConditionsTest {
     private static final ServerConfig.RemoteRun CONFIG = new ServerConfig.RemoteRun(true, 443,
             ConfigLoader.DEFAULT_REMOTE_RUN_RUN, ConfigLoader.DEFAULT_REMOTE_RUN_UPDATE,
             ConfigLoader.DEFAULT_REMOTE_RUN_INVENTORY, Duration.ofMinutes(5), Duration.ofSeconds(10), 32, null,
-            ConfigLoader.DEFAULT_REMOTE_RUN_TRANSPORTS, ConfigLoader.DEFAULT_REMOTE_RUN_MAX_CHANNELS);
+            ConfigLoader.DEFAULT_REMOTE_RUN_TRANSPORTS, ConfigLoader.DEFAULT_REMOTE_RUN_MAX_CHANNELS,
+            new ServerConfig.PolicyUpdates(true, 100, Duration.ZERO));
 
     @ParameterizedTest
     @ValueSource(strings = {"a", "A9", "class_2", "9lives", "force_inventory"})

@@ -1,0 +1,174 @@
+package io.pintle.server.remoterun;
+
+import io.pintle.server.config.ServerConfig;
+import io.pintle.server.nodes.NodeId;
+import io.pintle.server.policy.FileVersion;
+import io.pintle.server.reload.ServerSnapshot;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.PriorityQueue;
+import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * "New policy, now": every {@link #SCAN}, the policy archives of the nodes that hold an order channel are looked
+ * at ({@code rules/rudder.tar.bz2}, Windows' {@code rules/dsc/rudder.zip}: one {@code stat} each); a node whose
+ * archive changed since the previous look is sent an {@code update} order, so it runs {@code rudder agent update}
+ * at once instead of at its next run. A generation that changes every node is not released as one herd: each
+ * changed node is due at a random moment within {@code [remote_run] policy_update_splay} of the change being seen,
+ * and at most {@code policy_update_rate} orders leave per second, the others waiting their turn in due order.
+ * Nobody awaits these orders' outcome (the node's report is taken and dropped).
+ *
+ * <p>All state is confined to one scheduler thread.
+ */
+public final class PolicyUpdates implements AutoCloseable {
+    /** How often the archives of polling nodes are looked at. */
+    public static final Duration SCAN = Duration.ofSeconds(5);
+    /** How often due orders are released (the rate's granularity). */
+    static final Duration TICK = Duration.ofMillis(100);
+    /** The archives that change when a node's policies do, below its share directory. */
+    static final List<String> ARCHIVES = List.of("rules/rudder.tar.bz2", "rules/dsc/rudder.zip");
+
+    private static final Logger LOG = LoggerFactory.getLogger(PolicyUpdates.class);
+    private static final RunOrder UPDATE = RunOrder.of("update", null, null);
+
+    private final PullChannels channels;
+    private final Supplier<ServerSnapshot> snapshots;
+    private final ScheduledExecutorService scheduler;
+    private final Map<NodeId, String> seen = new HashMap<>();
+    private final PriorityQueue<Due> due = new PriorityQueue<>();
+    private final Set<NodeId> waiting = new HashSet<>();
+    private final AtomicLong released = new AtomicLong();
+    private volatile int pending;
+    private double budget;
+
+    /**
+     * @param channels the order channels
+     * @param snapshots the live snapshot (share, configuration)
+     */
+    public PolicyUpdates(PullChannels channels, Supplier<ServerSnapshot> snapshots) {
+        this.channels = channels;
+        this.snapshots = snapshots;
+        this.scheduler = Executors.newSingleThreadScheduledExecutor(runnable -> {
+            Thread thread = new Thread(runnable, "pintle-policy-updates");
+            thread.setDaemon(true);
+            return thread;
+        });
+    }
+
+    /** Starts looking and releasing. */
+    public void start() {
+        scheduler.scheduleWithFixedDelay(this::guarded, SCAN.toMillis(), SCAN.toMillis(), TimeUnit.MILLISECONDS);
+        scheduler.scheduleAtFixedRate(this::release, TICK.toMillis(), TICK.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    @Override
+    public void close() {
+        scheduler.shutdownNow();
+    }
+
+    /** @return changed nodes waiting for their update order */
+    public int pending() {
+        return pending;
+    }
+
+    /** @return update orders given since start */
+    public long released() {
+        return released.get();
+    }
+
+    private void guarded() {
+        try {
+            scan(System.nanoTime());
+        } catch (RuntimeException e) {
+            LOG.warn("policy updates: looking at the policy archives failed: {}", e.toString());
+        }
+    }
+
+    /** Looks at the archives of every polling node; a changed one becomes due. Package-private for tests. */
+    void scan(long now) {
+        ServerSnapshot snapshot = snapshots.get();
+        ServerConfig.RemoteRun config = snapshot.config().remoteRun();
+        if (!config.enabled() || !config.policyUpdates().enabled()
+                || !config.transports().contains(ServerConfig.Transport.PULL)) {
+            return;
+        }
+        long splay = config.policyUpdates().splay().toNanos();
+        for (NodeId node : channels.polling()) {
+            String version = version(snapshot.share().nodeRoot(node));
+            String previous = seen.put(node, version);
+            if (previous != null && !previous.equals(version) && waiting.add(node)) {
+                long delay = splay > 0 ? ThreadLocalRandom.current().nextLong(splay) : 0;
+                due.add(new Due(now + delay, node));
+            }
+        }
+        pending = waiting.size();
+    }
+
+    /** Gives the due orders the rate allows; package-private for tests. */
+    void release() {
+        release(System.nanoTime());
+    }
+
+    void release(long now) {
+        ServerConfig.RemoteRun config = snapshots.get().config().remoteRun();
+        int rate = config.policyUpdates().rate();
+        // A token bucket: rate a second, at most one second's worth saved up.
+        budget = Math.min(rate, budget + rate * (TICK.toNanos() / 1e9));
+        Deque<NodeId> ready = new ArrayDeque<>();
+        while (budget >= 1 && !due.isEmpty() && due.peek().at() <= now) {
+            ready.add(due.poll().node());
+            budget--;
+        }
+        for (NodeId node : ready) {
+            waiting.remove(node);
+            PullChannels.Order order = channels.dispatch(node, UPDATE, config.timeout(), null);
+            if (order != null) {
+                released.incrementAndGet();
+            } else {
+                // Gone: it updates at its next run, as any node without a channel.
+                LOG.debug("policy updates: node {} holds no order channel any more", node);
+            }
+        }
+        if (!ready.isEmpty()) {
+            LOG.info("policy updates: {} node(s) told their policies changed; {} waiting", ready.size(),
+                    waiting.size());
+        }
+        pending = waiting.size();
+    }
+
+    /** The archives' versions, or what is missing: anything that changes when one of them does. */
+    private static String version(Path nodeRoot) {
+        StringBuilder version = new StringBuilder();
+        for (String archive : ARCHIVES) {
+            try {
+                version.append(FileVersion.of(nodeRoot.resolve(archive)).etag());
+            } catch (IOException absent) {
+                version.append('-');
+            }
+            version.append(' ');
+        }
+        return version.toString();
+    }
+
+    private record Due(long at, NodeId node) implements Comparable<Due> {
+        @Override
+        public int compareTo(Due other) {
+            return Long.compare(at, other.at);
+        }
+    }
+}

@@ -1,0 +1,125 @@
+package io.pintle.server.remoterun;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.pintle.server.config.ConfigLoader;
+import io.pintle.server.nodes.NodeId;
+import io.pintle.server.reload.ServerSnapshot;
+import io.pintle.server.reload.SnapshotLoader;
+import io.pintle.server.testing.Sandbox;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** "New policy, now", driven by hand: scans and release ticks at chosen instants, real archives on disk. */
+class PolicyUpdatesTest {
+    private static final long SECOND = TimeUnit.SECONDS.toNanos(1);
+    private static final List<String> NODES = IntStream.range(0, 40).mapToObj(i -> "node-" + i).toList();
+
+    @TempDir
+    Path dir;
+
+    private final PullChannels channels = new PullChannels(1000);
+    private final Map<String, String> orders = new ConcurrentHashMap<>();
+
+    @AfterEach
+    void close() {
+        channels.close();
+    }
+
+    private PolicyUpdates start(String remoteRun) throws Exception {
+        Sandbox sandbox = Sandbox.create(dir);
+        for (String node : NODES) {
+            sandbox.shareFile(node + "/rules/rudder.tar.bz2", "v1".getBytes(StandardCharsets.US_ASCII));
+        }
+        ServerSnapshot snapshot = new SnapshotLoader(ConfigLoader.load(sandbox.config("[remote_run]\n" + remoteRun)),
+                Clock.systemUTC()).load(1);
+        for (String node : NODES) {
+            channels.park(new NodeId(node), Duration.ofMinutes(10), new PullChannels.Poll() {
+                @Override
+                public void order(PullChannels.Order order) {
+                    orders.put(node, order.line().substring(33));
+                }
+
+                @Override
+                public void nothing() {
+                    orders.put(node, "nothing");
+                }
+            });
+        }
+        return new PolicyUpdates(channels, () -> snapshot);
+    }
+
+    private void changeAll() throws Exception {
+        for (String node : NODES) {
+            java.nio.file.Files.writeString(dir.resolve("share/" + node + "/rules/rudder.tar.bz2"), "v2, longer");
+        }
+    }
+
+    @Test
+    void changedNodesAreReleasedAtTheConfiguredRateAndOnlyOnce() throws Exception {
+        PolicyUpdates updates = start("policy_update_rate = 10\npolicy_update_splay = 0\n");
+        long now = 0;
+        updates.scan(now);
+        for (int tick = 0; tick < 20; tick++) {
+            updates.release(now += SECOND / 10);
+        }
+        assertThat(orders).as("nothing changed since the first look").isEmpty();
+
+        changeAll();
+        updates.scan(now);
+        assertThat(updates.pending()).isEqualTo(NODES.size());
+        // The bucket was full (10 saved up): 10 at once, then 10 a second.
+        updates.release(now += SECOND / 10);
+        assertThat(orders).hasSize(10);
+        for (int tick = 0; tick < 10; tick++) {
+            updates.release(now += SECOND / 10);
+        }
+        assertThat(orders).hasSize(20);
+        for (int tick = 0; tick < 30; tick++) {
+            updates.release(now += SECOND / 10);
+        }
+        assertThat(orders).hasSize(NODES.size()).allSatisfy((node, order) -> assertThat(order).isEqualTo("update"));
+        assertThat(updates.pending()).isZero();
+        assertThat(updates.released()).isEqualTo(NODES.size());
+
+        updates.scan(now);
+        assertThat(updates.pending()).as("the same version: no second order").isZero();
+    }
+
+    @Test
+    void theSplaySpreadsNodesChangedTogether() throws Exception {
+        PolicyUpdates updates = start("policy_update_rate = 1000\npolicy_update_splay = 10\n");
+        updates.scan(0);
+        changeAll();
+        updates.scan(0);
+
+        updates.release(SECOND);
+        int afterOneSecond = orders.size();
+        updates.release(10 * SECOND);
+        // Uniform over 10 s: about 4 of 40 in the first second; all of them by the end.
+        assertThat(afterOneSecond).isBetween(0, 16);
+        assertThat(orders).hasSize(NODES.size());
+    }
+
+    @Test
+    void nothingIsWatchedWhenPolicyUpdatesAreOff() throws Exception {
+        PolicyUpdates updates = start("policy_updates = false\n");
+        updates.scan(0);
+        changeAll();
+        updates.scan(0);
+        updates.release(SECOND);
+
+        assertThat(updates.pending()).isZero();
+        assertThat(orders).isEmpty();
+    }
+}
