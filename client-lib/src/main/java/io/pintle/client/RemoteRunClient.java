@@ -6,18 +6,23 @@ import io.pintle.api.MediaTypes;
 import io.pintle.api.dto.RemoteRunEvent;
 import io.pintle.api.dto.RemoteRunRequest;
 import java.io.ByteArrayOutputStream;
+import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.net.HttpURLConnection;
 import java.net.InetAddress;
 import java.net.Socket;
 import java.net.URI;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.PrivateKey;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Consumer;
@@ -75,9 +80,66 @@ public final class RemoteRunClient {
      */
     public void run(URI url, String pin, RemoteRunRequest request, Map<String, String> headers,
             Consumer<RemoteRunEvent> events) throws IOException, ProblemException, GeneralSecurityException {
+        run(url, Set.of(pin), request, headers, events);
+    }
+
+    /**
+     * As {@link #run(URI, String, RemoteRunRequest, Map, Consumer)}, with any of several pins accepted.
+     *
+     * @param url the full remote-run URL (unversioned)
+     * @param pins the callee's acceptable key pins
+     * @param request the run
+     * @param headers extra request headers
+     * @param events receives each event ({@code keepalive} included)
+     * @throws ProblemException when the callee answers with an error status
+     * @throws IOException when it cannot be reached, or the answer is cut or malformed
+     * @throws GeneralSecurityException when a pin is unusable
+     */
+    public void run(URI url, Set<String> pins, RemoteRunRequest request, Map<String, String> headers,
+            Consumer<RemoteRunEvent> events) throws IOException, ProblemException, GeneralSecurityException {
+        post(url, pins, "application/json", JSON.writeValueAsBytes(request), MediaTypes.NDJSON, headers, events,
+                null);
+    }
+
+    /**
+     * Posts a run of the agent ({@code run}, the only command relayd knows) in relayd's own form, which both a
+     * relayd relay (behind Rudder's Apache) and a Pintle server take: {@code asynchronous=false},
+     * {@code keep_output=true}, {@code classes}, {@code nodes}. A Pintle callee answers NDJSON events, asked for by
+     * {@code Accept}; a relayd callee answers its {@code text/plain} output, each line handed to {@code text}.
+     *
+     * @param url the full remote-run URL (unversioned)
+     * @param pins the callee's acceptable key pins (the node list's and its certificate's)
+     * @param conditions comma-separated conditions, or empty
+     * @param nodes the node ids for {@code remote-run/nodes}, or null for {@code nodes/<id>} and {@code all}
+     * @param headers extra request headers
+     * @param events receives each event of a Pintle callee
+     * @param text receives each line of a relayd callee's text answer
+     * @return whether the callee answered events (a Pintle), not relayd's text
+     * @throws ProblemException when the callee answers with an error status
+     * @throws IOException when it cannot be reached, or the answer is cut or malformed
+     * @throws GeneralSecurityException when a pin is unusable
+     */
+    public boolean runForm(URI url, Set<String> pins, String conditions, List<String> nodes,
+            Map<String, String> headers, Consumer<RemoteRunEvent> events, Consumer<String> text)
+            throws IOException, ProblemException, GeneralSecurityException {
+        StringBuilder form = new StringBuilder("asynchronous=false&keep_output=true");
+        if (!conditions.isEmpty()) {
+            form.append("&classes=").append(URLEncoder.encode(conditions, StandardCharsets.UTF_8));
+        }
+        if (nodes != null) {
+            form.append("&nodes=").append(URLEncoder.encode(String.join(",", nodes), StandardCharsets.UTF_8));
+        }
+        return post(url, pins, "application/x-www-form-urlencoded",
+                form.toString().getBytes(StandardCharsets.US_ASCII), MediaTypes.NDJSON + ", text/plain;q=0.5",
+                headers, events, text);
+    }
+
+    private boolean post(URI url, Set<String> pins, String type, byte[] body, String accept,
+            Map<String, String> headers, Consumer<RemoteRunEvent> events, Consumer<String> text)
+            throws IOException, ProblemException, GeneralSecurityException {
         HttpsURLConnection connection = (HttpsURLConnection) url.toURL().openConnection();
         try {
-            connection.setSSLSocketFactory(new Tls13Only(ClientTls.context(identity, Set.of(pin)).getSocketFactory()));
+            connection.setSSLSocketFactory(new Tls13Only(ClientTls.context(identity, pins).getSocketFactory()));
             // The pin is the identity check (curl --pinnedpubkey --insecure): host names are not in agents' certificates.
             connection.setHostnameVerifier((host, session) -> true);
             connection.setConnectTimeout(Math.toIntExact(connectTimeout.toMillis()));
@@ -86,10 +148,9 @@ public final class RemoteRunClient {
             connection.setInstanceFollowRedirects(false);
             connection.setRequestMethod("POST");
             connection.setDoOutput(true);
-            connection.setRequestProperty("Content-Type", "application/json");
-            connection.setRequestProperty("Accept", MediaTypes.NDJSON + ", " + MediaTypes.PROBLEM_JSON);
+            connection.setRequestProperty("Content-Type", type);
+            connection.setRequestProperty("Accept", accept + ", " + MediaTypes.PROBLEM_JSON);
             headers.forEach(connection::setRequestProperty);
-            byte[] body = JSON.writeValueAsBytes(request);
             connection.setFixedLengthStreamingMode(body.length);
             try (OutputStream out = connection.getOutputStream()) {
                 out.write(body);
@@ -100,11 +161,27 @@ public final class RemoteRunClient {
                 byte[] problem = error == null ? new byte[0] : error.readNBytes(MAX_PROBLEM_BYTES);
                 throw PintleClient.problem(status, problem);
             }
+            String answered = connection.getContentType();
+            boolean ndjson = answered != null && answered.toLowerCase(Locale.ROOT).startsWith(MediaTypes.NDJSON);
             try (InputStream in = connection.getInputStream()) {
-                read(in, events);
+                if (ndjson || text == null) {
+                    read(in, events);
+                } else {
+                    readText(in, text);
+                }
             }
+            return ndjson || text == null;
         } finally {
             connection.disconnect();
+        }
+    }
+
+    /** Reads relayd's text answer to its end, line by line. */
+    private static void readText(InputStream in, Consumer<String> text) throws IOException {
+        BufferedReader reader = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8));
+        String line;
+        while ((line = reader.readLine()) != null) {
+            text.accept(line.length() > MAX_LINE_BYTES ? line.substring(0, MAX_LINE_BYTES) : line);
         }
     }
 

@@ -143,6 +143,9 @@ public final class RemoteRunResource {
         // connection's idle timeout (the agent timeout and keep-alive events bound it instead).
         Exchange.of(context).park();
 
+        // relayd's form from another Pintle (its forwarded runs: relayd's own form, so that a relayd relay takes it
+        // too) asks for events by Accept: it then gets the JSON form's events, statuses included.
+        boolean events = ask.json() || acceptsEvents(headers);
         if (ask.asynchronous() && (ask.json() || !ask.keepOutput())) {
             runner.start(snapshot, ask.order(), plan, hops, RemoteRunResource::log, summary ->
                     LOG.info("remote run {} ended: {} of {} node(s) succeeded", ask.order().command(),
@@ -153,18 +156,29 @@ public final class RemoteRunResource {
             }
             return Response.ok("", TEXT).build();
         }
-        if (ask.json() || ask.asynchronous()) {
+        if (events || ask.asynchronous()) {
             EventStream stream = new EventStream();
             runner.start(snapshot, ask.order(), plan, hops, stream,
                     summary -> stream.accept(RemoteRunEvent.done(summary.nodes(), summary.succeeded())));
-            Function<RemoteRunEvent, String> text = ask.json() ? null : text(snapshot);
+            Function<RemoteRunEvent, String> text = events ? null : text(snapshot);
             StreamingOutput output = out -> stream.drain(out, text);
-            return Response.ok(output, ask.json() ? MediaType.valueOf(MediaTypes.NDJSON) : TEXT).build();
+            return Response.ok(output, events ? MediaType.valueOf(MediaTypes.NDJSON) : TEXT).build();
         }
         // relayd's synchronous mode: the answer comes after the runs, with their output if asked.
         SyncOutput collected = new SyncOutput(ask.keepOutput() ? text(snapshot) : event -> null);
         runner.run(snapshot, ask.order(), plan, hops, collected);
         return Response.ok(collected.text(), TEXT).build();
+    }
+
+    /** @return whether the caller names NDJSON in its {@code Accept} (a wildcard does not count) */
+    private static boolean acceptsEvents(HttpHeaders headers) {
+        for (MediaType type : headers.getAcceptableMediaTypes()) {
+            if (!type.isWildcardType() && !type.isWildcardSubtype()
+                    && type.isCompatible(MediaType.valueOf(MediaTypes.NDJSON))) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private void authorize(ServerSnapshot snapshot, ContainerRequestContext context) {

@@ -264,8 +264,14 @@ public final class RemoteRunner {
         Set<String> reported = ConcurrentHashMap.newKeySet();
         String failure;
         String status;
+        Map<String, NodeId> hosts = new java.util.HashMap<>();
+        for (NodeId node : hop.nodes()) {
+            snapshot.nodes().node(node).ifPresent(entry -> hosts.put(entry.hostname(), node));
+        }
+        Set<String> withOutput = ConcurrentHashMap.newKeySet();
+        boolean relaydAnswered = false;
         try {
-            String pin = pin(snapshot, via.id());
+            Set<String> pins = pins(snapshot, via.id());
             ServerConfig.RemoteRun config = snapshot.config().remoteRun();
             boolean single = hop.nodes().size() == 1 && hop.nodes().get(0).equals(via.id());
             // The unversioned path, the one Rudder's Apache (and Pintle's TLS listener) serves: the callee may be
@@ -275,16 +281,33 @@ public final class RemoteRunner {
                     : Routes.REMOTE_RUN_NODES);
             URI url = URI.create("https://" + ServerConfig.Listen.authorityHost(via.hostname()) + ":" + config.port() + path);
             List<String> nodes = single ? null : hop.nodes().stream().map(NodeId::value).toList();
-            client(snapshot.credentials(), config).run(url, pin, order.request(nodes),
-                    Map.of(Routes.REMOTE_RUN_HOPS_HEADER, Integer.toString(hops)), event -> {
-                        // A neighbour reports on the nodes it was asked about, and only once each.
-                        if (event.node() != null && expected.contains(event.node())
-                                && (RemoteRunEvent.OUTPUT.equals(event.type())
-                                        || (RemoteRunEvent.STATUS.equals(event.type()) && reported.add(event.node())))) {
-                            sink.accept(event);
-                        }
-                    });
-            failure = "no status for this node came back from " + via.id();
+            Consumer<RemoteRunEvent> events = event -> {
+                // A neighbour reports on the nodes it was asked about, and only once each.
+                if (event.node() != null && expected.contains(event.node())
+                        && (RemoteRunEvent.OUTPUT.equals(event.type())
+                                || (RemoteRunEvent.STATUS.equals(event.type()) && reported.add(event.node())))) {
+                    sink.accept(event);
+                }
+            };
+            Map<String, String> headers = Map.of(Routes.REMOTE_RUN_HOPS_HEADER, Integer.toString(hops));
+            if (order.command() == AgentCommand.RUN) {
+                // relayd's own form, which a relayd relay behind Apache takes as well as a Pintle (which answers
+                // events, statuses included); relayd answers its text, "host> line", with no status.
+                relaydAnswered = !client(snapshot.credentials(), config).runForm(url, pins,
+                        order.conditions().joined(), nodes, headers, events, line -> {
+                            int end = line.indexOf("> ");
+                            NodeId named = end > 0 ? hosts.get(line.substring(0, end)) : null;
+                            // A line that names none of the hop's nodes goes with the first of them.
+                            NodeId node = named != null ? named : hop.nodes().get(0);
+                            withOutput.add(node.value());
+                            sink.accept(RemoteRunEvent.output(node.value(),
+                                    named != null ? line.substring(end + 2) : line));
+                        });
+            } else {
+                client(snapshot.credentials(), config).run(url, pins, order.request(nodes), headers, events);
+            }
+            failure = relaydAnswered ? "no output for this node came back from " + via.id() + " (a relayd relay, "
+                    + "which reports no status)" : "no status for this node came back from " + via.id();
             status = RemoteRunEvent.ERROR;
         } catch (ProblemException e) {
             Problem problem = e.problem();
@@ -301,6 +324,12 @@ public final class RemoteRunner {
         }
         long duration = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
         for (NodeId node : hop.nodes()) {
+            if (relaydAnswered && withOutput.contains(node.value()) && reported.add(node.value())) {
+                sink.accept(RemoteRunEvent.status(node.value(), RemoteRunEvent.SUCCESS, null, duration, false,
+                        "reported by " + via.id() + ", a relayd relay: its answer carries the agent's output, not "
+                                + "its exit status"));
+                continue;
+            }
             if (reported.add(node.value())) {
                 LOG.warn("remote run: {}: {}", node, failure);
                 sink.accept(RemoteRunEvent.status(node.value(), status, null, duration, false, failure));
@@ -308,20 +337,28 @@ public final class RemoteRunner {
         }
     }
 
-    /** The callee's key, as the node list (or a node certificate) pins it. */
-    private static String pin(ServerSnapshot snapshot, NodeId node) throws GeneralSecurityException {
+    /**
+     * The callee's keys: as the node list pins it ({@code key-hash}) and as relayd pins it, by its certificate in
+     * the node certificates; either is accepted.
+     */
+    private static Set<String> pins(ServerSnapshot snapshot, NodeId node) throws GeneralSecurityException {
         Node entry = snapshot.nodes().node(node).orElseThrow();
+        Set<String> pins = new java.util.LinkedHashSet<>();
         if (entry.keyHash().isPresent() && entry.keyHash().get().algorithm().equals("sha256")) {
-            return entry.keyHash().get().toString();
+            pins.add(entry.keyHash().get().toString());
         }
         for (KeyHash key : snapshot.nodes().pinsOf(node)) {
             if (key.algorithm().equals("sha256")) {
-                return key.toString();
+                pins.add(key.toString());
             }
         }
-        throw new GeneralSecurityException("no sha256 key pin for " + node + " (neither in nodeslist.json nor in a "
-                + "node certificate): its key cannot be checked");
+        if (pins.isEmpty()) {
+            throw new GeneralSecurityException("no sha256 key pin for " + node + " (neither in nodeslist.json nor "
+                    + "in a node certificate): its key cannot be checked");
+        }
+        return pins;
     }
+
 
     /** One client per identity: rebuilt when the server's certificate or the timeouts change (a reload). */
     private RemoteRunClient client(ServerCredentials credentials, ServerConfig.RemoteRun config)
