@@ -138,6 +138,7 @@ public final class Bootstrap {
                 () -> snapshots.current().config().paths().sharedFiles(), SHARED_FILES_CLEANUP);
         RemoteRunner remoteRuns = new RemoteRunner(config.remoteRun().maxParallel(),
                 config.remoteRun().maxChannels(), snapshots::current, metrics::remoteRunEnded);
+        metrics.orderChannels(remoteRuns.channels(), remoteRuns.policyUpdates());
         FileCache files = new FileCache(config.limits().fileCacheBytes(), clock);
         metrics.downloads(files);
         UploadTally uploads = new UploadTally();

@@ -11,6 +11,8 @@ import io.pintle.server.reload.ReloadListener;
 import io.pintle.server.reload.ReloadOutcome;
 import io.pintle.server.reload.ServerSnapshot;
 import io.pintle.server.reload.SnapshotHolder;
+import io.pintle.server.remoterun.PolicyUpdates;
+import io.pintle.server.remoterun.PullChannels;
 import io.pintle.server.uploads.UploadKind;
 import io.pintle.server.uploads.UploadTally;
 import io.prometheus.metrics.core.datapoints.CounterDataPoint;
@@ -238,6 +240,30 @@ public final class ServerMetrics implements ReloadListener {
                 .help("Node-facing requests waiting for a worker, by work class")
                 .labelNames("class")
                 .callback(callback -> copy.forEach((work, gate) -> callback.call(gate.waiting(), work.label())))
+                .register(registry);
+    }
+
+    /**
+     * Exposes the pull channel's figures.
+     *
+     * @param channels the nodes' order channels
+     * @param updates the policy updates sent over them
+     */
+    public void orderChannels(PullChannels channels, PolicyUpdates updates) {
+        GaugeWithCallback.builder()
+                .name("pintle_remote_run_order_polls")
+                .help("Nodes whose poll for remote-run orders (the pull channel) is parked now")
+                .callback(callback -> callback.call(channels.parked()))
+                .register(registry);
+        GaugeWithCallback.builder()
+                .name("pintle_remote_run_orders_awaited")
+                .help("Orders given over order channels whose report has not come yet")
+                .callback(callback -> callback.call(channels.awaited()))
+                .register(registry);
+        CounterWithCallback.builder()
+                .name("pintle_policy_update_orders")
+                .help("Update orders sent over order channels because a node's policy archive changed")
+                .callback(callback -> callback.call(updates.released()))
                 .register(registry);
     }
 

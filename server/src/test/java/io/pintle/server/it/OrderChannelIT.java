@@ -83,6 +83,7 @@ class OrderChannelIT {
     void aPollingNodeGetsTheOrderAndItsReportReachesTheCallerWithItsStatus() throws Exception {
         CompletableFuture<HttpResponse<String>> poll = poll(node1, 60);
         awaitPolling(1);
+        assertThat(server.metric("pintle_remote_run_order_polls")).isEqualTo(1.0);
         CompletableFuture<HttpResponse<String>> run = runAsync("{\"command\": \"run\", \"conditions\": [\"c1\", "
                 + "\"c_2\"], \"nodes\": [\"node-1\"]}");
 
@@ -92,6 +93,7 @@ class OrderChannelIT {
         assertThat(order.body()).matches("[0-9a-f]{32} run c1,c_2\n");
         String id = order.body().substring(0, 32);
         assertThat(status().path("awaited").asInt()).isEqualTo(1);
+        assertThat(server.metric("pintle_remote_run_orders_awaited")).isEqualTo(1.0);
 
         HttpResponse<String> report = report(node1, id, "agent: started\r\nagent: done\n\n" + id + " exit 0\n");
         assertThat(report.statusCode()).as(report.body()).isEqualTo(204);
