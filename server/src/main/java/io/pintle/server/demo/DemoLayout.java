@@ -247,6 +247,11 @@ public record DemoLayout(Path directory, String serverPin, String linux1, String
                                 + "'{\"command\": \"run\", \"conditions\": [\"demo_class\"]}' http://127.0.0.1:"
                                 + adminPort + "/rudder/relay-api/1/remote-run/nodes/" + SERVER_ID,
                         200),
+                new Step("A node that accepts no inbound connection holds its order channel, as "
+                        + "deploy/node/pintle-run-orders does (a run for it would answer at once; none comes: 204 "
+                        + "after 2 s)",
+                        agentCurl(linux2) + " '" + base + "/rudder/relay-api/remote-run/orders?wait=2'",
+                        204),
                 new Step("What is live: snapshot generation, input files and digests, reload history",
                         "curl -sS -w '\\n%{http_code}\\n' http://127.0.0.1:" + adminPort + "/v1/status",
                         200));
