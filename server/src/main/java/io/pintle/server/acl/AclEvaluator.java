@@ -25,7 +25,9 @@ import java.util.Base64;
  *       in the allowed networks and the request carries HTTP Basic credentials of a user of the route's password
  *       file (see {@link #upload}).
  *   <li>relayd's {@code remote-run/...} on the TLS listener: the client's key is this server's policy server's,
- *       or, on a root or a relay, the caller is on this machine (see {@link #remoteRun}).
+ *       or, on a root or a relay, the caller is on this machine or, without a certificate, in the policy-server
+ *       networks file (see {@link #remoteRun(boolean, boolean, InetAddress, X509Certificate, KeyHash,
+ *       PolicyServerNetworks)}).
  * </ul>
  */
 public final class AclEvaluator {
@@ -182,13 +184,8 @@ public final class AclEvaluator {
     }
 
     /**
-     * Remote run on the TLS listener. This server's own policy server may ask, authenticated by its key (the
-     * {@code [upstream]} pin). On a root or a relay, a caller on this machine may ask too, without a certificate:
-     * Rudder's webapp posts to {@code https://localhost/rudder/relay-api/remote-run/...} with none, and Apache
-     * admits it by the {@code Require ip 127.0.0.0/8} / {@code ::1} lines of
-     * {@code rudder-networks-policy-server-24.conf}. Only 127.0.0.1 and ::1 count as this machine here (what
-     * {@code localhost} connects from): any local process can already ask the admin listener, so this grants
-     * nothing new. A node has no Apache: there only its policy server's key is accepted.
+     * Remote run on the TLS listener, without the policy-server networks file: as {@link #remoteRun(boolean,
+     * boolean, InetAddress, X509Certificate, KeyHash, PolicyServerNetworks)} with {@link PolicyServerNetworks#NONE}.
      *
      * @param enabled {@code [remote_run] enabled}
      * @param localCallers whether a caller on this machine is accepted without a certificate (root and relay)
@@ -199,6 +196,31 @@ public final class AclEvaluator {
      */
     public static Decision remoteRun(boolean enabled, boolean localCallers, InetAddress address, X509Certificate peer,
             KeyHash upstreamPin) {
+        return remoteRun(enabled, localCallers, address, peer, upstreamPin, PolicyServerNetworks.NONE);
+    }
+
+    /**
+     * Remote run on the TLS listener. This server's own policy server may ask, authenticated by its key (the
+     * {@code [upstream]} pin). On a root or a relay, a caller on this machine may ask too, without a certificate:
+     * Rudder's webapp posts to {@code https://localhost/rudder/relay-api/remote-run/...} with none, and Apache
+     * admits it by the {@code Require local} line of {@code rudder-networks-policy-server-24.conf}. Only 127.0.0.1
+     * and ::1 count as this machine for that rule (what {@code localhost} connects from): any local process can
+     * already ask the admin listener, so this grants nothing new. Also on a root or a relay, a caller without a
+     * certificate whose address that file lists: relayd forwards a remote run to a sub-relay with no client
+     * certificate, and Apache on the sub-relay admits it by the file's {@code Require ip <policy server>} line. A
+     * caller that presents a certificate is judged by its key alone, as a Pintle policy server always presents one.
+     * A node has no Apache: there only its policy server's key is accepted.
+     *
+     * @param enabled {@code [remote_run] enabled}
+     * @param localCallers whether callers without a certificate may be admitted by address (root and relay)
+     * @param address the client's address
+     * @param peer the client's leaf certificate, or null when it sent none
+     * @param upstreamPin the policy server's key pin, from the snapshot, or null when this server has none (root)
+     * @param policyServers the snapshot's {@code rudder-networks-policy-server-24.conf}
+     * @return the decision
+     */
+    public static Decision remoteRun(boolean enabled, boolean localCallers, InetAddress address, X509Certificate peer,
+            KeyHash upstreamPin, PolicyServerNetworks policyServers) {
         if (!enabled) {
             return new Decision.Deny("remote-run-disabled", "remote run is disabled on this server ([remote_run] "
                     + "enabled = false)");
@@ -215,14 +237,22 @@ public final class AclEvaluator {
             return new Decision.Allow("remote-run: a caller on this machine (" + address.getHostAddress()
                     + "), as Apache's rudder-networks-policy-server-24.conf");
         }
+        if (localCallers && peer == null && policyServers.contains(address)) {
+            return new Decision.Allow("remote-run: " + address.getHostAddress() + " without a certificate, listed in "
+                    + policyServers.file() + " (relayd calls its sub-relays so)");
+        }
+        // Named only when one is configured, so that a caller without the file reads the messages it always read.
+        String byAddress = policyServers.file() == null ? ""
+                : localCallers ? ", or an address of " + policyServers.describe() + " without a certificate"
+                        : " (" + policyServers.file().getFileName() + " admits no caller on a node)";
         if (upstreamPin == null) {
             return new Decision.Deny("no-policy-server", "this server has no policy server ([upstream]): remote "
-                    + "runs are accepted from this machine (127.0.0.1, ::1) and on its admin listener only, not from "
-                    + address.getHostAddress());
+                    + "runs are accepted from this machine (127.0.0.1, ::1)" + byAddress + " and on its admin "
+                    + "listener only, not from " + address.getHostAddress());
         }
         if (peer == null) {
             return new Decision.Deny("no-certificate", "remote run needs the policy server's client certificate"
-                    + (localCallers ? " (or a caller on this machine: 127.0.0.1, ::1)" : ""));
+                    + (localCallers ? " (or a caller on this machine: 127.0.0.1, ::1" + byAddress + ")" : byAddress));
         }
         return new Decision.Deny("not-policy-server", "key " + key + " is not this server's policy server's ("
                 + upstreamPin + ")");

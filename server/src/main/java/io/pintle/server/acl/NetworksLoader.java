@@ -14,6 +14,13 @@ import java.util.Locale;
  * lines {@code Require ip <net> [<net>...]}, {@code Require all granted}, {@code Require all denied},
  * {@code Require local}; blank lines and {@code #} comments are ignored. Anything else is an error naming the
  * line, so a typo never silently opens or closes access.
+ *
+ * <p>The same reader takes Rudder's {@code rudder-networks-policy-server-24.conf}, which rudder-techniques writes as
+ * {@code Require local}, then {@code Require ip <policy server address>} when that name resolves (bundle {@code
+ * system_rudder_apache_networks_configuration}, {@code remote_run_acl}, in
+ * {@code techniques/system/rudder-service-apache/1.0/apache/system_rudder_apache_networks_configuration.cf}): no
+ * other directive. {@code Require local} is read as 127.0.0.0/8 and ::1; Apache also counts a client whose address
+ * is the server's own address of that connection, which a root reaches through its own {@code Require ip} line.
  */
 public final class NetworksLoader {
     private NetworksLoader() {}

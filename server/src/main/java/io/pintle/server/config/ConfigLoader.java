@@ -34,6 +34,12 @@ import java.util.stream.Collectors;
  * Parses and validates the TOML configuration. Defaults are Rudder's paths (see {@code deploy/pintle.example.toml}).
  */
 public final class ConfigLoader {
+    /**
+     * Default {@code [networks] policy_server_file}: Apache's list of who may ask a root or a relay for a remote run
+     * without a client certificate ({@code Require local}, {@code Require ip <policy server>}).
+     */
+    public static final String DEFAULT_POLICY_SERVER_NETWORKS_FILE =
+            "/opt/rudder/etc/rudder-networks-policy-server-24.conf";
     /** Where Rudder keeps the server's node id. */
     public static final String DEFAULT_NODE_ID_FILE = "/opt/rudder/etc/uuid.hive";
     /** The agent certificate: agents pin its key, so it is the default server certificate. */
@@ -251,7 +257,7 @@ public final class ConfigLoader {
             RawGeneral general = raw.general() != null ? raw.general() : new RawGeneral(null, null, null, null);
             RawTls tls = raw.tls() != null ? raw.tls() : new RawTls(null, null, null, null, null);
             RawNodes nodes = raw.nodes() != null ? raw.nodes() : new RawNodes(null, null);
-            RawNetworks networks = raw.networks() != null ? raw.networks() : new RawNetworks(null, null);
+            RawNetworks networks = raw.networks() != null ? raw.networks() : new RawNetworks(null, null, null);
             RawPaths paths = raw.paths() != null ? raw.paths() : new RawPaths(null, null, null);
             RawAdmin admin = raw.admin() != null ? raw.admin() : new RawAdmin(null);
             RawReload reload = raw.reload() != null ? raw.reload() : new RawReload(null);
@@ -324,9 +330,7 @@ public final class ConfigLoader {
                             tls.allowWorldReadableKey() != null && tls.allowWorldReadableKey(), provider),
                     new ServerConfig.Nodes(
                             path("nodes.list", nodes.list(), "/var/rudder/lib/relay/nodeslist.json"), certificatePaths),
-                    new ServerConfig.Networks(
-                            allowedFile.isEmpty() ? null : path("networks.allowed_file", allowedFile, null),
-                            networks.allowed() != null ? networks.allowed() : List.of()),
+                    networks(networks, allowedFile, validGeneral.role()),
                     new ServerConfig.Paths(path("paths.share", paths.share(), "/var/rudder/share"),
                             path("paths.shared_folder", paths.sharedFolder(),
                                     "/var/rudder/configuration-repository/shared-files"),
@@ -342,6 +346,30 @@ public final class ConfigLoader {
                     uploads(raw.uploads() != null ? raw.uploads()
                             : new RawUploads(null, null, null, null, null, null, null), validGeneral.role()),
                     webapp(raw.webapp() != null ? raw.webapp() : new RawWebapp(null, null, null)));
+        }
+
+        private ServerConfig.Networks networks(RawNetworks raw, String allowedFile, ServerConfig.Role role)
+                throws ConfigException {
+            Path allowed = allowedFile.isEmpty() ? null : path("networks.allowed_file", allowedFile, null);
+            List<String> extra = raw.allowed() != null ? raw.allowed() : List.of();
+            String policyServerFile = raw.policyServerFile();
+            if (role == ServerConfig.Role.NODE) {
+                // A node has no Apache: its remote run is its policy server's key only (AclEvaluator.remoteRun).
+                if (policyServerFile != null && !policyServerFile.isEmpty()) {
+                    throw new ConfigException(source + ": 'networks.policy_server_file' applies to a root or a relay "
+                            + "(who may ask it for a remote run without a certificate); a node only accepts its "
+                            + "policy server's key. Remove it, or set it to \"\"");
+                }
+                return new ServerConfig.Networks(allowed, extra, null, false);
+            }
+            if (policyServerFile == null) {
+                return new ServerConfig.Networks(allowed, extra, Path.of(DEFAULT_POLICY_SERVER_NETWORKS_FILE), false);
+            }
+            if (policyServerFile.isEmpty()) {
+                return new ServerConfig.Networks(allowed, extra, null, false);
+            }
+            return new ServerConfig.Networks(allowed, extra,
+                    path("networks.policy_server_file", policyServerFile, null), true);
         }
 
         private ServerConfig.Uploads uploads(RawUploads raw, ServerConfig.Role role) throws ConfigException {
@@ -791,7 +819,8 @@ public final class ConfigLoader {
     record RawNodes(@JsonProperty("list") String list, @JsonProperty("certificates") List<String> certificates) {}
 
     record RawNetworks(
-            @JsonProperty("allowed_file") String allowedFile, @JsonProperty("allowed") List<String> allowed) {}
+            @JsonProperty("allowed_file") String allowedFile, @JsonProperty("allowed") List<String> allowed,
+            @JsonProperty("policy_server_file") String policyServerFile) {}
 
     record RawPaths(
             @JsonProperty("share") String share,

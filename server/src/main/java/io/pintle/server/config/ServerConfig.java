@@ -319,10 +319,18 @@ public record ServerConfig(
     /**
      * @param allowedFile Apache {@code Require} include, or null for none
      * @param allowed extra networks (CIDR)
+     * @param policyServerFile Apache's {@code rudder-networks-policy-server-24.conf}: who may ask for a remote run
+     *     without a client certificate (root and relay only); null for none (always null on a node)
+     * @param policyServerFileRequired whether {@code policyServerFile} was configured explicitly, so that its
+     *     absence is an error; the default file may be absent (then nobody is admitted by it)
      */
-    public record Networks(Path allowedFile, List<String> allowed) {
+    public record Networks(Path allowedFile, List<String> allowed, Path policyServerFile,
+            boolean policyServerFileRequired) {
         public Networks {
             allowed = List.copyOf(allowed);
+            if (policyServerFileRequired && policyServerFile == null) {
+                throw new IllegalArgumentException("a required policy-server networks file has a path");
+            }
         }
     }
 

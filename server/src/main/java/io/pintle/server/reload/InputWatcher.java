@@ -79,7 +79,7 @@ public final class InputWatcher implements ReloadListener {
         if (client == null) {
             return;
         }
-        Set<Path> files = Set.copyOf(snapshots.current().inputs().keySet());
+        Set<Path> files = Set.copyOf(snapshots.current().watched());
         Set<Path> directories = new TreeSet<>();
         for (Path file : files) {
             directories.add(file.getParent());

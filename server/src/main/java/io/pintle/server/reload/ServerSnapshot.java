@@ -2,6 +2,7 @@ package io.pintle.server.reload;
 
 import io.pintle.server.acl.AclEvaluator;
 import io.pintle.server.acl.AllowedNetworks;
+import io.pintle.server.acl.PolicyServerNetworks;
 import io.pintle.server.config.ServerConfig;
 import io.pintle.server.nodes.CertificateIndex;
 import io.pintle.server.nodes.KeyHash;
@@ -15,8 +16,10 @@ import java.nio.file.Path;
 import java.time.Instant;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 
 /**
  * Everything a request's authorisation reads, as of one load of the input files. Immutable.
@@ -35,6 +38,8 @@ import java.util.Objects;
  * @param nodesList the parsed nodes list, whose unchanged entries the next load reuses
  * @param certificates the parsed form of each certificate bundle, whose unchanged blocks the next load reuses
  * @param uploadUsers who may upload ({@link UploadUsers#NONE} when uploads are off)
+ * @param policyServerNetworks who may ask for a remote run without a certificate ({@code [networks]
+ *     policy_server_file}); {@link PolicyServerNetworks#NONE} when none is configured
  */
 public record ServerSnapshot(
         long generation,
@@ -49,7 +54,8 @@ public record ServerSnapshot(
         Map<Path, InputFile> inputs,
         NodesList nodesList,
         Map<Path, CertificateIndex> certificates,
-        UploadUsers uploadUsers) {
+        UploadUsers uploadUsers,
+        PolicyServerNetworks policyServerNetworks) {
     public ServerSnapshot {
         Objects.requireNonNull(loadedAt);
         Objects.requireNonNull(config);
@@ -62,9 +68,22 @@ public record ServerSnapshot(
         Objects.requireNonNull(share);
         Objects.requireNonNull(credentials);
         Objects.requireNonNull(uploadUsers);
+        Objects.requireNonNull(policyServerNetworks);
         if (config.upstream().configured() != (upstreamPin != null)) {
             throw new IllegalArgumentException("the policy server's pin goes with an [upstream] url, and only then");
         }
+    }
+
+    /**
+     * @return every file whose creation, change or removal should reload: the inputs, and the default
+     *     policy-server networks file while it is absent (Rudder's agent may write it after Pintle started)
+     */
+    public Set<Path> watched() {
+        Set<Path> files = new LinkedHashSet<>(inputs.keySet());
+        if (policyServerNetworks.file() != null && !policyServerNetworks.present()) {
+            files.add(policyServerNetworks.file());
+        }
+        return Collections.unmodifiableSet(files);
     }
 
     /**

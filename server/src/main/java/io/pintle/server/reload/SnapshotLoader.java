@@ -2,6 +2,7 @@ package io.pintle.server.reload;
 
 import io.pintle.server.acl.AllowedNetworks;
 import io.pintle.server.acl.NetworksLoader;
+import io.pintle.server.acl.PolicyServerNetworks;
 import io.pintle.server.config.ServerConfig;
 import io.pintle.server.nodes.CertificateBinding;
 import io.pintle.server.nodes.CertificateIndex;
@@ -89,6 +90,11 @@ public final class SnapshotLoader {
         if (config.networks().allowedFile() != null) {
             files.add(config.networks().allowedFile());
         }
+        Path policyServerFile = config.networks().policyServerFile();
+        if (policyServerFile != null && (config.networks().policyServerFileRequired()
+                || Files.exists(policyServerFile))) {
+            files.add(policyServerFile);
+        }
         files.add(config.tls().certificate());
         files.add(config.tls().key());
         upstreamCertificate(config.upstream()).ifPresent(files::add);
@@ -119,7 +125,15 @@ public final class SnapshotLoader {
             Map<Path, byte[]> contents = new HashMap<>();
             Map<Path, InputFile> inputs = new LinkedHashMap<>();
             for (Path file : inputFiles(config)) {
-                byte[] content = read(file);
+                byte[] content;
+                try {
+                    content = read(file);
+                } catch (IOException e) {
+                    if (optionalAndGone(file, e)) {
+                        continue;
+                    }
+                    throw e;
+                }
                 inputs.put(file, secret(config, file) ? InputFile.secret(content) : InputFile.of(content));
                 contents.put(file, content);
             }
@@ -129,6 +143,8 @@ public final class SnapshotLoader {
             AllowedNetworks networks = NetworksLoader.parse(
                     networksFile == null ? null : new String(contents.get(networksFile), StandardCharsets.UTF_8),
                     networksFile, config.networks().allowed(), "networks.allowed");
+
+            PolicyServerNetworks policyServerNetworks = policyServerNetworks(config.networks(), contents);
 
             // The two big inputs of a root (every node of the fleet) are parsed side by side.
             Path list = config.nodes().list();
@@ -173,10 +189,35 @@ public final class SnapshotLoader {
             UploadUsers uploadUsers = uploadUsers(config.uploads(), contents, reuse, writable);
             return new ServerSnapshot(generation, clock.instant(), config, config.general().nodeId(), registry,
                     networks, new ShareTree(share), credentials, upstreamPin, inputs, nodesList, certificates,
-                    uploadUsers);
+                    uploadUsers, policyServerNetworks);
         } catch (IOException e) {
             throw new SnapshotException(e.getMessage(), e);
         }
+    }
+
+    /**
+     * Rudder's {@code rudder-networks-policy-server-24.conf}, in the format of the allowed networks file. Its
+     * default path may be absent (a root or relay without Rudder's Apache configuration): then nobody is admitted
+     * by address. A path set in the configuration must exist.
+     */
+    private static PolicyServerNetworks policyServerNetworks(ServerConfig.Networks networks,
+            Map<Path, byte[]> contents) throws IOException {
+        Path file = networks.policyServerFile();
+        if (file == null) {
+            return PolicyServerNetworks.NONE;
+        }
+        byte[] content = contents.get(file);
+        if (content == null) {
+            return PolicyServerNetworks.absent(file);
+        }
+        return new PolicyServerNetworks(file, true, NetworksLoader.parse(
+                new String(content, StandardCharsets.UTF_8), file, List.of(), "networks.policy_server_file"));
+    }
+
+    /** The default policy-server networks file, removed between listing the inputs and reading them. */
+    private boolean optionalAndGone(Path file, IOException e) {
+        return file.equals(config.networks().policyServerFile()) && !config.networks().policyServerFileRequired()
+                && e.getCause() instanceof NoSuchFileException;
     }
 
     /** The server's key and the password files: kept as their digest only, never their bytes. */

@@ -140,10 +140,36 @@ public final class AgentLauncher {
      * @param sink receives each output line, then the status
      */
     public void run(String node, Path socket, RunOrder order, Duration timeout, RunSink sink) {
+        askHelper(node, socket, order.command().wire()
+                + (order.conditions().isEmpty() ? "" : " " + order.conditions().joined()), order.command(), timeout,
+                sink);
+    }
+
+    /**
+     * Asks the agent helper to run {@code rudder remote run [-D <conditions>] -- <hosts>} (its {@code remote}
+     * command: relayd's way to run the agents of nodes that are not Pintle servers, through their cf-serverd), and
+     * waits for it. Same protocol, framing, timeout and statuses as {@link #run(String, Path, RunOrder, Duration,
+     * RunSink)}: the events all name {@code node}, and the status is the whole invocation's.
+     *
+     * @param node what the events name (the caller attributes the lines to the nodes)
+     * @param socket the helper's socket
+     * @param hosts the host names or addresses, each {@code [A-Za-z0-9][A-Za-z0-9.:_-]*}, at most 1000 and 65536
+     *     characters with their commas (the helper refuses anything else)
+     * @param conditions the conditions
+     * @param timeout when the helper stops {@code rudder remote run} (Pintle gives up {@link #KILL_GRACE} twice later)
+     * @param sink receives each output line, then the status
+     */
+    public void runRemote(String node, Path socket, List<String> hosts, Conditions conditions, Duration timeout,
+            RunSink sink) {
+        askHelper(node, socket, "remote " + String.join(",", hosts)
+                + (conditions.isEmpty() ? "" : " " + conditions.joined()), "remote run of " + hosts.size()
+                + " host(s)", timeout, sink);
+    }
+
+    private void askHelper(String node, Path socket, String command, Object what, Duration timeout, RunSink sink) {
         long start = System.nanoTime();
         String nonce = HexFormat.of().formatHex(randomBytes(16));
-        String request = HELPER_PROTOCOL + " " + nonce + " " + Math.max(1, timeout.toSeconds()) + " "
-                + order.command().wire() + (order.conditions().isEmpty() ? "" : " " + order.conditions().joined())
+        String request = HELPER_PROTOCOL + " " + nonce + " " + Math.max(1, timeout.toSeconds()) + " " + command
                 + "\n";
         SocketChannel channel;
         try {
@@ -180,7 +206,7 @@ public final class AgentLauncher {
             try {
                 channel.write(ByteBuffer.wrap(request.getBytes(StandardCharsets.US_ASCII)));
                 channel.shutdownOutput();
-                LOG.info("remote run: asked the agent helper at {} for {}", socket, order.command());
+                LOG.info("remote run: asked the agent helper at {} for {}", socket, what);
                 HelperOutput output = new HelperOutput(node, nonce, sink);
                 pump(Channels.newInputStream(channel), output);
                 giveUp.cancel(false);

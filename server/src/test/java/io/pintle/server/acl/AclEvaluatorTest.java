@@ -219,4 +219,72 @@ class AclEvaluatorTest {
                     deny -> assertThat(deny.reason()).isEqualTo(outcome));
         }
     }
+
+    private static final Path POLICY_SERVER_FILE = Path.of("/opt/rudder/etc/rudder-networks-policy-server-24.conf");
+
+    /** As Rudder writes it on a relay whose policy server is 192.0.2.1 (remote_run_acl). */
+    private static PolicyServerNetworks policyServerFile() throws Exception {
+        return new PolicyServerNetworks(POLICY_SERVER_FILE, true, NetworksLoader.parse(
+                "Require local\nRequire ip 192.0.2.1\n", POLICY_SERVER_FILE, List.of(), "test"));
+    }
+
+    private static KeyHash somePin() throws Exception {
+        return KeyHash.of("sha256", SelfSigned.generate(SelfSigned.KeyType.EC_P256, "root").certificate()
+                .getPublicKey());
+    }
+
+    @Test
+    void remoteRunAdmitsACallerWithoutCertificateListedInThePolicyServerNetworksFile() throws Exception {
+        InetAddress relayd = InetAddress.getByName("192.0.2.1");
+
+        // A relay (its policy server pinned) and a root (none) alike: relayd calls without a certificate.
+        for (KeyHash pin : new KeyHash[] {somePin(), null}) {
+            assertThat(AclEvaluator.remoteRun(true, true, relayd, null, pin, policyServerFile()))
+                    .isInstanceOfSatisfying(Decision.Allow.class, allow -> assertThat(allow.rule())
+                            .contains("192.0.2.1", POLICY_SERVER_FILE.toString()));
+        }
+        // Require local: any loopback address, as Apache reads it.
+        assertThat(AclEvaluator.remoteRun(true, true, InetAddress.getByName("127.0.0.5"), null, somePin(),
+                policyServerFile())).isInstanceOf(Decision.Allow.class);
+    }
+
+    @Test
+    void remoteRunRefusesAnUnlistedCallerWithoutCertificateNamingTheFile() throws Exception {
+        InetAddress elsewhere = InetAddress.getByName("192.0.2.99");
+
+        assertThat(AclEvaluator.remoteRun(true, true, elsewhere, null, somePin(), policyServerFile()))
+                .isInstanceOfSatisfying(Decision.Deny.class, deny -> {
+                    assertThat(deny.reason()).isEqualTo("no-certificate");
+                    assertThat(deny.detail()).contains(POLICY_SERVER_FILE.toString());
+                });
+        assertThat(AclEvaluator.remoteRun(true, true, elsewhere, null, null, policyServerFile()))
+                .isInstanceOfSatisfying(Decision.Deny.class, deny -> {
+                    assertThat(deny.reason()).isEqualTo("no-policy-server");
+                    assertThat(deny.detail()).contains(POLICY_SERVER_FILE.toString());
+                });
+        // The default file absent: nobody is admitted by address, and the refusal says why.
+        assertThat(AclEvaluator.remoteRun(true, true, InetAddress.getByName("192.0.2.1"), null, somePin(),
+                PolicyServerNetworks.absent(POLICY_SERVER_FILE))).isInstanceOfSatisfying(Decision.Deny.class, deny -> {
+                    assertThat(deny.reason()).isEqualTo("no-certificate");
+                    assertThat(deny.detail()).contains(POLICY_SERVER_FILE + " (absent)");
+                });
+    }
+
+    @Test
+    void aListedAddressAdmitsNeitherAWrongCertificateNorACallerOfANode() throws Exception {
+        InetAddress relayd = InetAddress.getByName("192.0.2.1");
+        X509Certificate other = SelfSigned.generate(SelfSigned.KeyType.EC_P256, "other").certificate();
+
+        // A certificate is judged by its key alone: a Pintle policy server always presents its own.
+        assertThat(AclEvaluator.remoteRun(true, true, relayd, other, somePin(), policyServerFile()))
+                .isInstanceOfSatisfying(Decision.Deny.class,
+                        deny -> assertThat(deny.reason()).isEqualTo("not-policy-server"));
+        // A node has no Apache: its policy server's key only.
+        assertThat(AclEvaluator.remoteRun(true, false, relayd, null, somePin(), policyServerFile()))
+                .isInstanceOfSatisfying(Decision.Deny.class,
+                        deny -> assertThat(deny.reason()).isEqualTo("no-certificate"));
+        assertThat(AclEvaluator.remoteRun(false, true, relayd, null, somePin(), policyServerFile()))
+                .isInstanceOfSatisfying(Decision.Deny.class,
+                        deny -> assertThat(deny.reason()).isEqualTo("remote-run-disabled"));
+    }
 }

@@ -81,7 +81,8 @@ class ConfigLoaderTest {
         assertThat(config.nodes()).isEqualTo(new ServerConfig.Nodes(conf.resolve("lib/nodeslist.json"),
                 List.of(conf.resolve("lib/nodescerts.pem"), Path.of("/var/rudder/lib/ssl/allnodescerts.pem"))));
         assertThat(config.networks()).isEqualTo(new ServerConfig.Networks(
-                conf.resolve("etc/rudder-networks-24.conf"), List.of("10.0.0.0/8", "2001:db8::/32")));
+                conf.resolve("etc/rudder-networks-24.conf"), List.of("10.0.0.0/8", "2001:db8::/32"),
+                Path.of(ConfigLoader.DEFAULT_POLICY_SERVER_NETWORKS_FILE), false));
         assertThat(config.paths().share()).isEqualTo(dir.resolve("share"));
         assertThat(config.admin().listen()).isEqualTo(new ServerConfig.Listen("::1", 5311));
         assertThat(config.admin().listen()).hasToString("[::1]:5311");
@@ -577,5 +578,24 @@ class ConfigLoaderTest {
                 .isInstanceOf(ConfigException.class)
                 .hasMessageStartingWith(source + ": " + message)
                 .satisfies(e -> assertThat(e.getMessage()).doesNotContain(LIBRARY_WORDING));
+    }
+
+    @Test
+    void policyServerNetworksFileDefaultsToRuddersOnARootOrRelayAndIsNoneOnANode() throws Exception {
+        ServerConfig.Networks root = parse(ROOT_ID).networks();
+        assertThat(root.policyServerFile()).isEqualTo(Path.of(ConfigLoader.DEFAULT_POLICY_SERVER_NETWORKS_FILE));
+        assertThat(root.policyServerFileRequired()).as("the default may be absent").isFalse();
+
+        ServerConfig.Networks set = parse(ROOT_ID + "[networks]\npolicy_server_file = \"etc/ps.conf\"\n").networks();
+        assertThat(set.policyServerFile()).isEqualTo(source.getParent().resolve("etc/ps.conf"));
+        assertThat(set.policyServerFileRequired()).as("a configured file must exist").isTrue();
+
+        assertThat(parse(ROOT_ID + "[networks]\npolicy_server_file = \"\"\n").networks().policyServerFile())
+                .isNull();
+        String node = "[general]\nnode_id = \"n\"\nrole = \"node\"\n";
+        assertThat(parse(node).networks().policyServerFile()).isNull();
+        assertThat(parse(node + "[networks]\npolicy_server_file = \"\"\n").networks().policyServerFile()).isNull();
+        assertRefused(node + "[networks]\npolicy_server_file = \"/etc/ps.conf\"\n", "'networks.policy_server_file'",
+                "root or a relay");
     }
 }

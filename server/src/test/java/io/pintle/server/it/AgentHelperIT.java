@@ -135,7 +135,7 @@ class AgentHelperIT {
         "pintle-agent/1 0123456789abcdef0123456789abcdef 10 run a b",
         "pintle-agent/1 0123456789abcdef0123456789abcdef 10 run _a",
         "pintle-agent/1 0123456789abcdef0123456789abcdef 10 run a,,b",
-        "pintle-agent/1 0123456789abcdef0123456789abcdef 10 remote a",
+        "pintle-agent/1 0123456789abcdef0123456789abcdef 10 shell a",
         "pintle-agent/1 0123456789abcdef0123456789abcdef 0 run",
         "pintle-agent/1 0123456789abcdef0123456789abcdef 21601 run",
         "pintle-agent/1 0123456789ABCDEF0123456789abcdef 10 run",
@@ -166,6 +166,82 @@ class AgentHelperIT {
 
         assertThat(answer).isEqualTo("fake agent: started agent run -uR -D a,b_2\nfake agent: done\n\n"
                 + "0123456789abcdef0123456789abcdef exit 7\n");
+    }
+
+    @Test
+    void remoteRunsRudderRemoteRunForTheHostsWithTheConditionsAfterDashDash() throws Exception {
+        Files.writeString(agentDir.resolve("exit-code"), "1");
+        String answer = raw("pintle-agent/1 0123456789abcdef0123456789abcdef 10 remote "
+                + "node1.example.com,192.0.2.7,fd00::7,n_2 class2,class3\n");
+
+        assertThat(answer).isEqualTo("fake agent: started remote run -D class2,class3 -- "
+                + "node1.example.com,192.0.2.7,fd00::7,n_2\nfake agent: done\n\n"
+                + "0123456789abcdef0123456789abcdef exit 1\n");
+        assertThat(runs()).containsExactly(
+                List.of("remote", "run", "-D", "class2,class3", "--", "node1.example.com,192.0.2.7,fd00::7,n_2"));
+
+        deleteRuns();
+        raw("pintle-agent/1 0123456789abcdef0123456789abcdef 10 remote h1\n");
+        assertThat(runs()).containsExactly(List.of("remote", "run", "--", "h1"));
+    }
+
+    @Test
+    void aRemoteLineMayHoldAThousandHostsOf64KiBAndNoMore() throws Exception {
+        String prefix = "pintle-agent/1 0123456789abcdef0123456789abcdef 10 remote ";
+        // 1000 hosts of 64 characters with their commas: 64,999 characters.
+        List<String> thousand = new ArrayList<>();
+        for (int i = 0; i < 1000; i++) {
+            thousand.add(String.format("h%063d", i));
+        }
+        String hosts = String.join(",", thousand);
+        String conditions = "c".repeat(1024);
+        raw(prefix + hosts + " " + conditions + "\n");
+        assertThat(runs()).containsExactly(List.of("remote", "run", "-D", conditions, "--", hosts));
+
+        deleteRuns();
+        assertThat(raw(prefix + hosts + ",h1000 a\n"))
+                .isEqualTo("pintle-agent: refused: at most 1000 hosts in one request\n");
+        assertThat(raw(prefix + "h".repeat(65537) + "\n"))
+                .isEqualTo("pintle-agent: refused: the hosts are longer than 65536 characters\n");
+        assertThat(raw(prefix + "h".repeat(70_000) + "\n"))
+                .isEqualTo("pintle-agent: refused: the request line is longer than 66622 bytes\n");
+        assertThat(runs()).isEmpty();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {
+        "pintle-agent/1 0123456789abcdef0123456789abcdef 10 remote",
+        "pintle-agent/1 0123456789abcdef0123456789abcdef 10 remote -rf",
+        "pintle-agent/1 0123456789abcdef0123456789abcdef 10 remote a,-D",
+        "pintle-agent/1 0123456789abcdef0123456789abcdef 10 remote .a",
+        "pintle-agent/1 0123456789abcdef0123456789abcdef 10 remote ::1",
+        "pintle-agent/1 0123456789abcdef0123456789abcdef 10 remote a,,b",
+        "pintle-agent/1 0123456789abcdef0123456789abcdef 10 remote a,",
+        "pintle-agent/1 0123456789abcdef0123456789abcdef 10 remote ,a",
+        "pintle-agent/1 0123456789abcdef0123456789abcdef 10 remote a;id",
+        "pintle-agent/1 0123456789abcdef0123456789abcdef 10 remote a$(id)",
+        "pintle-agent/1 0123456789abcdef0123456789abcdef 10 remote a/b",
+        "pintle-agent/1 0123456789abcdef0123456789abcdef 10 remote a _c",
+        "pintle-agent/1 0123456789abcdef0123456789abcdef 10 remote a c.d",
+        "pintle-agent/1 0123456789abcdef0123456789abcdef 10 remote a c d",
+        "pintle-agent/1 0123456789abcdef0123456789abcdef  10 remote a",
+        "pintle-agent/1 0123456789abcdef0123456789abcdef 0 remote a",
+        "pintle-agent/1 0123456789ABCDEF0123456789abcdef 10 remote a"})
+    void whatTheHelperRefusesOfARemoteRequestRunsNothing(String line) throws Exception {
+        String answer = raw(line + "\n");
+
+        assertThat(answer).startsWith("pintle-agent: refused: ").doesNotContain(" exit ");
+        assertThat(runs()).isEmpty();
+    }
+
+    @Test
+    void theOtherCommandsKeepTheirCharactersAndTheir2KiB() throws Exception {
+        // '.' and ':' are for a remote request's hosts only; the other commands refuse them as they always did.
+        assertThat(raw("pintle-agent/1 0123456789abcdef0123456789abcdef 10 run a.b\n")).isEqualTo(
+                "pintle-agent: refused: the request line holds a character outside [A-Za-z0-9_,/ -]\n");
+        assertThat(raw("pintle-agent/1 0123456789abcdef0123456789abcdef 10 run a " + "b".repeat(2100) + "\n"))
+                .isEqualTo("pintle-agent: refused: the request line is longer than 2048 bytes\n");
+        assertThat(runs()).isEmpty();
     }
 
     /** Talks to the helper as the server does: one line, then end of input; returns everything it answers. */

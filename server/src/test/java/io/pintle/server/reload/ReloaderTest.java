@@ -2,6 +2,7 @@ package io.pintle.server.reload;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.pintle.server.acl.PolicyServerNetworks;
 import io.pintle.server.config.ConfigLoader;
 import io.pintle.server.config.ServerConfig;
 import io.pintle.server.nodes.KeyHash;
@@ -9,6 +10,7 @@ import io.pintle.server.testing.Sandbox;
 import io.pintle.server.uploads.UploadKind;
 import io.pintle.server.tls.SelfSigned;
 import io.pintle.server.tls.ServerCredentials;
+import java.net.InetAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -195,6 +197,58 @@ class ReloaderTest {
         public void finished(ReloadOutcome outcome) {
             told.add(name + " finished " + outcome.result().text());
         }
+    }
+
+    @Test
+    void thePolicyServerNetworksFileIsAReloadInputAndAConfiguredMissingOneIsAnError() throws Exception {
+        assertThat(holder.current().policyServerNetworks()).isEqualTo(PolicyServerNetworks.NONE);
+
+        sandbox.policyServerNetworks("Require local\nRequire ip 192.0.2.1\n");
+        Path file = sandbox.policyServerNetworksFile();
+        sandbox.config("");
+        assertThat(reloader.reload("test").get().result()).isEqualTo(ReloadOutcome.Result.APPLIED);
+        assertThat(holder.current().inputs()).containsKey(file);
+        assertThat(holder.current().policyServerNetworks().contains(InetAddress.getByName("192.0.2.1"))).isTrue();
+        assertThat(holder.current().policyServerNetworks().contains(InetAddress.getByName("192.0.2.2"))).isFalse();
+
+        Files.writeString(file, "Require ip 192.0.2.2\n");
+        assertThat(reloader.reload("test").get().result()).isEqualTo(ReloadOutcome.Result.APPLIED);
+        assertThat(holder.current().policyServerNetworks().contains(InetAddress.getByName("192.0.2.2"))).isTrue();
+
+        Files.writeString(file, "Require host relay.example\n");
+        ReloadOutcome invalid = reloader.reload("test").get();
+        assertThat(invalid.result()).isEqualTo(ReloadOutcome.Result.FAILED);
+        assertThat(invalid.error()).contains(file + ":1");
+
+        Files.delete(file);
+        ReloadOutcome missing = reloader.reload("test").get();
+        assertThat(missing.result()).isEqualTo(ReloadOutcome.Result.FAILED);
+        assertThat(missing.error()).contains(file + ": no such file");
+        assertThat(holder.current().policyServerNetworks().contains(InetAddress.getByName("192.0.2.2"))).isTrue();
+    }
+
+    @Test
+    void theDefaultPolicyServerNetworksFileMayBeAbsentAndIsWatchedUntilItAppears() throws Exception {
+        Path file = dir.resolve("rudder-networks-policy-server-24.conf");
+        ServerConfig loaded = ConfigLoader.load(config);
+        ServerConfig.Networks networks = loaded.networks();
+        // As ConfigLoader leaves the default path: not required.
+        ServerConfig withDefault = new ServerConfig(loaded.source(), loaded.general(), loaded.tls(), loaded.nodes(),
+                new ServerConfig.Networks(networks.allowedFile(), networks.allowed(), file, false), loaded.paths(),
+                loaded.admin(), loaded.reload(), loaded.log(), loaded.limits(), loaded.upstream(),
+                loaded.remoteRun(), loaded.uploads(), loaded.webapp());
+
+        ServerSnapshot absent = new SnapshotLoader(withDefault, Clock.systemUTC()).load(1);
+        assertThat(absent.policyServerNetworks()).isEqualTo(PolicyServerNetworks.absent(file));
+        assertThat(absent.inputs()).doesNotContainKey(file);
+        assertThat(absent.watched()).contains(file);
+
+        Files.writeString(file, "Require ip 192.0.2.1\n");
+        ServerSnapshot present = new SnapshotLoader(withDefault, Clock.systemUTC()).load(2, absent);
+        assertThat(present.policyServerNetworks().present()).isTrue();
+        assertThat(present.policyServerNetworks().contains(InetAddress.getByName("192.0.2.1"))).isTrue();
+        assertThat(present.inputs()).containsKey(file);
+        assertThat(present.sameInputs(absent)).isFalse();
     }
 
     @Test

@@ -40,6 +40,8 @@ public final class Sandbox {
     private final Map<String, String> nodesList = new LinkedHashMap<>();
     private final Map<String, X509Certificate> certificates = new LinkedHashMap<>();
     private String networks = "Require ip 127.0.0.0/8 ::1\n";
+    /** Rudder's rudder-networks-policy-server-24.conf, or null for none (never the host's /opt/rudder file). */
+    private String policyServerNetworks;
     private String listen = "127.0.0.1:0";
     private String uploadsExtra = "";
 
@@ -263,6 +265,25 @@ public final class Sandbox {
     }
 
     /**
+     * Writes the policy-server networks include ({@code lib/networks-policy-server.conf}, Apache's {@code
+     * rudder-networks-policy-server-24.conf}); the next {@link #config} names it in {@code [networks]
+     * policy_server_file}. Without it the configuration sets that key to {@code ""}, so that no test reads the
+     * host's own file.
+     *
+     * @param apacheLines its content ({@code Require ...} lines)
+     * @throws IOException on write errors
+     */
+    public void policyServerNetworks(String apacheLines) throws IOException {
+        this.policyServerNetworks = apacheLines;
+        writeInputs();
+    }
+
+    /** @return the policy-server networks include {@link #policyServerNetworks} writes */
+    public Path policyServerNetworksFile() {
+        return dir.resolve("lib/networks-policy-server.conf");
+    }
+
+    /**
      * Writes a file in the share tree.
      *
      * @param relative path below {@code share/}
@@ -340,6 +361,8 @@ public final class Sandbox {
                 "certificates = [\"lib/nodescerts.pem\"]",
                 "[networks]",
                 "allowed_file = \"lib/networks.conf\"",
+                "policy_server_file = \"" + (policyServerNetworks != null ? "lib/networks-policy-server.conf" : "")
+                        + "\"",
                 "[paths]",
                 "share = \"share\"",
                 "shared_folder = \"shared-folder\"",
@@ -383,6 +406,9 @@ public final class Sandbox {
                 certificates.values().toArray(new X509Certificate[0]));
         replace(dir.resolve("lib/nodeslist.json"), json.append("}\n").toString());
         replace(dir.resolve("lib/networks.conf"), networks);
+        if (policyServerNetworks != null) {
+            replace(policyServerNetworksFile(), policyServerNetworks);
+        }
     }
 
     private static void replace(Path file, String content) throws IOException {
