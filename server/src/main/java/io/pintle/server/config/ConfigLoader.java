@@ -152,9 +152,15 @@ public final class ConfigLoader {
      * it keeps a relay's threads and a fleet's sudden load bounded.
      */
     public static final int DEFAULT_REMOTE_RUN_MAX_PARALLEL = 32;
-    /** Nodes reached by their order channel when they hold one, else by their own Pintle listener. */
+    /** relayd's command for nodes reached through their cf-serverd ({@code [remote_run] command}). */
+    public static final List<String> DEFAULT_REMOTE_RUN_REMOTE_COMMAND =
+            List.of("/opt/rudder/bin/rudder", "remote", "run");
+    /**
+     * Nodes reached by their order channel when they hold one, else as relayd reaches them (cf-runagent to their
+     * cf-serverd): a Rudder node runs no Pintle.
+     */
     public static final List<ServerConfig.Transport> DEFAULT_REMOTE_RUN_TRANSPORTS =
-            List.of(ServerConfig.Transport.PULL, ServerConfig.Transport.PINTLE);
+            List.of(ServerConfig.Transport.PULL, ServerConfig.Transport.RUDDER_REMOTE_RUN);
     /** As {@code [limits] max_connections}: every node's poll holds one connection. */
     public static final int DEFAULT_REMOTE_RUN_MAX_CHANNELS = 10_000;
     /** 100 update orders a second: 20,000 nodes in under 4 minutes, within the agents' own 5-minute cycle. */
@@ -342,7 +348,7 @@ public final class ConfigLoader {
                     upstream(raw.upstream() != null ? raw.upstream() : new RawUpstream(null, null, null, null, null, null, null, null),
                             certificate, key),
                     remoteRun(raw.remoteRun() != null ? raw.remoteRun()
-                            : new RawRemoteRun(null, null, null, null, null, null, null, null, null, null, null, null, null, null)),
+                            : new RawRemoteRun(null, null, null, null, null, null, null, null, null, null, null, null, null, null, null)),
                     uploads(raw.uploads() != null ? raw.uploads()
                             : new RawUploads(null, null, null, null, null, null, null), validGeneral.role()),
                     webapp(raw.webapp() != null ? raw.webapp() : new RawWebapp(null, null, null)));
@@ -436,7 +442,8 @@ public final class ConfigLoader {
                     argv("remote_run.update", raw.update(), DEFAULT_REMOTE_RUN_UPDATE),
                     argv("remote_run.inventory", raw.inventory(), DEFAULT_REMOTE_RUN_INVENTORY),
                     timeout, connect, maxParallel, agentSocket(raw.agentSocket()), transports(raw.transports()),
-                    maxChannels(raw.maxChannels()), policyUpdates(raw));
+                    maxChannels(raw.maxChannels()), policyUpdates(raw),
+                    argv("remote_run.remote_command", raw.remoteCommand(), DEFAULT_REMOTE_RUN_REMOTE_COMMAND));
         }
 
         private ServerConfig.PolicyUpdates policyUpdates(RawRemoteRun raw) throws ConfigException {
@@ -791,7 +798,8 @@ public final class ConfigLoader {
             @JsonProperty("max_channels") Integer maxChannels,
             @JsonProperty("policy_updates") Boolean policyUpdates,
             @JsonProperty("policy_update_rate") Integer policyUpdateRate,
-            @JsonProperty("policy_update_splay") Integer policyUpdateSplaySeconds) {}
+            @JsonProperty("policy_update_splay") Integer policyUpdateSplaySeconds,
+            @JsonProperty("remote_command") List<String> remoteCommand) {}
 
     record RawUpstream(
             @JsonProperty("url") String url,

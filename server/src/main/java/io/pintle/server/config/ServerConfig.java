@@ -137,11 +137,15 @@ public record ServerConfig(
      * @param maxChannels nodes' order polls parked at once (the pull channel); takes effect at start
      * @param policyUpdates whether and how fast nodes holding an order channel are told to update when their
      *     policies change
+     * @param remoteCommand argv of relayd's {@code rudder remote run} for nodes reached through cf-serverd
+     *     ({@code -D a,b}, {@code --} and the host list are appended); the agent helper runs its own when
+     *     {@code agentSocket} is set
      */
     public record RemoteRun(boolean enabled, int port, List<String> run, List<String> update, List<String> inventory,
             Duration timeout, Duration connectTimeout, int maxParallel, Path agentSocket, List<Transport> transports,
-            int maxChannels, PolicyUpdates policyUpdates) {
+            int maxChannels, PolicyUpdates policyUpdates, List<String> remoteCommand) {
         public RemoteRun {
+            remoteCommand = List.copyOf(remoteCommand);
             run = List.copyOf(run);
             update = List.copyOf(update);
             inventory = List.copyOf(inventory);
@@ -172,7 +176,9 @@ public record ServerConfig(
         /** Its order channel, when it holds one (the node polls; no inbound port). */
         PULL("pull"),
         /** A call to its own Pintle listener, as to a relay. */
-        PINTLE("pintle");
+        PINTLE("pintle"),
+        /** relayd's way: {@code rudder remote run -- host1,host2} (cf-runagent to its cf-serverd), batched. */
+        RUDDER_REMOTE_RUN("rudder-remote-run");
 
         private final String key;
 

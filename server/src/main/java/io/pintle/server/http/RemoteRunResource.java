@@ -193,7 +193,7 @@ public final class RemoteRunResource {
         Exchange state = Exchange.of(context);
         boolean localCallers = snapshot.config().general().role() != ServerConfig.Role.NODE;
         state.authorize(AclEvaluator.remoteRun(enabled, localCallers, state.caller().address(), state.peer().leaf(),
-                snapshot.upstreamPin()));
+                snapshot.upstreamPin(), snapshot.policyServerNetworks()));
     }
 
     private String caller(ContainerRequestContext context) {

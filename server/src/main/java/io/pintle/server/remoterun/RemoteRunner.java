@@ -148,6 +148,10 @@ public final class RemoteRunner {
                 .map(Node::policyServer).collect(Collectors.toUnmodifiableSet());
         List<PullChannels.Order> pulled = new ArrayList<>();
         BlockingQueue<PullChannels.Order> active = new LinkedBlockingQueue<>();
+        List<RudderRemoteRun.Target> cfServerd = new ArrayList<>();
+        // Without an order channel, a node is reached by the first of the other transports listed.
+        ServerConfig.Transport push = config.transports().stream()
+                .filter(transport -> transport != ServerConfig.Transport.PULL).findFirst().orElse(null);
         for (RunPlan.Hop hop : plan.hops()) {
             NodeId via = hop.via().id();
             boolean leaf = hop.nodes().equals(List.of(via)) && !policyServers.contains(via);
@@ -161,14 +165,21 @@ public final class RemoteRunner {
             }
             if (given != null) {
                 pulled.add(given);
-            } else if (config.transports().contains(ServerConfig.Transport.PINTLE)) {
+            } else if (push == ServerConfig.Transport.PINTLE) {
                 tasks.add(() -> call(snapshot, order, hop, hops + 1, counting));
+            } else if (push == ServerConfig.Transport.RUDDER_REMOTE_RUN) {
+                cfServerd.add(new RudderRemoteRun.Target(via, hop.via().hostname()));
             } else {
                 counting.accept(RemoteRunEvent.status(via.value(), RemoteRunEvent.UNREACHABLE, null, 0, false,
                         "node " + via + " holds no order channel to this server (it polls "
                                 + Routes.RELAY_API_ALIAS + Routes.REMOTE_RUN_ORDERS + " when its pull client runs), "
                                 + "and [remote_run] transports has no other way to it"));
             }
+        }
+        if (!cfServerd.isEmpty()) {
+            // relayd's way, one batch for all of them: one permit, as one rudder remote run.
+            tasks.add(() -> new RudderRemoteRun(launcher, config.remoteCommand(), config.agentSocket())
+                    .run(cfServerd, order, config.timeout(), counting));
         }
         CountDownLatch finished = new CountDownLatch(tasks.size() + (pulled.isEmpty() ? 0 : 1));
         if (!pulled.isEmpty()) {

@@ -504,7 +504,9 @@ class RemoteRunIT {
         script.toFile().setExecutable(true);
         AGENTS.put(server, agentDir);
         String program = "\"" + script + "\"";
+        // Every node here runs Pintle: reached over its own listener (Rudder's nodes: cf-serverd, the default).
         return "[remote_run]\nport = " + port + "\ntimeout = " + timeoutSeconds + "\nmax_parallel = " + maxParallel
+                + "\ntransports = [\"pull\", \"pintle\"]"
                 + "\nrun = [" + program + ", \"agent\", \"run\", \"-uR\"]\nupdate = [" + program
                 + ", \"agent\", \"update\"]\ninventory = [" + program + ", \"agent\", \"inventory\"]\n";
     }

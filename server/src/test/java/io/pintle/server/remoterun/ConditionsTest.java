@@ -17,7 +17,7 @@ class ConditionsTest {
             ConfigLoader.DEFAULT_REMOTE_RUN_RUN, ConfigLoader.DEFAULT_REMOTE_RUN_UPDATE,
             ConfigLoader.DEFAULT_REMOTE_RUN_INVENTORY, Duration.ofMinutes(5), Duration.ofSeconds(10), 32, null,
             ConfigLoader.DEFAULT_REMOTE_RUN_TRANSPORTS, ConfigLoader.DEFAULT_REMOTE_RUN_MAX_CHANNELS,
-            new ServerConfig.PolicyUpdates(true, 100, Duration.ZERO));
+            new ServerConfig.PolicyUpdates(true, 100, Duration.ZERO), RudderRemoteRun.DEFAULT_ARGV);
 
     @ParameterizedTest
     @ValueSource(strings = {"a", "A9", "class_2", "9lives", "force_inventory"})
