@@ -1,7 +1,6 @@
 package io.pintle.server.remoterun;
 
 import io.pintle.api.dto.RemoteRunEvent;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.StandardProtocolFamily;
@@ -207,7 +206,7 @@ public final class AgentLauncher {
                 channel.write(ByteBuffer.wrap(request.getBytes(StandardCharsets.US_ASCII)));
                 channel.shutdownOutput();
                 LOG.info("remote run: asked the agent helper at {} for {}", socket, what);
-                HelperOutput output = new HelperOutput(node, nonce, sink);
+                FramedOutput output = new FramedOutput(nonce, line -> sink.accept(RemoteRunEvent.output(node, line)));
                 pump(Channels.newInputStream(channel), output);
                 giveUp.cancel(false);
                 long duration = millisSince(start);
@@ -243,56 +242,6 @@ public final class AgentLauncher {
         }
     }
 
-    /**
-     * The helper's answer, line by line: output lines are handed on, except an empty line that turns out to be the
-     * one before the status line, and the status line itself.
-     */
-    private static final class HelperOutput implements Consumer<String> {
-        private final String node;
-        private final String statusPrefix;
-        private final RunSink sink;
-        private boolean heldEmptyLine;
-        private Integer exit;
-        private String lastLine;
-
-        HelperOutput(String node, String nonce, RunSink sink) {
-            this.node = node;
-            this.statusPrefix = nonce + " exit ";
-            this.sink = sink;
-        }
-
-        @Override
-        public void accept(String line) {
-            if (exit != null) {
-                return;
-            }
-            if (line.startsWith(statusPrefix) && line.length() > statusPrefix.length()
-                    && line.length() <= statusPrefix.length() + 3
-                    && line.substring(statusPrefix.length()).chars().allMatch(c -> c >= '0' && c <= '9')) {
-                exit = Integer.parseInt(line.substring(statusPrefix.length()));
-                return;
-            }
-            if (heldEmptyLine) {
-                sink.accept(RemoteRunEvent.output(node, ""));
-                heldEmptyLine = false;
-            }
-            if (line.isEmpty()) {
-                heldEmptyLine = true;
-                return;
-            }
-            lastLine = line;
-            sink.accept(RemoteRunEvent.output(node, line));
-        }
-
-        Integer exit() {
-            return exit;
-        }
-
-        String lastLine() {
-            return lastLine;
-        }
-    }
-
     private static byte[] randomBytes(int length) {
         byte[] bytes = new byte[length];
         RANDOM.nextBytes(bytes);
@@ -311,11 +260,15 @@ public final class AgentLauncher {
         }
     }
 
-    /** Stops the agent and what it started: SIGTERM to all (children first known, as they lose their parent), then SIGKILL. */
+    /**
+     * Stops the agent and what it started: SIGTERM to all, then SIGKILL. The tree is listed first (its members lose
+     * their parent), and the agent is stopped before its children: a shell whose child died first would run its
+     * next command before its own SIGTERM arrived.
+     */
     private void stop(Process process) {
         List<ProcessHandle> tree = process.descendants().toList();
-        tree.forEach(ProcessHandle::destroy);
         process.destroy();
+        tree.forEach(ProcessHandle::destroy);
         Runnable kill = () -> {
             tree.forEach(ProcessHandle::destroyForcibly);
             process.destroyForcibly();
@@ -330,34 +283,13 @@ public final class AgentLauncher {
 
     /** Hands on each line (without its end of line) until the end of the output; a last unterminated line too. */
     private static void pump(InputStream in, Consumer<String> lines) throws IOException {
-        ByteArrayOutputStream line = new ByteArrayOutputStream(256);
+        LineSplitter splitter = new LineSplitter(lines);
         byte[] buffer = new byte[8192];
         int n;
         while ((n = in.read(buffer)) > 0) {
-            for (int i = 0; i < n; i++) {
-                byte b = buffer[i];
-                if (b == '\n' || line.size() >= MAX_LINE_BYTES) {
-                    emit(line, lines);
-                    if (b == '\n') {
-                        continue;
-                    }
-                }
-                line.write(b);
-            }
+            splitter.feed(ByteBuffer.wrap(buffer, 0, n));
         }
-        if (line.size() > 0) {
-            emit(line, lines);
-        }
-    }
-
-    private static void emit(ByteArrayOutputStream line, Consumer<String> lines) {
-        int length = line.size();
-        byte[] bytes = line.toByteArray();
-        if (length > 0 && bytes[length - 1] == '\r') {
-            length--;
-        }
-        lines.accept(new String(bytes, 0, length, StandardCharsets.UTF_8));
-        line.reset();
+        splitter.finish();
     }
 
     private static long millisSince(long start) {
