@@ -242,14 +242,18 @@ function Get-ProblemDetail([string]$File) {
 Write-Log "started: polling $Url, agent timeout $RunTimeout s"
 $orderFile = Join-Path $State 'order'
 $headerFile = Join-Path $State 'headers'
+$errorFile = Join-Path $State 'error'
 while ($true) {
     Remove-Item -LiteralPath $orderFile, $headerFile -ErrorAction SilentlyContinue
+    # curl's messages go to a file (--stderr): under ErrorActionPreference=Stop, Windows PowerShell 5.1 turns a
+    # native command's redirected standard error into a terminating error.
     $arguments = (Get-CurlBase) + @('--max-time', ($Wait + 30), '--dump-header', $headerFile, '--output', $orderFile,
-        '--write-out', '%{http_code}', "${Url}?wait=$Wait")
-    $http = & $Curl @arguments 2>&1
+        '--stderr', $errorFile, '--write-out', '%{http_code}', "${Url}?wait=$Wait")
+    $http = & $Curl @arguments
     $rc = $LASTEXITCODE
     if ($rc -ne 0) {
-        Write-Log "poll of $Url failed: curl exit ${rc}: $(($http | Select-Object -Last 1) -replace '[^\x20-\x7e]', '')"
+        $message = Get-Content -LiteralPath $errorFile -TotalCount 1 -ErrorAction SilentlyContinue
+        Write-Log "poll of $Url failed: curl exit ${rc}: $("$message" -replace '[^\x20-\x7e]', '')"
         Wait-Backoff
         continue
     }
