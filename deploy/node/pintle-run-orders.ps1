@@ -17,7 +17,8 @@
     one (Windows' own System32\curl.exe is Schannel-based and cannot read a PEM key).
 
     An order runs exactly one of: <AgentCommand> agent run -uR | agent update | agent inventory, with -D a,b when
-    the order has conditions, stopped at -RunTimeout seconds (exit 124, reported as "timeout"). Any other line is
+    the order has conditions, stopped at the order's Pintle-Run-Timeout header (the server's [remote_run]
+    timeout; -RunTimeout seconds when absent) (exit 124, reported as "timeout"). Any other line is
     refused and logged, never run; a refused order with a well-formed id is reported as refused (exit 2).
 
     Paths: C:\Program Files\Rudder\etc\policy-server.conf, etc\uuid.hive, etc\ssl\localhost.cert,
@@ -140,10 +141,10 @@ function Read-OrderLine([string]$Line) {
 }
 
 # Starts curl's PUT of one order's report, its body read from standard input as it comes (curl -T -).
-function Start-Report([string]$Order) {
+function Start-Report([string]$Order, [int]$Timeout) {
     $info = New-Object System.Diagnostics.ProcessStartInfo
     $info.FileName = $Curl
-    $info.Arguments = Join-Arguments ((Get-CurlBase) + @('--max-time', ($RunTimeout + 60), '--request', 'PUT',
+    $info.Arguments = Join-Arguments ((Get-CurlBase) + @('--max-time', ($Timeout + 60), '--request', 'PUT',
             '--upload-file', '-', '--header', 'Content-Type: text/plain; charset=utf-8', '--output',
             (Join-Path $State 'report'), '--write-out', '%{http_code}', "$Url/$Order"))
     $info.UseShellExecute = $false
@@ -163,7 +164,13 @@ function Invoke-Order($Parsed) {
         'inventory' { @('agent', 'inventory') }
     }
     if ($Parsed.Conditions) { $argv += @('-D', $Parsed.Conditions) }
-    $report = Start-Report $Parsed.Order
+    # The server's [remote_run] timeout, when the order says it: the agent stops when the server stops waiting.
+    $timeout = $RunTimeout
+    $header = Select-String -LiteralPath $headerFile -Pattern '^Pintle-Run-Timeout: *([0-9]+)' | Select-Object -First 1
+    if ($header -and [int]$header.Matches[0].Groups[1].Value -ge 1 -and [int]$header.Matches[0].Groups[1].Value -le 86400) {
+        $timeout = [int]$header.Matches[0].Groups[1].Value
+    }
+    $report = Start-Report $Parsed.Order $timeout
     $started = Get-Date
     $info = New-Object System.Diagnostics.ProcessStartInfo
     $info.FileName = $AgentCommand
@@ -183,7 +190,7 @@ function Invoke-Order($Parsed) {
         [void]$agent.Start()
         $agent.BeginOutputReadLine()
         $agent.BeginErrorReadLine()
-        $deadline = $started.AddSeconds($RunTimeout)
+        $deadline = $started.AddSeconds($timeout)
         $timedOut = $false
         while (-not $agent.HasExited -or $lines.Count -gt 0) {
             $line = $null

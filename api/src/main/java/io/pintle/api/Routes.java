@@ -95,6 +95,9 @@ public final class Routes {
      */
     public static final String REMOTE_RUN_ORDER = REMOTE_RUN_ORDERS + "/{order}";
 
+    /** On an order: the seconds its agent may run (the server's {@code [remote_run] timeout}). */
+    public static final String RUN_TIMEOUT_HEADER = "Pintle-Run-Timeout";
+
     /** relayd's form fields: whether to answer before the runs end, and whether to send their output. */
     public static final String FORM_ASYNCHRONOUS = "asynchronous";
 

@@ -111,6 +111,8 @@ final class OrdersHandler extends Handler.Wrapper {
                     response.setStatus(HttpStatus.OK_200);
                     response.getHeaders().put(TEXT);
                     response.getHeaders().put(NO_STORE);
+                    // The node stops its agent when this server stops waiting for it ([remote_run] timeout).
+                    response.getHeaders().put(Routes.RUN_TIMEOUT_HEADER, order.timeout().toSeconds());
                     response.write(true, ByteBuffer.wrap((order.line() + "\n").getBytes(StandardCharsets.US_ASCII)),
                             Callback.from(callback::succeeded, failure -> {
                                 // Not proof that the node missed it: curl closes its connection as soon as it has

@@ -417,6 +417,11 @@ public final class PullChannels implements AutoCloseable {
             return node;
         }
 
+        /** @return how long the node's agent may run ({@code [remote_run] timeout}) */
+        public Duration timeout() {
+            return timeout;
+        }
+
         /** @return what the node receives: {@code <order> <command>[ <conditions>]} */
         public String line() {
             return id + " " + order.command().wire()

@@ -205,7 +205,9 @@ class NodeOrdersScriptIT {
         String quoted = "\"" + program + "\"";
         return "[remote_run]\nport = " + port + "\ntimeout = " + RUN_TIMEOUT_SECONDS + "\nrun = [" + quoted
                 + ", \"agent\", \"run\", \"-uR\"]\nupdate = [" + quoted + ", \"agent\", \"update\"]\ninventory = ["
-                + quoted + ", \"agent\", \"inventory\"]\n";
+                + quoted + ", \"agent\", \"inventory\"]\n"
+                // An HTTPS-only fleet: a node without its channel is unreachable, never tried through cf-serverd.
+                + "transports = [\"pull\"]\n";
     }
 
     static void startScript() throws IOException {

@@ -53,7 +53,7 @@ class NodeOrdersWindowsExchangeIT {
         NodeKeys node = box.addNode("win-node-1", SelfSigned.KeyType.RSA_2048, Sandbox.Pinning.BOTH);
         // Listed at an address where nothing listens: a run before the poll is parked fails at once.
         box.register("win-node-1", node.certificate(), "127.0.0.9", "root");
-        try (TestServer server = TestServer.start(box, "[remote_run]\ntimeout = 20\n")) {
+        try (TestServer server = TestServer.start(box, "[remote_run]\ntimeout = 20\ntransports = [\"pull\"]\n")) {
             String host = "127.0.0.1:" + server.port();
 
             // The poll, parked on the server; then a run for the node, repeated until one finds the poll parked

@@ -90,6 +90,7 @@ class OrderChannelIT {
         HttpResponse<String> order = poll.get(10, TimeUnit.SECONDS);
         assertThat(order.statusCode()).isEqualTo(200);
         assertThat(order.headers().firstValue("Content-Type")).hasValue("text/plain; charset=utf-8");
+        assertThat(order.headers().firstValue("Pintle-Run-Timeout")).as("[remote_run] timeout").hasValue("20");
         assertThat(order.body()).matches("[0-9a-f]{32} run c1,c_2\n");
         String id = order.body().substring(0, 32);
         assertThat(status().path("awaited").asInt()).isEqualTo(1);
