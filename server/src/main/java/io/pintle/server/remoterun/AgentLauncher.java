@@ -94,15 +94,7 @@ public final class AgentLauncher {
             int exit = process.waitFor();
             stop.cancel(false);
             long duration = millisSince(start);
-            if (timedOut.get()) {
-                sink.accept(RemoteRunEvent.status(node, RemoteRunEvent.TIMEOUT, null, duration, true,
-                        "the agent was stopped after " + timeout.toSeconds() + " s"));
-            } else if (exit == 0) {
-                sink.accept(RemoteRunEvent.status(node, RemoteRunEvent.SUCCESS, 0, duration, false, null));
-            } else {
-                sink.accept(RemoteRunEvent.status(node, RemoteRunEvent.FAILED, exit, duration, false,
-                        "the agent exited with code " + exit));
-            }
+            sink.accept(ended(node, exit, timedOut.get(), duration, timeout));
             LOG.info("remote run: the agent (pid {}) ended: exit {}{}, {} ms", process.pid(), exit,
                     timedOut.get() ? " (timed out)" : "", duration);
         } catch (IOException e) {
@@ -216,14 +208,9 @@ public final class AgentLauncher {
                             ? ": " + output.lastLine().substring(HELPER_REFUSED.length()) : "";
                     sink.accept(RemoteRunEvent.status(node, RemoteRunEvent.ERROR, null, duration, false,
                             "the agent helper ended without an exit status" + refusal));
-                } else if ((exit == TIMEOUT_EXIT || exit == KILLED_EXIT) && duration >= timeout.toMillis()) {
-                    sink.accept(RemoteRunEvent.status(node, RemoteRunEvent.TIMEOUT, null, duration, true,
-                            "the agent was stopped after " + timeout.toSeconds() + " s"));
-                } else if (exit == 0) {
-                    sink.accept(RemoteRunEvent.status(node, RemoteRunEvent.SUCCESS, 0, duration, false, null));
                 } else {
-                    sink.accept(RemoteRunEvent.status(node, RemoteRunEvent.FAILED, exit, duration, false,
-                            "the agent exited with code " + exit));
+                    boolean stopped = (exit == TIMEOUT_EXIT || exit == KILLED_EXIT) && duration >= timeout.toMillis();
+                    sink.accept(ended(node, exit, stopped, duration, timeout));
                 }
                 LOG.info("remote run: the agent helper at {} answered: exit {}, {} ms", socket, exit, duration);
             } catch (IOException e) {
@@ -290,6 +277,19 @@ public final class AgentLauncher {
             splitter.feed(ByteBuffer.wrap(buffer, 0, n));
         }
         splitter.finish();
+    }
+
+    /** @return the status of an agent that ended: stopped at its timeout, succeeded, or failed with its code */
+    private static RemoteRunEvent ended(String node, int exit, boolean timedOut, long duration, Duration timeout) {
+        if (timedOut) {
+            return RemoteRunEvent.status(node, RemoteRunEvent.TIMEOUT, null, duration, true,
+                    "the agent was stopped after " + timeout.toSeconds() + " s");
+        }
+        if (exit == 0) {
+            return RemoteRunEvent.status(node, RemoteRunEvent.SUCCESS, 0, duration, false, null);
+        }
+        return RemoteRunEvent.status(node, RemoteRunEvent.FAILED, exit, duration, false,
+                "the agent exited with code " + exit);
     }
 
     private static long millisSince(long start) {

@@ -6,10 +6,11 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.pintle.api.Routes;
 import io.pintle.server.testing.AgentHelper;
+import io.pintle.server.testing.FakeAgent;
+import io.pintle.server.testing.RunEvents;
 import io.pintle.server.testing.Sandbox;
 import io.pintle.server.testing.TestServer;
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.net.http.HttpClient;
@@ -45,19 +46,16 @@ class AgentHelperIT {
     @TempDir
     static Path dir;
 
+    static FakeAgent agent;
     static Path agentDir;
     static AgentHelper helper;
     static TestServer server;
 
     @BeforeAll
     static void start() throws Exception {
-        agentDir = Files.createDirectories(dir.resolve("agent"));
-        Path rudder = agentDir.resolve("rudder");
-        try (InputStream in = AgentHelperIT.class.getResourceAsStream("/fake-agent.sh")) {
-            Files.copy(in, rudder);
-        }
-        assertThat(rudder.toFile().setExecutable(true)).isTrue();
-        helper = AgentHelper.start(dir.resolve("agent.sock"), rudder, dir.resolve("helper.log"));
+        agent = FakeAgent.install(dir.resolve("agent"), "/fake-agent.sh");
+        agentDir = agent.dir();
+        helper = AgentHelper.start(dir.resolve("agent.sock"), agent.program(), dir.resolve("helper.log"));
         // run/update/inventory name a program that does not exist: with a socket, they must not be used.
         server = TestServer.start(Sandbox.create(dir.resolve("root")), "[remote_run]\ntimeout = " + TIMEOUT_SECONDS
                 + "\nagent_socket = \"" + helper.socket() + "\"\nrun = [\"/nonexistent/rudder\"]\n");
@@ -75,10 +73,7 @@ class AgentHelperIT {
 
     @BeforeEach
     void reset() throws IOException {
-        for (String control : List.of("sleep", "exit-code")) {
-            Files.deleteIfExists(agentDir.resolve(control));
-        }
-        deleteRuns();
+        agent.reset("sleep", "exit-code");
     }
 
     @Test
@@ -99,7 +94,7 @@ class AgentHelperIT {
         assertThat(status(update).path("status").asText()).isEqualTo("success");
         assertThat(runs()).containsExactly(List.of("agent", "update"));
 
-        deleteRuns();
+        agent.reset();
         Files.writeString(agentDir.resolve("exit-code"), "3");
         List<JsonNode> inventory = events(
                 "{\"command\": \"inventory\", \"conditions\": [\"a\"], \"verbosity\": \"debug\"}");
@@ -180,7 +175,7 @@ class AgentHelperIT {
         assertThat(runs()).containsExactly(
                 List.of("remote", "run", "-D", "class2,class3", "--", "node1.example.com,192.0.2.7,fd00::7,n_2"));
 
-        deleteRuns();
+        agent.reset();
         raw("pintle-agent/1 0123456789abcdef0123456789abcdef 10 remote h1\n");
         assertThat(runs()).containsExactly(List.of("remote", "run", "--", "h1"));
     }
@@ -198,7 +193,7 @@ class AgentHelperIT {
         raw(prefix + hosts + " " + conditions + "\n");
         assertThat(runs()).containsExactly(List.of("remote", "run", "-D", conditions, "--", hosts));
 
-        deleteRuns();
+        agent.reset();
         assertThat(raw(prefix + hosts + ",h1000 a\n"))
                 .isEqualTo("pintle-agent: refused: at most 1000 hosts in one request\n");
         assertThat(raw(prefix + "h".repeat(65537) + "\n"))
@@ -265,43 +260,19 @@ class AgentHelperIT {
     }
 
     private static List<JsonNode> events(String json) throws Exception {
-        HttpResponse<String> response = post("application/json", json);
-        assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
-        List<JsonNode> events = new ArrayList<>();
-        for (String line : response.body().split("\n")) {
-            if (!line.isEmpty()) {
-                events.add(JSON.readTree(line));
-            }
-        }
-        return events;
+        return RunEvents.of(post("application/json", json));
     }
 
     private static JsonNode status(List<JsonNode> events) {
-        List<JsonNode> statuses = events.stream().filter(e -> e.path("type").asText().equals("status")).toList();
-        assertThat(statuses).as("one status: %s", events).hasSize(1);
-        assertThat(statuses.get(0).path("node").asText()).isEqualTo("root");
-        return statuses.get(0);
+        return RunEvents.status(events, "root");
     }
 
     private static List<String> outputs(List<JsonNode> events) {
-        return events.stream().filter(e -> e.path("type").asText().equals("output"))
-                .map(e -> e.path("line").asText()).toList();
+        return RunEvents.outputs(events, null);
     }
 
-    /** The argv of every run the fake agent made. */
     private static List<List<String>> runs() throws IOException {
-        Path runs = agentDir.resolve("runs");
-        if (!Files.isDirectory(runs)) {
-            return List.of();
-        }
-        try (Stream<Path> files = Files.list(runs)) {
-            List<List<String>> argvs = new ArrayList<>();
-            for (Path file : files.filter(f -> f.toString().endsWith(".argv")).toList()) {
-                String text = Files.readString(file);
-                argvs.add(text.isEmpty() ? List.of() : List.of(text.split("\n")));
-            }
-            return argvs;
-        }
+        return agent.runs();
     }
 
     private static Path onlyRun(String suffix) throws IOException {
@@ -309,17 +280,6 @@ class AgentHelperIT {
             List<Path> matching = files.filter(f -> f.toString().endsWith(suffix)).toList();
             assertThat(matching).hasSize(1);
             return matching.get(0);
-        }
-    }
-
-    private static void deleteRuns() throws IOException {
-        Path runs = agentDir.resolve("runs");
-        if (Files.isDirectory(runs)) {
-            try (Stream<Path> files = Files.list(runs)) {
-                for (Path file : files.toList()) {
-                    Files.delete(file);
-                }
-            }
         }
     }
 }

@@ -3,23 +3,19 @@ package io.pintle.server.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.pintle.api.Routes;
+import io.pintle.server.testing.FakeAgent;
+import io.pintle.server.testing.RunEvents;
 import io.pintle.server.testing.Sandbox;
 import io.pintle.server.testing.TestServer;
 import io.pintle.server.tls.SelfSigned;
-import java.io.InputStream;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -32,27 +28,21 @@ import org.junit.jupiter.api.io.TempDir;
  * (here a stand-in that answers as cf-runagent and Rudder's formatter do), its lines going to the nodes they name.
  */
 class CfServerdNodesIT {
-    private static final ObjectMapper JSON = new ObjectMapper();
-
     @TempDir
     static Path dir;
 
-    static Path rudder;
+    static FakeAgent agent;
     static TestServer server;
 
     @BeforeAll
     static void start() throws Exception {
-        rudder = Files.createDirectories(dir.resolve("agent")).resolve("rudder");
-        try (InputStream in = CfServerdNodesIT.class.getResourceAsStream("/fake-rudder-remote-run.sh")) {
-            Files.copy(in, rudder);
-        }
-        assertThat(rudder.toFile().setExecutable(true)).isTrue();
+        agent = FakeAgent.install(dir.resolve("agent"), "/fake-rudder-remote-run.sh");
         Sandbox box = Sandbox.create(dir.resolve("root"));
         for (String node : List.of("node-a", "node-b", "node-c")) {
             box.register(node, SelfSigned.generate(SelfSigned.KeyType.EC_P256, node).certificate(),
                     "127.0.0." + (node.charAt(5) - 'a' + 40), "root");
         }
-        server = TestServer.start(box, "[remote_run]\nremote_command = [\"" + rudder + "\", \"remote\", \"run\"]\n");
+        server = TestServer.start(box, "[remote_run]\nremote_command = [" + agent.toml() + ", \"remote\", \"run\"]\n");
     }
 
     @AfterAll
@@ -64,14 +54,7 @@ class CfServerdNodesIT {
 
     @BeforeEach
     void reset() throws Exception {
-        Path runs = rudder.resolveSibling("runs");
-        if (Files.isDirectory(runs)) {
-            try (Stream<Path> files = Files.list(runs)) {
-                for (Path file : files.toList()) {
-                    Files.delete(file);
-                }
-            }
-        }
+        agent.reset();
     }
 
     @Test
@@ -86,19 +69,11 @@ class CfServerdNodesIT {
         assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
         assertThat(runs()).containsExactly(List.of("remote", "run", "-D", "c1", "--",
                 "127.0.0.40,127.0.0.41,127.0.0.42"));
-        Map<String, String> statuses = new LinkedHashMap<>();
-        List<String> outputs = new ArrayList<>();
-        for (String line : response.body().split("\n")) {
-            JsonNode event = JSON.readTree(line);
-            if (event.path("type").asText().equals("status")) {
-                statuses.put(event.path("node").asText(), event.path("status").asText());
-            } else if (event.path("type").asText().equals("output")) {
-                outputs.add(event.path("node").asText() + ": " + event.path("line").asText());
-            }
-        }
-        assertThat(statuses).containsOnly(Map.entry("node-a", "success"), Map.entry("node-b", "success"),
-                Map.entry("node-c", "success"));
-        assertThat(outputs).contains("node-a: -> agent run on 127.0.0.40", "node-c: -> agent run on 127.0.0.42");
+        List<JsonNode> events = RunEvents.of(response);
+        assertThat(RunEvents.statuses(events)).containsOnly(Map.entry("node-a", "success"),
+                Map.entry("node-b", "success"), Map.entry("node-c", "success"));
+        assertThat(RunEvents.outputs(events, "node-a")).contains("-> agent run on 127.0.0.40");
+        assertThat(RunEvents.outputs(events, "node-c")).contains("-> agent run on 127.0.0.42");
     }
 
     @Test
@@ -114,16 +89,6 @@ class CfServerdNodesIT {
     }
 
     private static List<List<String>> runs() throws Exception {
-        Path runs = rudder.resolveSibling("runs");
-        if (!Files.isDirectory(runs)) {
-            return List.of();
-        }
-        try (Stream<Path> files = Files.list(runs)) {
-            List<List<String>> argvs = new ArrayList<>();
-            for (Path file : files.filter(f -> f.toString().endsWith(".argv")).toList()) {
-                argvs.add(List.of(Files.readString(file).split("\n")));
-            }
-            return argvs;
-        }
+        return agent.runs();
     }
 }

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.pintle.api.Routes;
 import io.pintle.server.testing.NodeKeys;
+import io.pintle.server.testing.RunEvents;
 import io.pintle.server.testing.Sandbox;
 import io.pintle.server.testing.TestServer;
 import java.io.IOException;
@@ -130,23 +131,23 @@ class NodeOrdersScriptIT {
 
     @Test
     void jsonUpdateReportsTheNodesOutputAndSuccess() throws Exception {
-        List<JsonNode> events = ndjson(rootPost(Routes.RELAY_API + "/remote-run/nodes/node-1", "application/json",
+        List<JsonNode> events = RunEvents.of(rootPost(Routes.RELAY_API + "/remote-run/nodes/node-1", "application/json",
                 "{\"command\": \"update\"}"));
 
-        JsonNode status = status(events, "node-1");
+        JsonNode status = RunEvents.status(events, "node-1");
         assertThat(status.path("status").asText()).as(log()).isEqualTo("success");
         assertThat(status.path("exitCode").asInt()).isZero();
-        assertThat(outputs(events, "node-1")).contains("fake agent: started agent update", "fake agent: done");
+        assertThat(RunEvents.outputs(events, "node-1")).contains("fake agent: started agent update", "fake agent: done");
         assertThat(runs()).containsExactly(List.of("agent", "update"));
     }
 
     @Test
     void anAgentExitingWith3IsFailedWithExitCode3() throws Exception {
         Files.writeString(agent.resolve("exit-code"), "3");
-        List<JsonNode> events = ndjson(rootPost(Routes.RELAY_API + "/remote-run/nodes/node-1", "application/json",
+        List<JsonNode> events = RunEvents.of(rootPost(Routes.RELAY_API + "/remote-run/nodes/node-1", "application/json",
                 "{\"command\": \"inventory\", \"conditions\": [\"a\", \"b_2\"]}"));
 
-        JsonNode status = status(events, "node-1");
+        JsonNode status = RunEvents.status(events, "node-1");
         assertThat(status.path("status").asText()).as(log()).isEqualTo("failed");
         assertThat(status.path("exitCode").asInt()).isEqualTo(3);
         assertThat(runs()).containsExactly(List.of("agent", "inventory", "-D", "a,b_2"));
@@ -156,11 +157,11 @@ class NodeOrdersScriptIT {
     void aStoppedScriptMakesTheNodeUnreachable() throws Exception {
         stopScript();
         long start = System.nanoTime();
-        List<JsonNode> events = ndjson(rootPost(Routes.RELAY_API + "/remote-run/nodes/node-1", "application/json",
+        List<JsonNode> events = RunEvents.of(rootPost(Routes.RELAY_API + "/remote-run/nodes/node-1", "application/json",
                 "{\"command\": \"run\"}"));
         Duration took = Duration.ofNanos(System.nanoTime() - start);
 
-        JsonNode status = status(events, "node-1");
+        JsonNode status = RunEvents.status(events, "node-1");
         assertThat(status.path("status").asText()).as(status.toString()).isEqualTo("unreachable");
         // Its poll's connection closed with the script: the relay drops the channel, keeps it 10 s
         // (PullChannels.RECONNECT_GRACE) for a reconnect, then reports the node unreachable.
@@ -178,11 +179,11 @@ class NodeOrdersScriptIT {
         relay.close();
         relay = startRelay();
         awaitChannel();
-        List<JsonNode> events = ndjson(rootPost(Routes.RELAY_API + "/remote-run/nodes/node-1", "application/json",
+        List<JsonNode> events = RunEvents.of(rootPost(Routes.RELAY_API + "/remote-run/nodes/node-1", "application/json",
                 "{\"command\": \"run\"}"));
         // The stopping relay answered the parked poll with 204 (or the connection dropped and the script backed
         // off): either way the script polls the new one, with no restart of its own.
-        assertThat(status(events, "node-1").path("status").asText()).as(log()).isEqualTo("success");
+        assertThat(RunEvents.status(events, "node-1").path("status").asText()).as(log()).isEqualTo("success");
         assertThat(script.isAlive()).isTrue();
     }
 
@@ -254,9 +255,9 @@ class NodeOrdersScriptIT {
     private static void awaitChannel() throws Exception {
         long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
         while (true) {
-            List<JsonNode> events = ndjson(rootPost(Routes.RELAY_API + "/remote-run/nodes/node-1",
+            List<JsonNode> events = RunEvents.of(rootPost(Routes.RELAY_API + "/remote-run/nodes/node-1",
                     "application/json", "{\"command\": \"run\", \"conditions\": [\"probe\"]}"));
-            String status = status(events, "node-1").path("status").asText();
+            String status = RunEvents.status(events, "node-1").path("status").asText();
             if (status.equals("success")) {
                 return;
             }
@@ -273,28 +274,6 @@ class NodeOrdersScriptIT {
                         .timeout(Duration.ofSeconds(60))
                         .build(),
                 HttpResponse.BodyHandlers.ofString());
-    }
-
-    private static List<JsonNode> ndjson(HttpResponse<String> response) throws IOException {
-        assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
-        List<JsonNode> events = new ArrayList<>();
-        for (String line : response.body().split("\n")) {
-            if (!line.isEmpty()) {
-                events.add(JSON.readTree(line));
-            }
-        }
-        assertThat(events).isNotEmpty();
-        return events;
-    }
-
-    private static JsonNode status(List<JsonNode> events, String node) {
-        return events.stream().filter(e -> e.path("type").asText().equals("status"))
-                .filter(e -> e.path("node").asText().equals(node)).findFirst().orElseThrow();
-    }
-
-    private static List<String> outputs(List<JsonNode> events, String node) {
-        return events.stream().filter(e -> e.path("type").asText().equals("output"))
-                .filter(e -> e.path("node").asText().equals(node)).map(e -> e.path("line").asText()).toList();
     }
 
     /** The argv of every run of the node's agent, oldest first. */

@@ -8,6 +8,7 @@ import io.pintle.api.Routes;
 import io.pintle.client.PintleClient;
 import io.pintle.server.remoterun.PolicyUpdates;
 import io.pintle.server.testing.NodeKeys;
+import io.pintle.server.testing.RunEvents;
 import io.pintle.server.testing.Sandbox;
 import io.pintle.server.testing.TestServer;
 import io.pintle.server.tls.SelfSigned;
@@ -16,7 +17,6 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -280,24 +280,16 @@ class OrderChannelIT {
     }
 
     private static List<JsonNode> ndjson(HttpResponse<String> response) throws Exception {
-        assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
-        List<JsonNode> events = new ArrayList<>();
-        for (String line : response.body().split("\n")) {
-            if (!line.isEmpty()) {
-                events.add(JSON.readTree(line));
-            }
-        }
-        return events;
+        return RunEvents.of(response);
     }
 
     private static JsonNode statusOf(List<JsonNode> events) {
-        List<JsonNode> statuses = events.stream().filter(e -> e.path("type").asText().equals("status")).toList();
+        List<JsonNode> statuses = RunEvents.statuses(events, null);
         assertThat(statuses).as("one status: %s", events).hasSize(1);
         return statuses.get(0);
     }
 
     private static List<String> outputs(List<JsonNode> events) {
-        return events.stream().filter(e -> e.path("type").asText().equals("output"))
-                .map(e -> e.path("line").asText()).toList();
+        return RunEvents.outputs(events, null);
     }
 }

@@ -5,17 +5,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.pintle.server.testing.RawHttp;
+import io.pintle.server.testing.FakeAgent;
 import io.pintle.server.testing.Sandbox;
 import io.pintle.server.testing.TestServer;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.stream.Stream;
 import javax.net.ssl.SSLSocket;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -40,23 +37,18 @@ class RemoteRunPolicyServerNetworksIT {
     @TempDir
     static Path dir;
 
-    static Path agentDir;
+    static FakeAgent agent;
     static Sandbox relayBox;
     static TestServer relay;
 
     @BeforeAll
     static void start() throws Exception {
-        agentDir = Files.createDirectories(dir.resolve("agent"));
-        Path rudder = agentDir.resolve("rudder");
-        try (InputStream in = RemoteRunPolicyServerNetworksIT.class.getResourceAsStream("/fake-agent.sh")) {
-            Files.copy(in, rudder);
-        }
-        assertThat(rudder.toFile().setExecutable(true)).isTrue();
+        agent = FakeAgent.install(dir.resolve("agent"), "/fake-agent.sh");
         Sandbox rootBox = Sandbox.create(dir.resolve("root"));
         relayBox = Sandbox.create(dir.resolve("relay"), "relay-1", "relay");
         relayBox.policyServerNetworks("# as rudder-techniques writes it, without Require local\nRequire ip "
                 + ROOT_ADDRESS + "\n");
-        String program = "\"" + rudder + "\"";
+        String program = agent.toml();
         relay = TestServer.start(relayBox, "[upstream]\nurl = \"https://127.0.0.2:1\"\nkey_hash = \""
                 + rootBox.serverPin() + "\"\nsync = false\n[remote_run]\ntimeout = 60\nrun = [" + program
                 + ", \"agent\", \"run\", \"-uR\"]\n");
@@ -71,7 +63,7 @@ class RemoteRunPolicyServerNetworksIT {
 
     @BeforeEach
     void reset() throws IOException {
-        deleteRuns();
+        agent.reset();
     }
 
     @Test
@@ -111,28 +103,6 @@ class RemoteRunPolicyServerNetworksIT {
 
     /** The argv of every run of the relay's fake agent. */
     private static List<List<String>> runs() throws IOException {
-        Path runs = agentDir.resolve("runs");
-        if (!Files.isDirectory(runs)) {
-            return List.of();
-        }
-        try (Stream<Path> files = Files.list(runs)) {
-            List<List<String>> argvs = new ArrayList<>();
-            for (Path file : files.filter(f -> f.toString().endsWith(".argv")).toList()) {
-                String text = Files.readString(file);
-                argvs.add(text.isEmpty() ? List.of() : List.of(text.split("\n")));
-            }
-            return argvs;
-        }
-    }
-
-    private static void deleteRuns() throws IOException {
-        Path runs = agentDir.resolve("runs");
-        if (Files.isDirectory(runs)) {
-            try (Stream<Path> files = Files.list(runs)) {
-                for (Path file : files.toList()) {
-                    Files.delete(file);
-                }
-            }
-        }
+        return agent.runs();
     }
 }
