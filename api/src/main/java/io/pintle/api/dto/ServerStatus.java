@@ -44,10 +44,12 @@ public record ServerStatus(
      * @param awaited orders given (or waiting for a node's next poll) whose report has not come yet
      * @param updatesPending nodes whose policies changed, waiting for their {@code update} order (rate, splay)
      * @param updatesReleased {@code update} orders sent since start because a node's policies changed
+     * @param updatesWatched nodes whose policy archives have been looked at since start
      */
     public record OrderChannels(int polling, int awaited,
             @JsonProperty("updates_pending") int updatesPending,
-            @JsonProperty("updates_released") long updatesReleased) {}
+            @JsonProperty("updates_released") long updatesReleased,
+            @JsonProperty("updates_watched") int updatesWatched) {}
 
     /**
      * @param path the file

@@ -44,6 +44,8 @@ final class OrdersHandler extends Handler.Wrapper {
 
     /** What {@code timeout(1)} exits with when it stopped the agent; the node's client runs the agent under it. */
     private static final int TIMEOUT_EXIT = 124;
+    /** What it exits with when the agent needed a KILL after the TERM. */
+    private static final int KILLED_EXIT = 137;
 
     private final PullChannels channels;
 
@@ -132,6 +134,13 @@ final class OrdersHandler extends Handler.Wrapper {
                     response.getHeaders().put(NO_STORE);
                     response.write(true, null, callback);
                 }
+
+                @Override
+                public void replaced() {
+                    Problems.write(new PintleException.Conflict("poll-replaced", "a newer poll of node " + node
+                            + " replaced this one: one client per node (a second one, or a clone with the same key, "
+                            + "must back off)"), request, response, callback);
+                }
             });
         } catch (PullChannels.Full full) {
             throw new PintleException.Unavailable("too-many-channels", full.getMessage(), 60);
@@ -139,8 +148,10 @@ final class OrdersHandler extends Handler.Wrapper {
         if (parked != null) {
             exchange.park();
             request.addFailureListener(failure -> {
-                parked.cancel();
-                callback.failed(failure);
+                // An answered poll completes its callback with its answer's write: complete it once only.
+                if (parked.cancel()) {
+                    callback.failed(failure);
+                }
             });
         }
     }
@@ -152,6 +163,10 @@ final class OrdersHandler extends Handler.Wrapper {
             throw new PintleException.NotFound("unknown-order", "no order " + (id == null ? "" : id.length() > 64
                     ? id.substring(0, 64) + "…" : id) + " awaits a report from node " + node + " (unknown, "
                     + "another node's, already reported, or past its deadline)");
+        }
+        if (!order.claimReport()) {
+            throw new PintleException.Conflict("report-in-progress", "another request reports on order " + id
+                    + " already");
         }
         exchange.releaseWorker();
         // An agent may be silent for minutes: the order's own deadline bounds the report, not the idle timeout.
@@ -204,7 +219,7 @@ final class OrdersHandler extends Handler.Wrapper {
                     + "without the agent's exit status (its last line must be '<order> exit <code>')");
         } else if (exit == 0) {
             channels.finish(order, RemoteRunEvent.SUCCESS, 0, false, null);
-        } else if (exit == TIMEOUT_EXIT) {
+        } else if (exit == TIMEOUT_EXIT || exit == KILLED_EXIT && order.elapsed().compareTo(order.timeout()) >= 0) {
             channels.finish(order, RemoteRunEvent.TIMEOUT, null, true, "node " + order.node() + " stopped its "
                     + "agent at the run's timeout");
         } else {

@@ -51,6 +51,8 @@ final class Problems {
             return HttpStatus.FORBIDDEN_403;
         } else if (refusal instanceof PintleException.NotFound) {
             return HttpStatus.NOT_FOUND_404;
+        } else if (refusal instanceof PintleException.Conflict) {
+            return HttpStatus.CONFLICT_409;
         } else if (refusal instanceof PintleException.InvalidRequest) {
             return HttpStatus.BAD_REQUEST_400;
         } else if (refusal instanceof PintleException.Unavailable) {

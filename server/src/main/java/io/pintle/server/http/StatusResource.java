@@ -60,7 +60,7 @@ public final class StatusResource {
                 snapshot.config().remoteRun().enabled()
                         ? new ServerStatus.OrderChannels(remoteRuns.channels().parked(),
                                 remoteRuns.channels().awaited(), remoteRuns.policyUpdates().pending(),
-                                remoteRuns.policyUpdates().released()) : null);
+                                remoteRuns.policyUpdates().released(), remoteRuns.policyUpdates().watched()) : null);
     }
 
     private Map<String, ServerStatus.Uploads> uploads(ServerSnapshot snapshot) {

@@ -5,8 +5,8 @@ package io.pintle.server.problem;
  * can act on. It carries no HTTP status: the web layer's problem writer maps each kind to one.
  */
 public abstract sealed class PintleException extends RuntimeException
-        permits PintleException.AccessDenied, PintleException.NotFound, PintleException.InvalidRequest,
-                PintleException.Unavailable, PintleException.TooLarge, PintleException.LengthRequired,
+        permits PintleException.AccessDenied, PintleException.NotFound, PintleException.Conflict,
+                PintleException.InvalidRequest, PintleException.Unavailable, PintleException.TooLarge, PintleException.LengthRequired,
                 PintleException.UnsupportedMediaType, PintleException.UpstreamFailed, PintleException.UpstreamTimedOut,
                 PintleException.TooSlow, PintleException.Unauthorized, PintleException.InsufficientStorage {
     private static final long serialVersionUID = 1L;
@@ -50,6 +50,19 @@ public abstract sealed class PintleException extends RuntimeException
          * @param detail what was not found
          */
         public NotFound(String reason, String detail) {
+            super(reason, detail);
+        }
+    }
+
+    /** The request conflicts with another in progress (a second report on one order, a replaced poll). */
+    public static final class Conflict extends PintleException {
+        private static final long serialVersionUID = 1L;
+
+        /**
+         * @param reason reason code
+         * @param detail what it conflicts with
+         */
+        public Conflict(String reason, String detail) {
             super(reason, detail);
         }
     }

@@ -54,6 +54,7 @@ public final class PolicyUpdates implements AutoCloseable {
     private final Set<NodeId> waiting = new HashSet<>();
     private final AtomicLong released = new AtomicLong();
     private volatile int pending;
+    private volatile int watched;
     private double budget;
 
     /**
@@ -84,6 +85,11 @@ public final class PolicyUpdates implements AutoCloseable {
     /** @return changed nodes waiting for their update order */
     public int pending() {
         return pending;
+    }
+
+    /** @return nodes whose policy archives have been looked at since start (what a change is told against) */
+    public int watched() {
+        return watched;
     }
 
     /** @return update orders given since start */
@@ -117,11 +123,16 @@ public final class PolicyUpdates implements AutoCloseable {
             }
         }
         pending = waiting.size();
+        watched = seen.size();
     }
 
-    /** Gives the due orders the rate allows; package-private for tests. */
+    /** Gives the due orders the rate allows; a failure is logged and the next tick tries again. */
     void release() {
-        release(System.nanoTime());
+        try {
+            release(System.nanoTime());
+        } catch (RuntimeException e) {
+            LOG.warn("policy updates: releasing update orders failed: {}", e.toString());
+        }
     }
 
     void release(long now) {
@@ -137,7 +148,12 @@ public final class PolicyUpdates implements AutoCloseable {
         for (NodeId node : ready) {
             waiting.remove(node);
             PullChannels.Order order = channels.dispatch(node, UPDATE, config.timeout(), null);
-            if (order != null) {
+            if (order != null && order.ended() != null) {
+                // Its queue is full (it runs orders): told again in a while.
+                if (waiting.add(node)) {
+                    due.add(new Due(now + SCAN.toNanos(), node));
+                }
+            } else if (order != null) {
                 released.incrementAndGet();
             } else {
                 // Gone: it updates at its next run, as any node without a channel.

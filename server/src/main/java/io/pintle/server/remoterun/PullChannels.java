@@ -18,6 +18,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -45,8 +46,17 @@ public final class PullChannels implements AutoCloseable {
     public static final int MAX_QUEUED = 4;
     /** After the agent's timeout, how long the node has to send its output and exit status. */
     public static final Duration REPORT_GRACE = Duration.ofSeconds(30);
-    /** Output kept per order while the run waiting for it has not passed it on; past it, lines are dropped. */
+    /** After an order is given, how long the node has to start its report before it is counted as never given. */
+    public static final Duration REPORT_START = Duration.ofSeconds(15);
+    /**
+     * Output kept per order while the run waiting for it has not passed it on (each line counted with {@link
+     * #LINE_OVERHEAD}); past it, lines are dropped.
+     */
     public static final long MAX_BUFFERED_BYTES = 4L << 20;
+    /** The same, over all orders. */
+    public static final long MAX_BUFFERED_TOTAL = 32L << 20;
+    /** What a kept line costs beyond its characters (the string and its queue node). */
+    static final int LINE_OVERHEAD = 64;
 
     private static final Logger LOG = LoggerFactory.getLogger(PullChannels.class);
     private static final SecureRandom RANDOM = new SecureRandom();
@@ -58,6 +68,7 @@ public final class PullChannels implements AutoCloseable {
     private final Map<NodeId, Channel> channels = new ConcurrentHashMap<>();
     private final Map<String, Order> orders = new ConcurrentHashMap<>();
     private final AtomicInteger parked = new AtomicInteger();
+    private final AtomicLong bufferedTotal = new AtomicLong();
 
     /**
      * @param maxParked polls parked at once, over all nodes
@@ -75,11 +86,14 @@ public final class PullChannels implements AutoCloseable {
         this.maxParked = maxParked;
         this.reportGrace = reportGrace;
         this.nanos = nanos;
-        this.timers = Executors.newSingleThreadScheduledExecutor(runnable -> {
+        ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, runnable -> {
             Thread thread = new Thread(runnable, "pintle-pull-channels");
             thread.setDaemon(true);
             return thread;
         });
+        // A cancelled poll's timer holds its request until it would have run: drop it at once.
+        executor.setRemoveOnCancelPolicy(true);
+        this.timers = executor;
     }
 
     /** What answers a parked poll: exactly one of these is called, once. */
@@ -87,14 +101,21 @@ public final class PullChannels implements AutoCloseable {
         /** @param order the order to send ({@link Order#line}) */
         void order(Order order);
 
-        /** The wait ran out, or a newer poll of the same node replaced this one: no order (204). */
+        /** The wait ran out: no order (204). */
         void nothing();
+
+        /** A newer poll of the same node replaced this one (409: two clients for one node back off). */
+        void replaced();
     }
 
     /** A parked poll, for its request to cancel when the client goes away. */
     public interface Parked {
-        /** The client is gone: forget the poll (the node stays connected for {@link #RECONNECT_GRACE}). */
-        void cancel();
+        /**
+         * The client is gone: forget the poll (the node stays connected for {@link #RECONNECT_GRACE}).
+         *
+         * @return whether it was still parked (false: it was answered, and its answer completes the request)
+         */
+        boolean cancel();
     }
 
     /** Refused: too many polls parked at once. */
@@ -108,8 +129,8 @@ public final class PullChannels implements AutoCloseable {
 
     /**
      * Parks a node's poll until an order comes or the wait runs out. An order already queued for the node is
-     * given at once. A previous poll of the same node (a reconnect whose old connection is not yet known closed)
-     * is answered with nothing.
+     * given at once. A previous poll of the same node (a reconnect whose old connection is not yet known closed, or
+     * a second client with the node's key) is answered {@link Poll#replaced}.
      *
      * @param node the polling node
      * @param wait how long at most
@@ -119,45 +140,53 @@ public final class PullChannels implements AutoCloseable {
      */
     public Parked park(NodeId node, Duration wait, Poll poll) {
         Channel channel = channels.computeIfAbsent(node, id -> new Channel());
-        Poll replaced = null;
-        Entry entry;
         Order queued;
+        Entry entry = null;
+        // One locked section: an order queued by a dispatch cannot slip between the look at the queue and parking.
         synchronized (channel) {
             channel.seen = nanos.getAsLong();
             queued = channel.queue.pollFirst();
             if (queued != null) {
                 deliver(channel, queued);
+            } else {
+                entry = parkLocked(channel, wait, poll);
             }
         }
         if (queued != null) {
             poll.order(queued);
             return null;
         }
-        synchronized (channel) {
-            if (channel.poll == null && parked.incrementAndGet() > maxParked) {
-                parked.decrementAndGet();
-                throw new Full(maxParked + " nodes hold a remote-run order channel already ([remote_run] "
-                        + "max_channels)");
-            }
-            if (channel.poll != null) {
-                replaced = channel.poll.poll;
-                channel.poll.timer.cancel(false);
-            }
-            entry = new Entry(poll);
-            channel.poll = entry;
-            try {
-                entry.timer = timers.schedule(() -> expire(channel, entry), wait.toMillis(), TimeUnit.MILLISECONDS);
-            } catch (RejectedExecutionException closed) {
-                channel.poll = null;
-                parked.decrementAndGet();
-                poll.nothing();
-                return null;
-            }
+        if (entry.replaced != null) {
+            entry.replaced.replaced();
         }
-        if (replaced != null) {
-            replaced.nothing();
+        if (entry.timer == null) {
+            // Stopping: not parked.
+            poll.nothing();
+            return null;
         }
-        return () -> cancel(channel, entry);
+        Entry parkedEntry = entry;
+        return () -> cancel(channel, parkedEntry);
+    }
+
+    /** Parks a poll, under the channel's lock; its {@code replaced} is the poll it replaced, if any. */
+    private Entry parkLocked(Channel channel, Duration wait, Poll poll) {
+        if (channel.poll == null && parked.incrementAndGet() > maxParked) {
+            parked.decrementAndGet();
+            throw new Full(maxParked + " nodes hold a remote-run order channel already ([remote_run] max_channels)");
+        }
+        Entry entry = new Entry(poll);
+        if (channel.poll != null) {
+            entry.replaced = channel.poll.poll;
+            channel.poll.timer.cancel(false);
+        }
+        channel.poll = entry;
+        try {
+            entry.timer = timers.schedule(() -> expire(channel, entry), wait.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException closed) {
+            channel.poll = null;
+            parked.decrementAndGet();
+        }
+        return entry;
     }
 
     private void expire(Channel channel, Entry entry) {
@@ -166,10 +195,12 @@ public final class PullChannels implements AutoCloseable {
         }
     }
 
-    private void cancel(Channel channel, Entry entry) {
+    private boolean cancel(Channel channel, Entry entry) {
         if (release(channel, entry)) {
             entry.timer.cancel(false);
+            return true;
         }
+        return false;
     }
 
     /** @return whether the entry was still the node's parked poll (and is no longer) */
@@ -207,7 +238,8 @@ public final class PullChannels implements AutoCloseable {
             if (channel.poll == null && channel.running == 0 && !recent) {
                 return null;
             }
-            given = new Order(HexFormat.of().formatHex(randomBytes()), node, order, timeout, activity);
+            given = new Order(HexFormat.of().formatHex(randomBytes()), node, order, timeout, activity,
+                    bufferedTotal);
             orders.put(given.id, given);
             entry = channel.poll;
             if (entry != null) {
@@ -221,18 +253,10 @@ public final class PullChannels implements AutoCloseable {
                 return given;
             } else {
                 channel.queue.addLast(given);
-                schedule(given, RECONNECT_GRACE, () -> {
-                    boolean waiting;
-                    synchronized (channel) {
-                        waiting = channel.queue.remove(given);
-                    }
-                    if (waiting) {
-                        orders.remove(given.id);
-                        given.end(RemoteRunEvent.UNREACHABLE, null, false, "node " + node + " did not poll for "
-                                + "orders again within " + RECONNECT_GRACE.toSeconds() + " s (its order channel "
-                                + "dropped)");
-                    }
-                });
+                // A node running an order polls again when it has reported: the grace starts then.
+                if (channel.running == 0) {
+                    awaitPoll(channel, given);
+                }
                 return given;
             }
             deliver(channel, given);
@@ -241,25 +265,50 @@ public final class PullChannels implements AutoCloseable {
         return given;
     }
 
+    /** Under the channel's lock: a queued order waits {@link #RECONNECT_GRACE} for the node's next poll. */
+    private void awaitPoll(Channel channel, Order order) {
+        order.pickup = schedule(order, RECONNECT_GRACE, () -> {
+            boolean waiting;
+            synchronized (channel) {
+                waiting = channel.queue.remove(order);
+            }
+            if (waiting) {
+                orders.remove(order.id);
+                order.end(RemoteRunEvent.UNREACHABLE, null, false, "node " + order.node + " did not poll for "
+                        + "orders again within " + RECONNECT_GRACE.toSeconds() + " s (its order channel dropped)");
+            }
+        });
+    }
+
     /** Marks the order given, under the channel's lock: it now awaits the node's report. */
     private void deliver(Channel channel, Order order) {
         channel.running++;
         order.channel = channel;
-        if (order.deadline != null) {
-            order.deadline.cancel(false);
+        if (order.pickup != null) {
+            order.pickup.cancel(false);
         }
+        // The order may have gone into a connection that was already dead: a node that has it starts its report
+        // with its agent, so no report by then means it never came.
+        order.pickup = schedule(order, REPORT_START, () -> {
+            if (!order.reporting.get()) {
+                finish(order, RemoteRunEvent.UNREACHABLE, null, false, "node " + order.node + " did not start "
+                        + "its report within " + REPORT_START.toSeconds() + " s of the order: the order did not "
+                        + "reach it (its poll's connection was gone)");
+            }
+        });
         Duration deadline = order.timeout.plus(reportGrace);
-        schedule(order, deadline, () -> finish(order, RemoteRunEvent.TIMEOUT, null, true, "node " + order.node
-                + " took the order but did not report within " + deadline.toSeconds() + " s"));
+        order.deadline = schedule(order, deadline, () -> finish(order, RemoteRunEvent.TIMEOUT, null, true, "node "
+                + order.node + " took the order but did not report within " + deadline.toSeconds() + " s"));
         LOG.info("remote run: order {} ({}) given to node {} over its order channel", order.id,
                 order.order.command(), order.node);
     }
 
-    private void schedule(Order order, Duration delay, Runnable task) {
+    private ScheduledFuture<?> schedule(Order order, Duration delay, Runnable task) {
         try {
-            order.deadline = timers.schedule(task, delay.toMillis(), TimeUnit.MILLISECONDS);
+            return timers.schedule(task, delay.toMillis(), TimeUnit.MILLISECONDS);
         } catch (RejectedExecutionException closed) {
             order.end(RemoteRunEvent.ERROR, null, false, "the server is stopping");
+            return null;
         }
     }
 
@@ -284,14 +333,24 @@ public final class PullChannels implements AutoCloseable {
      */
     public void finish(Order order, String status, Integer exitCode, boolean timedOut, String detail) {
         if (orders.remove(order.id, order)) {
-            if (order.deadline != null) {
-                order.deadline.cancel(false);
+            for (ScheduledFuture<?> timer : new ScheduledFuture<?>[] {order.deadline, order.pickup}) {
+                if (timer != null) {
+                    timer.cancel(false);
+                }
             }
             Channel channel = order.channel;
             if (channel != null) {
                 synchronized (channel) {
                     channel.running--;
                     channel.seen = nanos.getAsLong();
+                    if (channel.running == 0 && channel.poll == null) {
+                        // Orders queued while it ran: the node polls again after this report.
+                        for (Order queued : channel.queue) {
+                            if (queued.pickup == null) {
+                                awaitPoll(channel, queued);
+                            }
+                        }
+                    }
                 }
             }
             order.end(status, exitCode, timedOut, detail);
@@ -374,6 +433,7 @@ public final class PullChannels implements AutoCloseable {
     private static final class Entry {
         final Poll poll;
         ScheduledFuture<?> timer;
+        Poll replaced;
 
         Entry(Poll poll) {
             this.poll = poll;
@@ -393,13 +453,18 @@ public final class PullChannels implements AutoCloseable {
         private final AtomicBoolean signalled = new AtomicBoolean();
         private final ConcurrentLinkedQueue<String> output = new ConcurrentLinkedQueue<>();
         private final AtomicLong buffered = new AtomicLong();
+        private final AtomicLong bufferedTotal;
+        private final AtomicBoolean reporting = new AtomicBoolean();
         private final CompletableFuture<RemoteRunEvent> end = new CompletableFuture<>();
         private final long start = System.nanoTime();
         private volatile boolean dropped;
         private volatile Channel channel;
         private volatile ScheduledFuture<?> deadline;
+        private volatile ScheduledFuture<?> pickup;
 
-        Order(String id, NodeId node, RunOrder order, Duration timeout, Consumer<Order> activity) {
+        Order(String id, NodeId node, RunOrder order, Duration timeout, Consumer<Order> activity,
+                AtomicLong bufferedTotal) {
+            this.bufferedTotal = bufferedTotal;
             this.id = id;
             this.node = node;
             this.order = order;
@@ -415,6 +480,20 @@ public final class PullChannels implements AutoCloseable {
         /** @return the node it is for */
         public NodeId node() {
             return node;
+        }
+
+        /**
+         * Claims the report: only one {@code PUT} may report on an order.
+         *
+         * @return whether this caller is the first
+         */
+        public boolean claimReport() {
+            return reporting.compareAndSet(false, true);
+        }
+
+        /** @return how long since the order was made */
+        public Duration elapsed() {
+            return Duration.ofNanos(System.nanoTime() - start);
         }
 
         /** @return how long the node's agent may run ({@code [remote_run] timeout}) */
@@ -441,10 +520,16 @@ public final class PullChannels implements AutoCloseable {
             if (activity == null) {
                 return;
             }
-            if (buffered.addAndGet(line.length() + 1L) > MAX_BUFFERED_BYTES) {
+            long cost = line.length() + (long) LINE_OVERHEAD;
+            if (buffered.get() + cost > MAX_BUFFERED_BYTES || bufferedTotal.addAndGet(cost) > MAX_BUFFERED_TOTAL) {
+                if (buffered.get() + cost <= MAX_BUFFERED_BYTES) {
+                    bufferedTotal.addAndGet(-cost);
+                }
                 dropped = true;
+                signal();
                 return;
             }
+            buffered.addAndGet(cost);
             output.add(line);
             signal();
         }
@@ -462,7 +547,9 @@ public final class PullChannels implements AutoCloseable {
             signalled.set(false);
             String line;
             while ((line = output.poll()) != null) {
-                buffered.addAndGet(-(line.length() + 1L));
+                long cost = line.length() + (long) LINE_OVERHEAD;
+                buffered.addAndGet(-cost);
+                bufferedTotal.addAndGet(-cost);
                 sink.accept(RemoteRunEvent.output(node.value(), line));
             }
         }

@@ -54,6 +54,11 @@ class PolicyUpdatesTest {
                 public void nothing() {
                     orders.put(node, "nothing");
                 }
+
+                @Override
+                public void replaced() {
+                    orders.put(node, "replaced");
+                }
             });
         }
         return new PolicyUpdates(channels, () -> snapshot);

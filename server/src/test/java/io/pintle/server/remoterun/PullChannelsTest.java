@@ -46,6 +46,11 @@ class PullChannelsTest {
         public void nothing() {
             answers.add("nothing");
         }
+
+        @Override
+        public void replaced() {
+            answers.add("replaced");
+        }
     }
 
     @Test
@@ -114,6 +119,59 @@ class PullChannelsTest {
     }
 
     @Test
+    void anOrderForABusyNodeWaitsForItsReportThenForItsNextPoll() throws Exception {
+        channels.park(NODE, Duration.ofSeconds(60), new Answers());
+        PullChannels.Order first = channels.dispatch(NODE, RUN, Duration.ofMinutes(10), activity::offer);
+        // The node runs its agent for a long while: longer than the reconnect grace.
+        now.addAndGet(Duration.ofMinutes(2).toNanos());
+        PullChannels.Order second = channels.dispatch(NODE, RUN, Duration.ofMinutes(10), activity::offer);
+        assertThat(second).as("running an order: connected").isNotNull();
+        Thread.sleep(200);
+        assertThat(second.ended()).as("queued behind the first, with no grace running").isNull();
+
+        assertThat(first.claimReport()).isTrue();
+        assertThat(first.claimReport()).as("one report per order").isFalse();
+        channels.finish(first, RemoteRunEvent.SUCCESS, 0, false, null);
+        Answers next = new Answers();
+        assertThat(channels.park(NODE, Duration.ofSeconds(60), next)).isNull();
+        assertThat(next.answers).containsExactly(second.line());
+    }
+
+    @Test
+    void pastFourQueuedOrdersTheNextEndsAtOnce() {
+        channels.park(NODE, Duration.ofSeconds(60), new Answers());
+        channels.dispatch(NODE, RUN, Duration.ofMinutes(10), activity::offer);
+        List<PullChannels.Order> queued = new ArrayList<>();
+        for (int i = 0; i < PullChannels.MAX_QUEUED; i++) {
+            queued.add(channels.dispatch(NODE, RUN, Duration.ofMinutes(10), activity::offer));
+        }
+        PullChannels.Order fifth = channels.dispatch(NODE, RUN, Duration.ofMinutes(10), activity::offer);
+
+        assertThat(queued).allSatisfy(order -> assertThat(order.ended()).isNull());
+        assertThat(fifth.ended().status()).isEqualTo("error");
+        assertThat(fifth.ended().detail()).contains("orders already wait");
+    }
+
+    @Test
+    void outputPastTheBufferIsDroppedAndSaidSo() {
+        channels.park(NODE, Duration.ofSeconds(60), new Answers());
+        PullChannels.Order order = channels.dispatch(NODE, RUN, Duration.ofMinutes(10), activity::offer);
+        PullChannels.Reader reader = order.reader();
+        // Empty lines cost their overhead: 4 MiB of them is far fewer than 4 Mi lines.
+        byte[] newlines = new byte[1 << 20];
+        java.util.Arrays.fill(newlines, (byte) '\n');
+        for (int i = 0; i < 8; i++) {
+            reader.feed(ByteBuffer.wrap(newlines));
+        }
+        List<RemoteRunEvent> events = new ArrayList<>();
+        order.drain(events::add);
+
+        assertThat(order.dropped()).isTrue();
+        assertThat((long) events.size()).isLessThanOrEqualTo(PullChannels.MAX_BUFFERED_BYTES
+                / PullChannels.LINE_OVERHEAD);
+    }
+
+    @Test
     void aNodeGoneLongerThanTheGraceIsNotConnected() {
         Answers poll = new Answers();
         PullChannels.Parked parked = channels.park(NODE, Duration.ofSeconds(60), poll);
@@ -126,13 +184,14 @@ class PullChannelsTest {
     }
 
     @Test
-    void aNewerPollOfTheSameNodeAnswersTheOlderWithNothing() {
+    void aNewerPollOfTheSameNodeReplacesTheOlder() {
         Answers older = new Answers();
         Answers newer = new Answers();
-        channels.park(NODE, Duration.ofSeconds(60), older);
+        PullChannels.Parked first = channels.park(NODE, Duration.ofSeconds(60), older);
         channels.park(NODE, Duration.ofSeconds(60), newer);
 
-        assertThat(older.answers).containsExactly("nothing");
+        assertThat(older.answers).containsExactly("replaced");
+        assertThat(first.cancel()).as("answered already: its request must not be failed too").isFalse();
         assertThat(newer.answers).isEmpty();
         assertThat(channels.parked()).isEqualTo(1);
     }
