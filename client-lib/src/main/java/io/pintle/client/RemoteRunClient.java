@@ -6,10 +6,8 @@ import io.pintle.api.MediaTypes;
 import io.pintle.api.dto.RemoteRunEvent;
 import io.pintle.api.dto.RemoteRunRequest;
 import java.io.ByteArrayOutputStream;
-import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.net.HttpURLConnection;
 import java.net.InetAddress;
@@ -176,13 +174,34 @@ public final class RemoteRunClient {
         }
     }
 
-    /** Reads relayd's text answer to its end, line by line. */
+    /**
+     * Reads relayd's text answer to its end, line by line; a line longer than {@link #MAX_LINE_BYTES} is handed on
+     * in pieces (never held whole).
+     */
     private static void readText(InputStream in, Consumer<String> text) throws IOException {
-        BufferedReader reader = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8));
-        String line;
-        while ((line = reader.readLine()) != null) {
-            text.accept(line.length() > MAX_LINE_BYTES ? line.substring(0, MAX_LINE_BYTES) : line);
+        ByteArrayOutputStream line = new ByteArrayOutputStream(256);
+        byte[] buffer = new byte[8192];
+        int n;
+        while ((n = in.read(buffer)) > 0) {
+            for (int i = 0; i < n; i++) {
+                if (buffer[i] == '\n' || line.size() >= MAX_LINE_BYTES) {
+                    text.accept(stripCr(line));
+                    line.reset();
+                    if (buffer[i] == '\n') {
+                        continue;
+                    }
+                }
+                line.write(buffer[i]);
+            }
         }
+        if (line.size() > 0) {
+            text.accept(stripCr(line));
+        }
+    }
+
+    private static String stripCr(ByteArrayOutputStream line) {
+        String text = line.toString(StandardCharsets.UTF_8);
+        return text.endsWith("\r") ? text.substring(0, text.length() - 1) : text;
     }
 
     /** Reads NDJSON events until {@code done}; end of stream before it is a cut answer. */

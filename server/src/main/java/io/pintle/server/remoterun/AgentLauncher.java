@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -34,6 +35,12 @@ public final class AgentLauncher {
     /** After the timeout's polite stop, how long the agent gets before it is killed. */
     public static final Duration KILL_GRACE = Duration.ofSeconds(5);
 
+    /**
+     * Calls to the agent helper open at once; more wait their turn here (systemd would close a connection past
+     * pintle-agent.socket's {@code MaxConnections=16}).
+     */
+    public static final int HELPER_SLOTS = 4;
+
     /** The first word of a request to the agent helper. */
     public static final String HELPER_PROTOCOL = "pintle-agent/1";
     /** How the agent helper's refusals begin. */
@@ -46,6 +53,7 @@ public final class AgentLauncher {
     private static final SecureRandom RANDOM = new SecureRandom();
 
     private final ScheduledExecutorService timers;
+    private final Semaphore helperSlots = new Semaphore(HELPER_SLOTS, true);
 
     /** @param timers runs the timeouts */
     public AgentLauncher(ScheduledExecutorService timers) {
@@ -158,6 +166,21 @@ public final class AgentLauncher {
     }
 
     private void askHelper(String node, Path socket, String command, Object what, Duration timeout, RunSink sink) {
+        try {
+            helperSlots.acquire();
+        } catch (InterruptedException stopping) {
+            Thread.currentThread().interrupt();
+            sink.accept(RemoteRunEvent.status(node, RemoteRunEvent.ERROR, null, 0, false, "the server is stopping"));
+            return;
+        }
+        try {
+            callHelper(node, socket, command, what, timeout, sink);
+        } finally {
+            helperSlots.release();
+        }
+    }
+
+    private void callHelper(String node, Path socket, String command, Object what, Duration timeout, RunSink sink) {
         long start = System.nanoTime();
         String nonce = HexFormat.of().formatHex(randomBytes(16));
         String request = HELPER_PROTOCOL + " " + nonce + " " + Math.max(1, timeout.toSeconds()) + " " + command

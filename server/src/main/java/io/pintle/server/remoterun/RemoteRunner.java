@@ -275,12 +275,14 @@ public final class RemoteRunner {
         Set<String> reported = ConcurrentHashMap.newKeySet();
         String failure;
         String status;
-        Map<String, NodeId> hosts = new java.util.HashMap<>();
+        Map<String, List<NodeId>> hosts = new java.util.LinkedHashMap<>();
         for (NodeId node : hop.nodes()) {
-            snapshot.nodes().node(node).ifPresent(entry -> hosts.put(entry.hostname(), node));
+            snapshot.nodes().node(node).ifPresent(entry ->
+                    hosts.computeIfAbsent(entry.hostname(), h -> new ArrayList<>()).add(node));
         }
         Set<String> withOutput = ConcurrentHashMap.newKeySet();
         boolean relaydAnswered = false;
+        RudderRemoteRun.Attribution attribution = null;
         try {
             Set<String> pins = pins(snapshot, via.id());
             ServerConfig.RemoteRun config = snapshot.config().remoteRun();
@@ -304,15 +306,16 @@ public final class RemoteRunner {
             if (order.command() == AgentCommand.RUN) {
                 // relayd's own form, which a relayd relay behind Apache takes as well as a Pintle (which answers
                 // events, statuses included); relayd answers its text, "host> line", with no status.
+                // relayd's text is rudder remote run's output: attributed as RudderRemoteRun attributes its own.
+                attribution = new RudderRemoteRun.Attribution(hosts, RudderRemoteRun::resolve);
+                RudderRemoteRun.Attribution lines = attribution;
                 relaydAnswered = !client(snapshot.credentials(), config).runForm(url, pins,
                         order.conditions().joined(), nodes, headers, events, line -> {
-                            int end = line.indexOf("> ");
-                            NodeId named = end > 0 ? hosts.get(line.substring(0, end)) : null;
-                            // A line that names none of the hop's nodes goes with the first of them.
-                            NodeId node = named != null ? named : hop.nodes().get(0);
-                            withOutput.add(node.value());
-                            sink.accept(RemoteRunEvent.output(node.value(),
-                                    named != null ? line.substring(end + 2) : line));
+                            RudderRemoteRun.Attribution.Line attributed = lines.attribute(line);
+                            for (NodeId node : attributed.nodes()) {
+                                withOutput.add(node.value());
+                                sink.accept(RemoteRunEvent.output(node.value(), attributed.text()));
+                            }
                         });
             } else {
                 client(snapshot.credentials(), config).run(url, pins, order.request(nodes), headers, events);
@@ -334,11 +337,19 @@ public final class RemoteRunner {
             status = RemoteRunEvent.ERROR;
         }
         long duration = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        Map<String, String> unreachable = relaydAnswered ? attribution.unreachable() : Map.of();
         for (NodeId node : hop.nodes()) {
+            String host = snapshot.nodes().node(node).map(Node::hostname).orElse(null);
+            if (host != null && unreachable.containsKey(host) && reported.add(node.value())) {
+                sink.accept(RemoteRunEvent.status(node.value(), RemoteRunEvent.UNREACHABLE, null, duration, false,
+                        via.id() + " (a relayd relay) could not reach it: " + unreachable.get(host).strip()));
+                continue;
+            }
             if (relaydAnswered && withOutput.contains(node.value()) && reported.add(node.value())) {
-                sink.accept(RemoteRunEvent.status(node.value(), RemoteRunEvent.SUCCESS, null, duration, false,
+                // relayd's answer has the agent's output, never its outcome: not counted as a success.
+                sink.accept(RemoteRunEvent.status(node.value(), RemoteRunEvent.UNKNOWN, null, duration, false,
                         "reported by " + via.id() + ", a relayd relay: its answer carries the agent's output, not "
-                                + "its exit status"));
+                                + "its exit status (read the output)"));
                 continue;
             }
             if (reported.add(node.value())) {

@@ -64,8 +64,11 @@ public final class RudderRemoteRun {
 
     private static final Pattern RAW_PREFIX = Pattern.compile("^([^\\s>]+)> (.*)$");
     private static final Pattern FIRST_WORD = Pattern.compile("^(\\S+)\\s");
-    private static final Pattern CONNECT_FAILED = Pattern.compile("Failed to connect to host: (\\S+)\\s*$");
-    private static final Pattern UNRESOLVED = Pattern.compile("could not resolve '([^']*)'");
+    // cf-runagent's own log lines, from the start of the line: a node's output always comes after an "address> "
+    // prefix, so an agent cannot forge another host's failure.
+    private static final Pattern CONNECT_FAILED =
+            Pattern.compile("^\\s*(?:error: )?Failed to connect to host: (\\S+)\\s*$");
+    private static final Pattern UNRESOLVED = Pattern.compile("^\\s*(?:error: )?.*could not resolve '([^']*)'");
     private static final Pattern IPV4 = Pattern.compile("\\d{1,3}(\\.\\d{1,3}){3}");
     private static final Pattern IPV6 = Pattern.compile("[0-9a-fA-F:.]*:[0-9a-fA-F:.]*");
 
@@ -394,7 +397,7 @@ public final class RudderRemoteRun {
     }
 
     /** cf-runagent resolves the name as the system does; so does this, once per batch. */
-    private static List<String> resolve(String host) {
+    static List<String> resolve(String host) {
         try {
             return Arrays.stream(InetAddress.getAllByName(host)).map(InetAddress::getHostAddress).toList();
         } catch (UnknownHostException | SecurityException e) {

@@ -63,10 +63,15 @@ class RelaydRelayIT {
                 call.put("form." + pair[0], URLDecoder.decode(pair.length > 1 ? pair[1] : "", StandardCharsets.UTF_8));
             }
             CALLS.add(call);
-            // relayd: text/plain, the output of `rudder remote run`, each line prefixed by its host.
-            byte[] answer = ("node-a.example.org> Rudder agent: run started\n"
-                    + "node-a.example.org> Rudder agent: done\n"
-                    + "Connection to node-b.example.org failed\n").getBytes(StandardCharsets.UTF_8);
+            // relayd: text/plain, the output of `rudder remote run` as fake-rudder-remote-run.sh answers it:
+            // cf-runagent prefixes each line with the address it connected to, Rudder's formatter adds rows
+            // whose first column is that address, and cf-runagent logs the hosts it could not reach.
+            byte[] answer = ("Hostname        M| State         Technique\n"
+                    + "192.0.2.10> Rudder agent: run started\n"
+                    + "192.0.2.10> Rudder agent: done\n"
+                    + "192.0.2.10      E| compliant     row\n"
+                    + "   error: Failed to connect to host: 192.0.2.11\n"
+                    + "## Summary #####\n").getBytes(StandardCharsets.UTF_8);
             exchange.getResponseHeaders().add("Content-Type", "text/plain; charset=utf-8");
             exchange.sendResponseHeaders(200, answer.length);
             exchange.getResponseBody().write(answer);
@@ -78,9 +83,9 @@ class RelaydRelayIT {
         Sandbox box = Sandbox.create(dir.resolve("root"));
         box.register("relay-d", relayKey.certificate(), "127.0.0.1", "root");
         box.register("node-a", SelfSigned.generate(SelfSigned.KeyType.EC_P256, "node-a").certificate(),
-                "node-a.example.org", "relay-d");
+                "192.0.2.10", "relay-d");
         box.register("node-b", SelfSigned.generate(SelfSigned.KeyType.EC_P256, "node-b").certificate(),
-                "node-b.example.org", "relay-d");
+                "192.0.2.11", "relay-d");
         root = TestServer.start(box, "[remote_run]\nport = " + port + "\n");
     }
 
@@ -118,15 +123,19 @@ class RelaydRelayIT {
         }
         assertThat(events).filteredOn(e -> e.path("type").asText().equals("output"))
                 .extracting(e -> e.path("node").asText() + ": " + e.path("line").asText())
-                .containsExactly("node-a: Rudder agent: run started", "node-a: Rudder agent: done",
-                        "node-a: Connection to node-b.example.org failed");
+                .contains("node-a: Rudder agent: run started", "node-a: Rudder agent: done",
+                        "node-a: 192.0.2.10      E| compliant     row",
+                        "node-b:    error: Failed to connect to host: 192.0.2.11")
+                .doesNotContain("node-b: Rudder agent: done");
         Map<String, JsonNode> statuses = new LinkedHashMap<>();
         events.stream().filter(e -> e.path("type").asText().equals("status"))
                 .forEach(e -> statuses.put(e.path("node").asText(), e));
-        assertThat(statuses.get("node-a").path("status").asText()).isEqualTo("success");
+        // relayd reports output, never an outcome: not counted as a success; a host cf-runagent could not reach
+        // is unreachable.
+        assertThat(statuses.get("node-a").path("status").asText()).isEqualTo("unknown");
         assertThat(statuses.get("node-a").path("detail").asText()).contains("relayd relay");
-        assertThat(statuses.get("node-b").path("status").asText()).isEqualTo("error");
-        assertThat(statuses.get("node-b").path("detail").asText()).contains("no output for this node");
+        assertThat(statuses.get("node-b").path("status").asText()).isEqualTo("unreachable");
+        assertThat(statuses.get("node-b").path("detail").asText()).contains("Failed to connect to host: 192.0.2.11");
     }
 
     @Test
@@ -138,8 +147,8 @@ class RelaydRelayIT {
                 .POST(HttpRequest.BodyPublishers.ofString("asynchronous=false&keep_output=true"))
                 .timeout(Duration.ofSeconds(60)).build(), HttpResponse.BodyHandlers.ofString());
 
-        assertThat(response.body()).startsWith("node-a.example.org> Rudder agent: run started\n"
-                + "node-a.example.org> Rudder agent: done\n");
+        assertThat(response.body()).contains("192.0.2.10> Rudder agent: run started\n"
+                + "192.0.2.10> Rudder agent: done\n");
         assertThat(CALLS.get(0)).containsEntry("form.nodes", "node-a").doesNotContainKey("form.classes");
     }
 
