@@ -161,8 +161,6 @@ public final class ConfigLoader {
      */
     public static final List<ServerConfig.Transport> DEFAULT_REMOTE_RUN_TRANSPORTS =
             List.of(ServerConfig.Transport.PULL, ServerConfig.Transport.RUDDER_REMOTE_RUN);
-    /** As {@code [limits] max_connections}: every node's poll holds one connection. */
-    public static final int DEFAULT_REMOTE_RUN_MAX_CHANNELS = 10_000;
     /** 100 update orders a second: 20,000 nodes in under 4 minutes, within the agents' own 5-minute cycle. */
     public static final int DEFAULT_POLICY_UPDATE_RATE = 100;
     /** Nodes changed together are spread over 10 s even when there are few of them. */
@@ -329,6 +327,7 @@ public final class ConfigLoader {
                         + "without authentication), not '" + adminListen.host() + "'");
             }
 
+            ServerConfig.Limits validLimits = limits(limits);
             return new ServerConfig(
                     source,
                     validGeneral,
@@ -344,11 +343,12 @@ public final class ConfigLoader {
                     new ServerConfig.Admin(adminListen),
                     new ServerConfig.Reload(reload.watch() == null || reload.watch()),
                     new ServerConfig.Log(log.access() == null || log.access(), accessFormat(log.accessFormat())),
-                    limits(limits),
+                    validLimits,
                     upstream(raw.upstream() != null ? raw.upstream() : new RawUpstream(null, null, null, null, null, null, null, null),
                             certificate, key),
                     remoteRun(raw.remoteRun() != null ? raw.remoteRun()
-                            : new RawRemoteRun(null, null, null, null, null, null, null, null, null, null, null, null, null, null, null)),
+                            : new RawRemoteRun(null, null, null, null, null, null, null, null, null, null, null, null, null, null, null),
+                            validLimits.maxConnections()),
                     uploads(raw.uploads() != null ? raw.uploads()
                             : new RawUploads(null, null, null, null, null, null, null), validGeneral.role()),
                     webapp(raw.webapp() != null ? raw.webapp() : new RawWebapp(null, null, null)));
@@ -420,7 +420,7 @@ public final class ConfigLoader {
                     seconds("webapp.timeout", raw.timeoutSeconds(), DEFAULT_WEBAPP_TIMEOUT_SECONDS, 1));
         }
 
-        private ServerConfig.RemoteRun remoteRun(RawRemoteRun raw) throws ConfigException {
+        private ServerConfig.RemoteRun remoteRun(RawRemoteRun raw, int maxConnections) throws ConfigException {
             int port = raw.port() != null ? raw.port() : DEFAULT_REMOTE_RUN_PORT;
             if (port < 1 || port > 65535) {
                 throw new ConfigException(source + ": 'remote_run.port': " + port + " is not a TCP port (1-65535)");
@@ -442,7 +442,7 @@ public final class ConfigLoader {
                     argv("remote_run.update", raw.update(), DEFAULT_REMOTE_RUN_UPDATE),
                     argv("remote_run.inventory", raw.inventory(), DEFAULT_REMOTE_RUN_INVENTORY),
                     timeout, connect, maxParallel, agentSocket(raw.agentSocket()), transports(raw.transports()),
-                    maxChannels(raw.maxChannels()), policyUpdates(raw),
+                    maxChannels(raw.maxChannels(), maxConnections), policyUpdates(raw),
                     argv("remote_run.remote_command", raw.remoteCommand(), DEFAULT_REMOTE_RUN_REMOTE_COMMAND));
         }
 
@@ -487,11 +487,17 @@ public final class ConfigLoader {
             return List.copyOf(transports);
         }
 
-        private int maxChannels(Integer value) throws ConfigException {
-            int channels = value != null ? value : DEFAULT_REMOTE_RUN_MAX_CHANNELS;
-            if (channels < 0 || channels > 1_000_000) {
-                throw new ConfigException(source + ": 'remote_run.max_channels' must be between 0 and 1000000, not "
-                        + channels);
+        /**
+         * {@code remote_run.max_channels}: polls hold connections, so at most {@code [limits] max_connections} less
+         * room for the nodes' downloads and uploads; by default three quarters of it.
+         */
+        private int maxChannels(Integer value, int maxConnections) throws ConfigException {
+            int channels = value != null ? value : maxConnections / 4 * 3;
+            int most = maxConnections - Math.max(1, maxConnections / 10);
+            if (channels < 0 || channels > most) {
+                throw new ConfigException(source + ": 'remote_run.max_channels' must be between 0 and " + most
+                        + " ([limits] max_connections = " + maxConnections + " less a tenth, left to downloads and "
+                        + "uploads), not " + channels + "; raise [limits] max_connections for more");
             }
             return channels;
         }

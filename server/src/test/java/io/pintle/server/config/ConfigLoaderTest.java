@@ -478,6 +478,23 @@ class ConfigLoaderTest {
     }
 
     @Test
+    void orderChannelsLeaveConnectionsToDownloadsAndUploads() throws Exception {
+        assertThat(parse(ROOT_ID).remoteRun().maxChannels()).as("three quarters of 10000").isEqualTo(7500);
+        assertThat(parse(ROOT_ID + "[limits]\nmax_connections = 40000\n").remoteRun().maxChannels())
+                .isEqualTo(30000);
+        assertThat(parse(ROOT_ID + "[remote_run]\nmax_channels = 9000\n").remoteRun().maxChannels()).isEqualTo(9000);
+        assertRefused(ROOT_ID + "[remote_run]\nmax_channels = 9001\n", "remote_run.max_channels",
+                "raise [limits] max_connections");
+        assertThat(parse(ROOT_ID + "[remote_run]\ntransports = [\"pull\"]\n").remoteRun().transports())
+                .containsExactly(ServerConfig.Transport.PULL);
+        assertThat(parse(ROOT_ID).remoteRun().transports()).containsExactly(ServerConfig.Transport.PULL,
+                ServerConfig.Transport.RUDDER_REMOTE_RUN);
+        assertRefused(ROOT_ID + "[remote_run]\ntransports = [\"ssh\"]\n", "remote_run.transports",
+                "unknown transport 'ssh'");
+        assertRefused(ROOT_ID + "[remote_run]\ntransports = []\n", "remote_run.transports", "at least one");
+    }
+
+    @Test
     void theAgentHelpersSocketIsOptionalAndAUnixSocketPath() throws Exception {
         assertThat(parse(ROOT_ID).remoteRun().agentSocket()).as("default: Pintle starts the argv").isNull();
         assertThat(parse(ROOT_ID + "[remote_run]\nagent_socket = \"\"\n").remoteRun().agentSocket()).isNull();
