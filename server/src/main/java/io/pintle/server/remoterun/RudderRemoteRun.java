@@ -148,6 +148,13 @@ public final class RudderRemoteRun {
                                 + "match " + HOST.pattern() + ")"));
                 continue;
             }
+            if (target.hostname().indexOf(':') >= 0) {
+                // rudder remote run passes cf-runagent -H "<host>:5309": an IPv6 literal becomes another address.
+                sink.accept(RemoteRunEvent.status(target.node().value(), RemoteRunEvent.REFUSED, null, 0, false,
+                        "rudder remote run cannot reach an IPv6 address ('" + target.hostname() + "': it appends "
+                                + ":5309 to the host); give the node a host name, or reach it by its order channel"));
+                continue;
+            }
             byHost.computeIfAbsent(target.hostname(), host -> new ArrayList<>()).add(target.node());
         }
         for (List<String> batch : batches(List.copyOf(byHost.keySet()))) {

@@ -88,10 +88,11 @@ class RudderRemoteRunTest {
         remoteRun(mode, NO_DNS).run(List.of(target("n1", "192.0.2.1"), target("n2", "node2.example"),
                 target("n3", "fd00::3")), run("class2", "class3"), Duration.ofSeconds(10), events::add);
 
+        // rudder remote run appends ":5309" to each host: an IPv6 literal cannot go through it.
         assertThat(runs()).containsExactly(List.of("remote", "run", "-D", "class2,class3", "--",
-                "192.0.2.1,node2.example,fd00::3"));
-        assertThat(statuses()).containsExactly(Map.entry("n1", "success"), Map.entry("n2", "success"),
-                Map.entry("n3", "success"));
+                "192.0.2.1,node2.example"));
+        assertThat(statuses()).containsOnly(Map.entry("n1", "success"), Map.entry("n2", "success"),
+                Map.entry("n3", "refused"));
 
         events.clear();
         deleteRuns();
@@ -106,8 +107,8 @@ class RudderRemoteRunTest {
         // cf-runagent prints the address it connected to, not the name: node2.example is reached at 192.0.2.2.
         Files.writeString(dir.resolve("addresses"), "node2.example=192.0.2.2\n");
         Function<String, List<String>> dns = host -> host.equals("node2.example") ? List.of("192.0.2.2") : List.of();
-        remoteRun(mode, dns).run(List.of(target("n1", "192.0.2.1"), target("n2", "node2.example"),
-                target("n3", "fd00::3")), run(), Duration.ofSeconds(10), events::add);
+        remoteRun(mode, dns).run(List.of(target("n1", "192.0.2.1"), target("n2", "node2.example")), run(),
+                Duration.ofSeconds(10), events::add);
 
         String header = "Hostname        M| State         Technique";
         String summary = "## Summary #####";
@@ -115,9 +116,6 @@ class RudderRemoteRunTest {
                 "192.0.2.1       E| compliant     row of 192.0.2.1", summary);
         assertThat(outputs("n2")).containsExactly(header, "-> agent run on node2.example",
                 "192.0.2.2       E| compliant     row of node2.example", summary);
-        // The address as cf-runagent writes it (fd00::3) is the JDK's fd00:0:0:0:0:0:0:3 all the same.
-        assertThat(outputs("n3")).containsExactly(header, "-> agent run on fd00::3",
-                "fd00::3         E| compliant     row of fd00::3", summary);
     }
 
     @ParameterizedTest
