@@ -128,6 +128,7 @@ public final class ChannelsBench {
             result.idleLoopCpuMillis = (threads.getThreadCpuTime(clients.threadId()) - loopCpuBefore) / 1e6;
             result.idleStatus = status(admin, status);
             result.idlePolling = polling(admin, status);
+            result.idleHeap = heapInfo(pintle.pid());
 
             // 3. One order to every node.
             PROGRESS.println("remote run: POST /rudder/relay-api/1/remote-run/all {\"command\":\"run\"}");
@@ -182,7 +183,7 @@ public final class ChannelsBench {
             recorder.updateStart = changed;
             ProcessSample updServerBefore = ProcessSample.of(pintle);
             ProcessSample updClientBefore = ProcessSample.of(self);
-            long updLimit = changed + Duration.ofSeconds(30 + options.splaySeconds()
+            long updLimit = changed + Duration.ofSeconds(60 + options.splaySeconds()
                     + (long) Math.ceil(options.nodes() / (double) options.rate()) + 10).toNanos();
             while (System.nanoTime() < updLimit && recorder.updates.get() < result.idlePolling) {
                 Thread.sleep(1000);
@@ -244,6 +245,22 @@ public final class ChannelsBench {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return -1;
+        }
+    }
+
+    /** @return the server JVM's {@code jcmd GC.heap_info}, or why it could not be read */
+    private static String heapInfo(long pid) {
+        try {
+            Process jcmd = new ProcessBuilder("jcmd", Long.toString(pid), "GC.heap_info").redirectErrorStream(true)
+                    .start();
+            String text = new String(jcmd.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            jcmd.waitFor();
+            return text.strip();
+        } catch (IOException e) {
+            return "jcmd failed: " + e;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "interrupted";
         }
     }
 

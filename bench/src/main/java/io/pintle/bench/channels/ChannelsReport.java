@@ -56,6 +56,8 @@ final class ChannelsReport {
                         + "(loop thread %.1f ms/s) | – |%n%n", r.idlePolling, mib(ic[1].rssKib()), ic[1].threads(),
                 ic[1].descriptors(), ic[1].coresSince(ic[0]) * 1000, r.idleLoopCpuMillis / idleSeconds));
 
+        md.append("Server heap at the end of the idle window (`jcmd <pid> GC.heap_info`):\n\n```\n")
+                .append(r.idleHeap).append("\n```\n\n");
         md.append("## 2. One order to every node\n\n");
         long[] orders = ChannelsResult.received(r.runOrders);
         long[] reports = ChannelsResult.received(r.runReports);
@@ -113,7 +115,7 @@ final class ChannelsReport {
                 r.serverAtEnd.descriptors(), r.finalStatus == null ? "" : r.finalStatus.path("order_channels")));
         md.append("Was the generator the limit? (its share of its one CPU; the limit from ")
                 .append(Math.round(GENERATOR_LIMIT * 100)).append("%)\n\n");
-        md.append("| Phase | Generator | Server |\n|---|---:|---:|\n");
+        md.append("| Phase | Generator | Server | Other processes on the machine (cores of 2) |\n|---|---:|---:|---:|\n");
         md.append(limitRow("Opening the channels", r.rampClient, r.rampServer));
         md.append(limitRow("Idle, parked", r.idleClient, r.idleServer));
         md.append(limitRow("Order to every node (POST to done)", r.fanClient, r.fanServer));
@@ -124,8 +126,9 @@ final class ChannelsReport {
 
     private static String limitRow(String phase, ProcessSample[] client, ProcessSample[] server) {
         double c = client[1].coresSince(client[0]);
-        return String.format(Locale.ROOT, "| %s | %.0f%%%s | %.0f%% |%n", phase, c * 100,
-                c >= GENERATOR_LIMIT ? " (the limit)" : "", server[1].coresSince(server[0]) * 100);
+        return String.format(Locale.ROOT, "| %s | %.0f%%%s | %.0f%% | %.2f |%n", phase, c * 100,
+                c >= GENERATOR_LIMIT ? " (the limit)" : "", server[1].coresSince(server[0]) * 100,
+                server[1].othersSince(server[0], client));
     }
 
     private static String steady(int[] perSecond) {

@@ -29,6 +29,7 @@ final class ChannelsResult {
     double idleLoopCpuMillis;
     com.fasterxml.jackson.databind.JsonNode idleStatus;
     int idlePolling;
+    String idleHeap = "";
     int runHttpStatus;
     long doneNanos = -1;
     String doneEvent;

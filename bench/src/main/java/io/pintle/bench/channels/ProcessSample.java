@@ -16,8 +16,10 @@ import java.util.stream.Stream;
  * @param rssKib {@code VmRSS}
  * @param threads {@code Threads}
  * @param descriptors entries of {@code /proc/<pid>/fd}
+ * @param machineBusyMillis the whole machine's busy time so far, all cores ({@code /proc/stat})
  */
-record ProcessSample(long nanos, double cpuMillis, long rssKib, int threads, int descriptors) {
+record ProcessSample(long nanos, double cpuMillis, long rssKib, int threads, int descriptors,
+        double machineBusyMillis) {
     static ProcessSample of(ProcessHandle process) throws IOException {
         long now = System.nanoTime();
         double cpu = ProcessCpu.millis(List.of(process));
@@ -34,12 +36,23 @@ record ProcessSample(long nanos, double cpuMillis, long rssKib, int threads, int
         try (Stream<Path> fds = Files.list(Path.of("/proc", Long.toString(process.pid()), "fd"))) {
             descriptors = (int) fds.count();
         }
-        return new ProcessSample(now, cpu, rss, threads, descriptors);
+        return new ProcessSample(now, cpu, rss, threads, descriptors, ProcessCpu.machineBusyMillis());
     }
 
     /** @return CPU used between {@code earlier} and this, as a share of one core */
     double coresSince(ProcessSample earlier) {
         return (cpuMillis - earlier.cpuMillis) / ((nanos - earlier.nanos) / 1e6);
+    }
+
+    /**
+     * @param earlier this process's earlier sample
+     * @param other the other measured process, then and now
+     * @return what every other process on the machine used meanwhile, in cores
+     */
+    double othersSince(ProcessSample earlier, ProcessSample[] other) {
+        double machine = machineBusyMillis - earlier.machineBusyMillis;
+        double ours = (cpuMillis - earlier.cpuMillis) + (other[1].cpuMillis - other[0].cpuMillis);
+        return Math.max(0, machine - ours) / ((nanos - earlier.nanos) / 1e6);
     }
 
     /** @return seconds between {@code earlier} and this */
