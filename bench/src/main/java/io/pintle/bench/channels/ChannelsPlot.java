@@ -40,7 +40,7 @@ final class ChannelsPlot {
         g.drawString(String.format(Locale.ROOT, "Update orders received per second after every node's "
                 + "rules/rudder.tar.bz2 changed (policy_update_rate = %d, splay = %d s)", r.options.rate(),
                 r.options.splaySeconds()), LEFT, top - 12);
-        axes(g, top, bottom, yMax, "orders/s", seconds, "seconds since the change");
+        axes(g, top, bottom, yMax, "orders/s", seconds, "seconds since the rewrite of the archives began");
         double barWidth = (RIGHT - LEFT) / (double) seconds;
         g.setColor(new Color(70, 120, 180));
         for (int s = 0; s < perSecond.length; s++) {

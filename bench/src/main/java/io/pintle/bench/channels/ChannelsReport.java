@@ -84,22 +84,23 @@ final class ChannelsReport {
         int[] perSecond = r.updatesPerSecond();
         md.append(String.format(Locale.ROOT, "Every node's `rules/rudder.tar.bz2` rewritten (%.1f s to write them "
                 + "all); the server looks every 5 s and releases at most %d update orders a second, spread over "
-                + "%d s. Update orders received: %,d of %,d; first %s and last %s after the rewrite ended.%n%n",
+                + "%d s. Update orders received: %,d of %,d; first %s and last %s after the rewrite began.%n%n",
                 r.changeWriteSeconds, o.rate(), o.splaySeconds(), r.updateNanos.length, o.nodes(),
                 seconds(r.updateNanos.length == 0 ? -1 : Arrays.stream(r.updateNanos).min().getAsLong()),
                 seconds(r.updateNanos.length == 0 ? -1 : Arrays.stream(r.updateNanos).max().getAsLong())));
-        md.append(String.format(Locale.ROOT, "Received per second (second 0 starts when the rewrite ended), steady "
+        md.append(String.format(Locale.ROOT, "Received per second (second 0 starts when the rewrite began), steady "
                 + "state (median of the full seconds between the first and the last): %s a second.%n%n",
                 steady(perSecond)));
-        md.append("| Second | ");
-        StringBuilder counts = new StringBuilder("| Updates | ");
-        StringBuilder line = new StringBuilder("|---|");
-        for (int s = 0; s < perSecond.length; s++) {
-            md.append(s).append(" | ");
-            counts.append(perSecond[s]).append(" | ");
-            line.append("---:|");
+        md.append("| Seconds | +0 | +1 | +2 | +3 | +4 | +5 | +6 | +7 | +8 | +9 |\n");
+        md.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        for (int from = 0; from < perSecond.length; from += 10) {
+            md.append("| ").append(from).append(" | ");
+            for (int s = from; s < from + 10; s++) {
+                md.append(s < perSecond.length ? Integer.toString(perSecond[s]) : "").append(" | ");
+            }
+            md.append('\n');
         }
-        md.append('\n').append(line).append('\n').append(counts).append("\n\n");
+        md.append('\n');
         ProcessSample[] us = r.updServer;
         md.append(String.format(Locale.ROOT, "Server CPU over this phase: %.2f cores; generator: %.2f cores.%n%n",
                 us[1].coresSince(us[0]), r.updClient[1].coresSince(r.updClient[0])));
