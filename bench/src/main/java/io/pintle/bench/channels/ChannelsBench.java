@@ -81,7 +81,7 @@ public final class ChannelsBench {
         URI status = URI.create("http://127.0.0.1:" + adminPort + "/v1/status");
         ThreadMXBean threads = ManagementFactory.getThreadMXBean();
         ProcessHandle self = ProcessHandle.current();
-        try (PullClients clients = new PullClients(identities, serverCertificate, port, recorder)) {
+        try (PullClients clients = new PullClients(identities, serverCertificate, port, options.reportContentType(), recorder)) {
             Ports.awaitListening(port, START_LIMIT, server);
             Ports.awaitListening(adminPort, START_LIMIT, server);
             ProcessHandle pintle = server.toHandle();
@@ -163,6 +163,8 @@ public final class ChannelsBench {
             result.runOrders = recorder.runOrderNanos.clone();
             result.runReports = recorder.runReportNanos.clone();
             PROGRESS.printf("  done after %.2f s: %s%n", result.doneNanos / 1e9, statuses);
+            // After the measured window: the histogram collects first, and shows what the reports left behind.
+            result.fanHistogram = histogram(pintle.pid());
 
             // Everyone back to polling, and a policy scan that saw them so, before the change.
             long back = System.nanoTime() + Duration.ofSeconds(60).toNanos();
@@ -257,6 +259,22 @@ public final class ChannelsBench {
             String text = new String(jcmd.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
             jcmd.waitFor();
             return text.strip();
+        } catch (IOException e) {
+            return "jcmd failed: " + e;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "interrupted";
+        }
+    }
+
+    /** @return the top of the server JVM's {@code jcmd GC.class_histogram}, or why it could not be read */
+    private static String histogram(long pid) {
+        try {
+            Process jcmd = new ProcessBuilder("jcmd", Long.toString(pid), "GC.class_histogram")
+                    .redirectErrorStream(true).start();
+            String text = new String(jcmd.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            jcmd.waitFor();
+            return text.lines().skip(1).limit(10).collect(java.util.stream.Collectors.joining("\n"));
         } catch (IOException e) {
             return "jcmd failed: " + e;
         } catch (InterruptedException e) {

@@ -13,6 +13,7 @@ import java.util.List;
  * @param rate {@code [remote_run] policy_update_rate}
  * @param splaySeconds {@code [remote_run] policy_update_splay}
  * @param tlsProvider {@code [tls] provider}
+ * @param reportContentType whether the nodes' reports carry {@code Content-Type: text/plain}
  * @param pintleJvmOptions the server JVM's options
  * @param pintleJar the server's jar
  * @param serverCpus taskset CPU list for the server, or null
@@ -23,10 +24,11 @@ import java.util.List;
  * @param plot the plot, or null
  */
 record ChannelsOptions(int nodes, int handshakes, int idleSeconds, int rate, int splaySeconds, String tlsProvider,
+        boolean reportContentType,
         List<String> pintleJvmOptions, Path pintleJar, String serverCpus, String clientCpus, String commit,
         Path work, Path output, Path plot) {
     static final String USAGE = "usage: ChannelsBench --pintle-jar JAR --work DIR [--nodes 20000] "
-            + "[--handshakes 64] [--idle-seconds 30] [--rate 200] [--splay 10] [--tls-provider jdk] "
+            + "[--handshakes 64] [--idle-seconds 30] [--rate 200] [--splay 10] [--tls-provider jdk] [--no-content-type] "
             + "[--pintle-jvm-options 'OPTIONS'] [--server-cpus 0] [--client-cpus 1] [--commit C] [--output FILE] "
             + "[--plot FILE]";
     /** The systemd unit's JVM options (deploy/systemd/pintle.service). */
@@ -39,6 +41,7 @@ record ChannelsOptions(int nodes, int handshakes, int idleSeconds, int rate, int
         int rate = 200;
         int splay = 10;
         String provider = "jdk";
+        boolean contentType = true;
         String jvm = UNIT_JVM_OPTIONS;
         Path jar = null;
         String serverCpus = null;
@@ -47,7 +50,7 @@ record ChannelsOptions(int nodes, int handshakes, int idleSeconds, int rate, int
         Path work = null;
         Path output = null;
         Path plot = null;
-        CommandLine line = new CommandLine(USAGE, args);
+        CommandLine line = new CommandLine(USAGE, args, "--no-content-type");
         while (line.next()) {
             switch (line.option()) {
                 case "--nodes" -> nodes = line.intValue(1, 60_000);
@@ -56,6 +59,7 @@ record ChannelsOptions(int nodes, int handshakes, int idleSeconds, int rate, int
                 case "--rate" -> rate = line.intValue(1, 100_000);
                 case "--splay" -> splay = line.intValue(0, 3600);
                 case "--tls-provider" -> provider = line.value();
+                case "--no-content-type" -> contentType = false;
                 case "--pintle-jvm-options" -> jvm = line.value();
                 case "--pintle-jar" -> jar = Path.of(line.value());
                 case "--server-cpus" -> serverCpus = CommandLine.cpusOrNull(line.value());
@@ -70,7 +74,7 @@ record ChannelsOptions(int nodes, int handshakes, int idleSeconds, int rate, int
         if (jar == null || work == null) {
             throw line.unknown();
         }
-        return new ChannelsOptions(nodes, handshakes, idle, rate, splay, provider, CommandLine.jvmOptions(jvm), jar,
+        return new ChannelsOptions(nodes, handshakes, idle, rate, splay, provider, contentType, CommandLine.jvmOptions(jvm), jar,
                 serverCpus, clientCpus, commit, work, output, plot);
     }
 

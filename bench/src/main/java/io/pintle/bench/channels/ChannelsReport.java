@@ -23,7 +23,8 @@ final class ChannelsReport {
         md.append("- Server: `").append(r.serverCommand).append("` (CPUs ").append(cpus(o.serverCpus()))
                 .append("); load generator: this harness's JVM (CPUs ").append(cpus(o.clientCpus()))
                 .append("), one NIO thread, one TLS 1.3 connection and client certificate (EC P-256) per node, "
-                        + "each from its own 127.1.x.y address, HTTP/1.1\n");
+                        + "each from its own 127.1.x.y address, HTTP/1.1; reports "
+                + (o.reportContentType() ? "with" : "without") + " `Content-Type: text/plain`\n");
         md.append(String.format(Locale.ROOT, "- Nodes: %,d generated in %.1f s; configuration changed from the demo's: "
                 + "`[limits] max_connections` and `[remote_run] max_channels` = %,d, `[tls] provider = \"%s\"`, "
                 + "`[remote_run] transports = [\"pull\"]`, `policy_update_rate = %d`, `policy_update_splay = %d`, "
@@ -80,6 +81,9 @@ final class ChannelsReport {
                 r.fanClient[1].coresSince(r.fanClient[0]))));
         md.append('\n');
 
+        md.append("The server's heap after `done` (`jcmd <pid> GC.class_histogram`, top; reports ")
+                .append(o.reportContentType() ? "with" : "without").append(" `Content-Type`):\n\n```\n")
+                .append(r.fanHistogram).append("\n```\n\n");
         md.append("## 3. Policies changed for every node\n\n");
         int[] perSecond = r.updatesPerSecond();
         md.append(String.format(Locale.ROOT, "Every node's `rules/rudder.tar.bz2` rewritten (%.1f s to write them "

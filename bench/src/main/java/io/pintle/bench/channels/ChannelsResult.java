@@ -34,6 +34,7 @@ final class ChannelsResult {
     long doneNanos = -1;
     String doneEvent;
     Map<String, Integer> runStatuses = Map.of();
+    String fanHistogram = "";
     ProcessSample[] fanServer;
     ProcessSample[] fanClient;
     long[] runOrders = new long[0];

@@ -69,6 +69,7 @@ final class PullClients implements AutoCloseable {
     private final Conn[] conns;
     private final Thread thread;
     private final ByteBuffer appIn;
+    private final boolean contentType;
     private volatile boolean stopping;
 
     private int toOpen;
@@ -87,9 +88,10 @@ final class PullClients implements AutoCloseable {
     final AtomicLong unexpected = new AtomicLong();
     volatile String lastFailure;
 
-    PullClients(NodeIdentities identities, X509Certificate serverCertificate, int port, Listener listener)
-            throws IOException, GeneralSecurityException {
+    PullClients(NodeIdentities identities, X509Certificate serverCertificate, int port, boolean contentType,
+            Listener listener) throws IOException, GeneralSecurityException {
         this.identities = identities;
+        this.contentType = contentType;
         this.server = new InetSocketAddress(InetAddress.getLoopbackAddress(), port);
         this.host = "127.0.0.1:" + port;
         this.listener = listener;
@@ -313,7 +315,7 @@ final class PullClients implements AutoCloseable {
         String body = "bench node " + identities.id(conn.node) + ": " + command + " done\n\n" + order + " exit 0\n";
         byte[] bytes = body.getBytes(StandardCharsets.US_ASCII);
         conn.lastReport = "PUT " + POLL_PATH + "/" + order + " HTTP/1.1\r\nHost: " + host
-                + "\r\nContent-Type: text/plain\r\nContent-Length: " + bytes.length + "\r\n\r\n" + body;
+                 + (contentType ? "\r\nContent-Type: text/plain" : "") + "\r\nContent-Length: " + bytes.length + "\r\n\r\n" + body;
         conn.send(conn.lastReport);
     }
 
