@@ -315,7 +315,8 @@ final class PullClients implements AutoCloseable {
         String body = "bench node " + identities.id(conn.node) + ": " + command + " done\n\n" + order + " exit 0\n";
         byte[] bytes = body.getBytes(StandardCharsets.US_ASCII);
         conn.lastReport = "PUT " + POLL_PATH + "/" + order + " HTTP/1.1\r\nHost: " + host
-                 + (contentType ? "\r\nContent-Type: text/plain" : "") + "\r\nContent-Length: " + bytes.length + "\r\n\r\n" + body;
+                + (contentType ? "\r\nContent-Type: text/plain" : "") + "\r\nContent-Length: " + bytes.length
+                + "\r\n\r\n" + body;
         conn.send(conn.lastReport);
     }
 
