@@ -56,6 +56,7 @@ public final class PolicyUpdates implements AutoCloseable {
     private volatile int pending;
     private volatile int watched;
     private double budget;
+    private long lastRelease = Long.MIN_VALUE;
 
     /**
      * @param channels the order channels
@@ -138,8 +139,11 @@ public final class PolicyUpdates implements AutoCloseable {
     void release(long now) {
         ServerConfig.RemoteRun config = snapshots.get().config().remoteRun();
         int rate = config.policyUpdates().rate();
-        // A token bucket: rate a second, at most one second's worth saved up.
-        budget = Math.min(rate, budget + rate * (TICK.toNanos() / 1e9));
+        // A token bucket: rate a second by the time that passed (ticks delayed by a slow scan run late, back to
+        // back: they must not add a tick's worth each), at most one second's worth saved up.
+        long elapsed = lastRelease == Long.MIN_VALUE ? TICK.toNanos() : Math.max(0, now - lastRelease);
+        lastRelease = now;
+        budget = Math.min(rate, budget + rate * (elapsed / 1e9));
         Deque<NodeId> ready = new ArrayDeque<>();
         while (budget >= 1 && !due.isEmpty() && due.peek().at() <= now) {
             ready.add(due.poll().node());

@@ -299,7 +299,7 @@ public final class PullChannels implements AutoCloseable {
         Duration deadline = order.timeout.plus(reportGrace);
         order.deadline = schedule(order, deadline, () -> finish(order, RemoteRunEvent.TIMEOUT, null, true, "node "
                 + order.node + " took the order but did not report within " + deadline.toSeconds() + " s"));
-        LOG.info("remote run: order {} ({}) given to node {} over its order channel", order.id,
+        LOG.debug("remote run: order {} ({}) given to node {} over its order channel", order.id,
                 order.order.command(), order.node);
     }
 

@@ -102,6 +102,20 @@ class PolicyUpdatesTest {
     }
 
     @Test
+    void ticksThatRunLateBackToBackReleaseNoMoreThanTheTimeAllows() throws Exception {
+        PolicyUpdates updates = start("policy_update_rate = 10\npolicy_update_splay = 0\n");
+        updates.scan(0);
+        updates.release(0);
+        changeAll();
+        updates.scan(0);
+        // A slow scan held the scheduler for 3 s: 30 ticks now run at once, at the same instant.
+        for (int tick = 0; tick < 30; tick++) {
+            updates.release(3 * SECOND);
+        }
+        assertThat(orders).as("one second's worth at most, not a tick's worth per late tick").hasSize(10);
+    }
+
+    @Test
     void theSplaySpreadsNodesChangedTogether() throws Exception {
         PolicyUpdates updates = start("policy_update_rate = 1000\npolicy_update_splay = 10\n");
         updates.scan(0);
