@@ -221,14 +221,25 @@ public final class ChannelsBench {
         return done.clean() ? 0 : 1;
     }
 
+    /** @return {@code [remote_run] max_channels}: every node, and room */
+    static int channels(ChannelsOptions options) {
+        return options.nodes() + 1000;
+    }
+
+    /** @return {@code [limits] max_connections}: the channels must leave a tenth of it (the server refuses less) */
+    static int connections(ChannelsOptions options) {
+        return channels(options) * 10 / 9 + 10;
+    }
+
     /** The demo's configuration with the limits this fleet needs; each edit is named in the report. */
     static String configure(String config, int adminPort, ChannelsOptions options) throws IOException {
-        int connections = options.nodes() + 1000;
+        int channels = channels(options);
+        int connections = connections(options);
         config = DemoConfig.withAdminPort(config, adminPort);
         config = DemoConfig.replaceOnce(config, "max_connections = " + DemoLayout.MAX_CONNECTIONS,
                 "max_connections = " + connections);
         config = DemoConfig.replaceOnce(config, "[tls]\n", "[tls]\nprovider = \"" + options.tlsProvider() + "\"\n");
-        config = DemoConfig.replaceOnce(config, "timeout = 30", "timeout = 30\nmax_channels = " + connections
+        config = DemoConfig.replaceOnce(config, "timeout = 30", "timeout = 30\nmax_channels = " + channels
                 + "\ntransports = [\"pull\"]\npolicy_update_rate = " + options.rate() + "\npolicy_update_splay = "
                 + options.splaySeconds());
         return config + "\n[log]\naccess = false\n";

@@ -26,9 +26,10 @@ final class ChannelsReport {
                         + "each from its own 127.1.x.y address, HTTP/1.1; reports "
                 + (o.reportContentType() ? "with" : "without") + " `Content-Type: text/plain`\n");
         md.append(String.format(Locale.ROOT, "- Nodes: %,d generated in %.1f s; configuration changed from the demo's: "
-                + "`[limits] max_connections` and `[remote_run] max_channels` = %,d, `[tls] provider = \"%s\"`, "
+                + "`[limits] max_connections` = %,d and `[remote_run] max_channels` = %,d, `[tls] provider = \"%s\"`, "
                 + "`[remote_run] transports = [\"pull\"]`, `policy_update_rate = %d`, `policy_update_splay = %d`, "
-                + "access log off%n%n", o.nodes(), r.generationSeconds, o.nodes() + 1000, o.tlsProvider(), o.rate(),
+                + "access log off%n%n", o.nodes(), r.generationSeconds, ChannelsBench.connections(o),
+                ChannelsBench.channels(o), o.tlsProvider(), o.rate(),
                 o.splaySeconds()));
 
         md.append("## 1. Parked channels\n\n");

@@ -111,6 +111,10 @@ public final class HttpServerFactory {
         http.setSendXPoweredBy(false);
         http.setSendDateHeader(true);
         http.setRequestHeaderSize(MAX_REQUEST_HEADER_BYTES);
+        // No per-connection header cache: Jetty's (1,024 entries) costs about 100 KB of heap per HTTP/1.1 connection
+        // once built, and helps only a connection that carries many requests, which agents' never do (one request
+        // per curl process). bench/channels, 3,000 nodes after one order each: RSS 538 MiB with it, 316 without.
+        http.setHeaderCacheSize(0);
         SecureRequestCustomizer secure = new SecureRequestCustomizer();
         // Agents connect by IP or by names their server certificate (UID=<id>, no SAN) never lists: they trust
         // it by key pin. The default SNI host check would answer 400 "Invalid SNI" to all of them.
