@@ -166,7 +166,7 @@ function Invoke-Order($Parsed) {
     if ($Parsed.Conditions) { $argv += @('-D', $Parsed.Conditions) }
     # The server's [remote_run] timeout, when the order says it: the agent stops when the server stops waiting.
     $timeout = $RunTimeout
-    $header = Select-String -LiteralPath $headerFile -Pattern '^Pintle-Run-Timeout: *([0-9]+)' | Select-Object -First 1
+    $header = Select-String -LiteralPath $headerFile -Pattern '^Pintle-Run-Timeout: *([0-9]{1,5})\s*$' | Select-Object -First 1
     if ($header -and [int]$header.Matches[0].Groups[1].Value -ge 1 -and [int]$header.Matches[0].Groups[1].Value -le 86400) {
         $timeout = [int]$header.Matches[0].Groups[1].Value
     }
@@ -203,6 +203,11 @@ function Invoke-Order($Parsed) {
             }
         }
         $agent.WaitForExit()
+        # WaitForExit() returns once the output readers reached their end: what they queued last goes out too.
+        $line = $null
+        while ($lines.TryTake([ref]$line, 0)) {
+            try { $report.StandardInput.WriteLine($line) } catch { }
+        }
         $code = if ($timedOut) { 124 } else { $agent.ExitCode }
     } catch {
         try { $report.StandardInput.WriteLine("pintle-run-orders: the agent did not start: $($_.Exception.Message)") } catch { }
@@ -283,7 +288,7 @@ while ($true) {
             }
         }
         '503' {
-            $retry = Select-String -LiteralPath $headerFile -Pattern '^Retry-After: *([0-9]+)' | Select-Object -First 1
+            $retry = Select-String -LiteralPath $headerFile -Pattern '^Retry-After: *([0-9]{1,5})\s*$' | Select-Object -First 1
             Write-Log "poll of ${Url}: HTTP 503: $(Get-ProblemDetail $orderFile)"
             if ($retry -and [int]$retry.Matches[0].Groups[1].Value -le 300) {
                 Start-Sleep -Seconds ([int]$retry.Matches[0].Groups[1].Value)
