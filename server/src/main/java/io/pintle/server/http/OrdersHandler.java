@@ -42,11 +42,6 @@ final class OrdersHandler extends Handler.Wrapper {
     private static final HttpField TEXT = new PreEncodedHttpField(HttpHeader.CONTENT_TYPE,
             "text/plain; charset=utf-8");
 
-    /** What {@code timeout(1)} exits with when it stopped the agent; the node's client runs the agent under it. */
-    private static final int TIMEOUT_EXIT = 124;
-    /** What it exits with when the agent needed a KILL after the TERM. */
-    private static final int KILLED_EXIT = 137;
-
     private final PullChannels channels;
 
     /**
@@ -205,25 +200,11 @@ final class OrdersHandler extends Handler.Wrapper {
             boolean last = chunk.isLast();
             chunk.release();
             if (last) {
-                finish(order, reader.finish());
+                channels.reported(order, reader.finish());
                 response.setStatus(HttpStatus.NO_CONTENT_204);
                 response.write(true, null, callback);
                 return;
             }
-        }
-    }
-
-    private void finish(PullChannels.Order order, Integer exit) {
-        if (exit == null) {
-            channels.finish(order, RemoteRunEvent.ERROR, null, false, "node " + order.node() + "'s report ended "
-                    + "without the agent's exit status (its last line must be '<order> exit <code>')");
-        } else if (exit == 0) {
-            channels.finish(order, RemoteRunEvent.SUCCESS, 0, false, null);
-        } else if (exit == TIMEOUT_EXIT || exit == KILLED_EXIT && order.elapsed().compareTo(order.timeout()) >= 0) {
-            channels.finish(order, RemoteRunEvent.TIMEOUT, null, true, "node " + order.node() + " stopped its "
-                    + "agent at the run's timeout");
-        } else {
-            channels.finish(order, RemoteRunEvent.FAILED, exit, false, "the agent exited with code " + exit);
         }
     }
 

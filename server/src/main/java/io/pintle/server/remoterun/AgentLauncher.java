@@ -46,8 +46,8 @@ public final class AgentLauncher {
     /** How the agent helper's refusals begin. */
     public static final String HELPER_REFUSED = "pintle-agent: refused: ";
     /** {@code timeout}'s exit code when it stopped the agent with TERM, and with KILL. */
-    private static final int TIMEOUT_EXIT = 124;
-    private static final int KILLED_EXIT = 137;
+    static final int TIMEOUT_EXIT = 124;
+    static final int KILLED_EXIT = 137;
 
     private static final Logger LOG = LoggerFactory.getLogger(AgentLauncher.class);
     private static final SecureRandom RANDOM = new SecureRandom();

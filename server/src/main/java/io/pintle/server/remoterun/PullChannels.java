@@ -323,6 +323,28 @@ public final class PullChannels implements AutoCloseable {
     }
 
     /**
+     * Ends an order with the node's report: its agent's exit code (the node runs it under {@code timeout(1)}, as
+     * the agent helper does), or null when the report ended without its status line.
+     *
+     * @param order the order
+     * @param exit the exit code, or null
+     */
+    public void reported(Order order, Integer exit) {
+        if (exit == null) {
+            finish(order, RemoteRunEvent.ERROR, null, false, "node " + order.node + "'s report ended without the "
+                    + "agent's exit status (its last line must be '<order> exit <code>')");
+        } else if (exit == 0) {
+            finish(order, RemoteRunEvent.SUCCESS, 0, false, null);
+        } else if (exit == AgentLauncher.TIMEOUT_EXIT
+                || exit == AgentLauncher.KILLED_EXIT && order.elapsed().compareTo(order.timeout) >= 0) {
+            finish(order, RemoteRunEvent.TIMEOUT, null, true, "node " + order.node + " stopped its agent at the "
+                    + "run's timeout");
+        } else {
+            finish(order, RemoteRunEvent.FAILED, exit, false, "the agent exited with code " + exit);
+        }
+    }
+
+    /**
      * Ends an order: its status, once; later calls do nothing.
      *
      * @param order the order
