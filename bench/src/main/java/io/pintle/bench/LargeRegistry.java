@@ -2,6 +2,7 @@ package io.pintle.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.pintle.bench.harness.Pem;
 import io.pintle.server.demo.DemoLayout;
 import io.pintle.server.nodes.KeyHash;
 import io.pintle.server.tls.SelfSigned;
@@ -13,10 +14,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.security.cert.CertificateEncodingException;
 import java.security.cert.X509Certificate;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
@@ -44,9 +43,6 @@ final class LargeRegistry {
     private static final String POLICY_SERVER = DemoLayout.SERVER_ID;
     /** Certificates per generation task: large enough that scheduling costs nothing, small enough to balance. */
     private static final int GENERATION_CHUNK = 500;
-    /** PEM bodies are base64 in lines of 64 characters. */
-    private static final Base64.Encoder PEM_BASE64 =
-            Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII));
     /** Written through a buffer of this size: the files are several megabytes. */
     private static final int WRITE_BUFFER_BYTES = 256 * 1024;
     /** The policy file each added node gets, so that a request for it answers 200 once the node is known. */
@@ -164,7 +160,7 @@ final class LargeRegistry {
         Files.createDirectories(probe.getParent());
         Files.writeString(probe, "policies of " + id + "\n");
         entries.add(entry(id, "added-" + added + ".bench.example", identity.certificate()));
-        certificates.add(pem(identity.certificate()));
+        certificates.add(Pem.certificate(identity.certificate()));
         Update update = writeTemporaries();
         return new Update(new AddedNode(id, home.resolve("agent.cert"), home.resolve("localhost.priv"),
                 "/policies/" + id + "/" + PROBE_FILE), update.nodesList(), update.certificates());
@@ -259,7 +255,7 @@ final class LargeRegistry {
                     .toString();
             X509Certificate certificate = SelfSigned.generate(SelfSigned.KeyType.EC_P256, id).certificate();
             String hostname = String.format(Locale.ROOT, "node-%05d.bench.example", i);
-            nodes.add(new Generated(entry(id, hostname, certificate), pem(certificate)));
+            nodes.add(new Generated(entry(id, hostname, certificate), Pem.certificate(certificate)));
         }
         return nodes;
     }
@@ -270,15 +266,6 @@ final class LargeRegistry {
                         "  \"%s\": {\"hostname\": \"%s\", \"key-hash\": \"%s\", \"policy-server\": \"%s\"}",
                         id, hostname, KeyHash.sha256(certificate.getPublicKey()), POLICY_SERVER)
                 .getBytes(StandardCharsets.US_ASCII);
-    }
-
-    private static byte[] pem(X509Certificate certificate) {
-        try {
-            return ("-----BEGIN CERTIFICATE-----\n" + PEM_BASE64.encodeToString(certificate.getEncoded())
-                    + "\n-----END CERTIFICATE-----\n").getBytes(StandardCharsets.US_ASCII);
-        } catch (CertificateEncodingException e) {
-            throw new IllegalStateException("cannot encode a certificate", e);
-        }
     }
 
     /** A generated node's {@code nodeslist.json} line and certificate, PEM. */

@@ -1,5 +1,6 @@
 package io.pintle.bench.channels;
 
+import io.pintle.bench.harness.Pem;
 import io.pintle.server.demo.DemoLayout;
 import io.pintle.server.nodes.KeyHash;
 import io.pintle.server.tls.SelfSigned;
@@ -11,10 +12,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.PrivateKey;
-import java.security.cert.CertificateEncodingException;
 import java.security.cert.X509Certificate;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.List;
 import java.util.Locale;
 import java.util.UUID;
@@ -32,8 +31,6 @@ import java.util.concurrent.Future;
 final class NodeIdentities {
     /** Identities per generation task. */
     private static final int CHUNK = 500;
-    private static final Base64.Encoder PEM_BASE64 =
-            Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII));
     static final String ARCHIVE = "rules/rudder.tar.bz2";
 
     private final List<String> ids;
@@ -138,7 +135,7 @@ final class NodeIdentities {
         try (OutputStream out = new BufferedOutputStream(Files.newOutputStream(dir.resolve("lib/nodescerts.pem"),
                 java.nio.file.StandardOpenOption.APPEND), 1 << 18)) {
             for (X509Certificate certificate : certificates) {
-                out.write(pem(certificate));
+                out.write(Pem.certificate(certificate));
             }
         }
         for (int i = 0; i < count(); i++) {
@@ -157,14 +154,5 @@ final class NodeIdentities {
         Path archive = layout.directory().resolve("share").resolve(id(node)).resolve(ARCHIVE);
         Files.createDirectories(archive.getParent());
         Files.writeString(archive, content);
-    }
-
-    private static byte[] pem(X509Certificate certificate) {
-        try {
-            return ("-----BEGIN CERTIFICATE-----\n" + PEM_BASE64.encodeToString(certificate.getEncoded())
-                    + "\n-----END CERTIFICATE-----\n").getBytes(StandardCharsets.US_ASCII);
-        } catch (CertificateEncodingException e) {
-            throw new IllegalStateException("cannot encode a certificate", e);
-        }
     }
 }
