@@ -46,6 +46,7 @@ class OrderChannelIT {
     static PintleClient node4;
     static PintleClient elsewhere;
     static PintleClient node6;
+    static NodeKeys node3Keys;
 
     @BeforeAll
     static void start() throws Exception {
@@ -67,6 +68,7 @@ class OrderChannelIT {
         node1 = server.client(n1);
         node2 = server.client(n2);
         node3 = server.client(n3);
+        node3Keys = n3;
         node4 = server.client(n4);
         elsewhere = server.client(below);
         node6 = server.client(n6);
@@ -148,6 +150,33 @@ class OrderChannelIT {
         assertThat(outputs(events)).containsExactly("something", "", "f".repeat(32) + " exit 0");
         assertThat(statusOf(events).path("status").asText()).isEqualTo("error");
         assertThat(statusOf(events).path("detail").asText()).contains("without the agent's exit status");
+    }
+
+    @Test
+    void aReportCutMidwayEndsTheRunAndGivesBackItsWorker() throws Exception {
+        CompletableFuture<HttpResponse<String>> poll = poll(node3, 60);
+        awaitPolling(1);
+        CompletableFuture<HttpResponse<String>> run = runAsync("{\"command\": \"run\", \"nodes\": [\"node-3\"]}");
+        String id = poll.get(10, TimeUnit.SECONDS).body().substring(0, 32);
+
+        // Half a chunked body, then the connection goes away.
+        try (javax.net.ssl.SSLSocket socket = server.rawTls(node3Keys)) {
+            socket.getOutputStream().write(("PUT " + ORDERS + "/" + id + " HTTP/1.1\r\nHost: x\r\n"
+                    + "Transfer-Encoding: chunked\r\n\r\n10\r\nagent: started\n\r\n8\r\nhalf")
+                    .getBytes(StandardCharsets.US_ASCII));
+            socket.getOutputStream().flush();
+        }
+
+        List<JsonNode> events = ndjson(run.get(30, TimeUnit.SECONDS));
+        assertThat(outputs(events)).containsExactly("agent: started");
+        assertThat(statusOf(events).path("status").asText()).isEqualTo("error");
+        assertThat(statusOf(events).path("detail").asText()).contains("cut before its end");
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (server.metric("pintle_inflight_requests{class=\"uploads\"}") != 0.0) {
+            assertThat(System.nanoTime()).as("the report's worker given back").isLessThan(deadline);
+            Thread.sleep(20);
+        }
+        assertThat(status().path("awaited").asInt()).isZero();
     }
 
     @Test
