@@ -11,8 +11,11 @@ import com.fasterxml.jackson.databind.cfg.CoercionInputShape;
 import com.fasterxml.jackson.databind.type.LogicalType;
 import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
 import com.fasterxml.jackson.dataformat.toml.TomlMapper;
+import io.pintle.server.nodes.CaTrust;
+import io.pintle.server.nodes.IdRule;
 import io.pintle.server.nodes.KeyHash;
 import io.pintle.server.nodes.NodeId;
+import io.pintle.server.nodes.NodeTrust;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.URI;
@@ -46,6 +49,15 @@ public final class ConfigLoader {
     public static final String DEFAULT_CERTIFICATE = "/opt/rudder/etc/ssl/agent.cert";
     /** The agent key (PKCS#1 PEM since Rudder 7). */
     public static final String DEFAULT_KEY = "/var/rudder/cfengine-community/ppkeys/localhost.priv";
+    /** The CA-signed agent certificate of certificate-validation mode, Apache's server certificate in that mode. */
+    public static final String VALIDATION_CERTIFICATE = "/opt/rudder/etc/ssl/agent-http.cert";
+    /** Key of {@link #VALIDATION_CERTIFICATE}. */
+    public static final String VALIDATION_KEY = "/opt/rudder/etc/ssl/agent-http.key";
+    /**
+     * The largest {@code [nodes] ca_max_depth}: the TLS layer takes chains of at most ten certificates, and the
+     * client's own is one of them.
+     */
+    public static final int MAX_CA_DEPTH = 9;
     /** A dedicated HTTPS certificate, preferred by Rudder's Apache when present (Rudder #27584). */
     public static final String DEDICATED_CERTIFICATE = "/opt/rudder/etc/ssl/server.cert";
     /** Key of {@link #DEDICATED_CERTIFICATE}. */
@@ -260,7 +272,7 @@ public final class ConfigLoader {
         ServerConfig validate(RawConfig raw) throws ConfigException {
             RawGeneral general = raw.general() != null ? raw.general() : new RawGeneral(null, null, null, null);
             RawTls tls = raw.tls() != null ? raw.tls() : new RawTls(null, null, null, null, null);
-            RawNodes nodes = raw.nodes() != null ? raw.nodes() : new RawNodes(null, null);
+            RawNodes nodes = raw.nodes() != null ? raw.nodes() : new RawNodes(null, null, null, null, null, null, null, null);
             RawNetworks networks = raw.networks() != null ? raw.networks() : new RawNetworks(null, null, null);
             RawPaths paths = raw.paths() != null ? raw.paths() : new RawPaths(null, null, null);
             RawAdmin admin = raw.admin() != null ? raw.admin() : new RawAdmin(null);
@@ -276,6 +288,8 @@ public final class ConfigLoader {
                     role(general.role()),
                     listen("general.listen", general.listen() != null ? general.listen() : "0.0.0.0:443"));
 
+            List<NodeTrust.Mode> authentication = authentication(nodes.authentication());
+            boolean validation = authentication.contains(NodeTrust.Mode.CERT_VALIDATION);
             Path certificate;
             Path key;
             if (tls.certificate() == null && tls.key() == null && Files.exists(Path.of(DEDICATED_CERTIFICATE))
@@ -285,8 +299,11 @@ public final class ConfigLoader {
             } else if ((tls.certificate() == null) != (tls.key() == null)) {
                 throw new ConfigException(source + ": 'tls.certificate' and 'tls.key' must be set together");
             } else {
-                certificate = path("tls.certificate", tls.certificate(), DEFAULT_CERTIFICATE);
-                key = path("tls.key", tls.key(), DEFAULT_KEY);
+                // Apache's choice in Rudder's vhost: the CA-signed agent-http pair in certificate-validation mode
+                // (its agents verify the server against the CA), the agent's own pair otherwise (they pin it).
+                certificate = path("tls.certificate", tls.certificate(),
+                        validation ? VALIDATION_CERTIFICATE : DEFAULT_CERTIFICATE);
+                key = path("tls.key", tls.key(), validation ? VALIDATION_KEY : DEFAULT_KEY);
             }
             List<String> protocols = tls.protocols() != null ? tls.protocols() : List.of("TLSv1.3");
             if (protocols.isEmpty()) {
@@ -333,8 +350,7 @@ public final class ConfigLoader {
                     validGeneral,
                     new ServerConfig.Tls(certificate, key, protocols,
                             tls.allowWorldReadableKey() != null && tls.allowWorldReadableKey(), provider),
-                    new ServerConfig.Nodes(
-                            path("nodes.list", nodes.list(), "/var/rudder/lib/relay/nodeslist.json"), certificatePaths),
+                    nodes(nodes, certificatePaths, authentication),
                     networks(networks, allowedFile, validGeneral.role()),
                     new ServerConfig.Paths(path("paths.share", paths.share(), "/var/rudder/share"),
                             path("paths.shared_folder", paths.sharedFolder(),
@@ -376,6 +392,68 @@ public final class ConfigLoader {
             }
             return new ServerConfig.Networks(allowed, extra,
                     path("networks.policy_server_file", policyServerFile, null), true);
+        }
+
+        private List<NodeTrust.Mode> authentication(List<String> raw) throws ConfigException {
+            if (raw == null) {
+                return List.of(NodeTrust.Mode.CERT_PINNING);
+            }
+            if (raw.isEmpty()) {
+                throw new ConfigException(source + ": 'nodes.authentication' must name at least one mode "
+                        + "(cert_pinning, cert_validation)");
+            }
+            Set<NodeTrust.Mode> modes = new java.util.TreeSet<>();
+            for (String text : raw) {
+                NodeTrust.Mode mode = Arrays.stream(NodeTrust.Mode.values())
+                        .filter(candidate -> candidate.text().equals(text))
+                        .findFirst()
+                        .orElseThrow(() -> new ConfigException(source + ": 'nodes.authentication': unknown mode '"
+                                + text + "' (known: cert_pinning, cert_validation, Rudder's names)"));
+                modes.add(mode);
+            }
+            return List.copyOf(modes);
+        }
+
+        private ServerConfig.Nodes nodes(RawNodes raw, List<Path> certificates, List<NodeTrust.Mode> authentication)
+                throws ConfigException {
+            int depth = raw.caMaxDepth() != null ? raw.caMaxDepth() : CaTrust.DEFAULT_MAX_DEPTH;
+            if (depth < 1 || depth > MAX_CA_DEPTH) {
+                throw new ConfigException(source + ": 'nodes.ca_max_depth' must be between 1 (node certificates "
+                        + "signed by a root of the bundle) and " + MAX_CA_DEPTH + ", not " + depth);
+            }
+            List<IdRule> rules = new ArrayList<>();
+            List<String> rawRules = raw.idRules() != null ? raw.idRules() : List.of("uid");
+            if (rawRules.isEmpty()) {
+                throw new ConfigException(source + ": 'nodes.id_rules' must hold at least one rule (uid, "
+                        + "san-dns:<template>, san-uri:<template>)");
+            }
+            for (int i = 0; i < rawRules.size(); i++) {
+                try {
+                    rules.add(IdRule.parse(rawRules.get(i)));
+                } catch (IllegalArgumentException e) {
+                    throw new ConfigException(source + ": 'nodes.id_rules[" + i + "]': " + e.getMessage());
+                }
+            }
+            List<Path> crls = new ArrayList<>();
+            List<String> rawCrls = raw.crlFiles() != null ? raw.crlFiles() : List.of();
+            for (int i = 0; i < rawCrls.size(); i++) {
+                crls.add(path("nodes.crl_files[" + i + "]", rawCrls.get(i), null));
+            }
+            Path denied;
+            boolean deniedRequired;
+            if (raw.deniedKeysFile() == null) {
+                denied = Path.of(ServerConfig.DEFAULT_DENIED_KEYS_FILE);
+                deniedRequired = false;
+            } else if (raw.deniedKeysFile().isEmpty()) {
+                denied = null;
+                deniedRequired = false;
+            } else {
+                denied = path("nodes.denied_keys_file", raw.deniedKeysFile(), null);
+                deniedRequired = true;
+            }
+            return new ServerConfig.Nodes(path("nodes.list", raw.list(), "/var/rudder/lib/relay/nodeslist.json"),
+                    certificates, authentication, path("nodes.ca_file", raw.caFile(), ServerConfig.DEFAULT_CA_FILE),
+                    depth, rules, crls, denied, deniedRequired);
         }
 
         private ServerConfig.Uploads uploads(RawUploads raw, ServerConfig.Role role) throws ConfigException {
@@ -830,7 +908,11 @@ public final class ConfigLoader {
             @JsonProperty("allow_world_readable_key") Boolean allowWorldReadableKey,
             @JsonProperty("provider") String provider) {}
 
-    record RawNodes(@JsonProperty("list") String list, @JsonProperty("certificates") List<String> certificates) {}
+    record RawNodes(@JsonProperty("list") String list, @JsonProperty("certificates") List<String> certificates,
+            @JsonProperty("authentication") List<String> authentication, @JsonProperty("ca_file") String caFile,
+            @JsonProperty("ca_max_depth") Integer caMaxDepth, @JsonProperty("id_rules") List<String> idRules,
+            @JsonProperty("crl_files") List<String> crlFiles,
+            @JsonProperty("denied_keys_file") String deniedKeysFile) {}
 
     record RawNetworks(
             @JsonProperty("allowed_file") String allowedFile, @JsonProperty("allowed") List<String> allowed,

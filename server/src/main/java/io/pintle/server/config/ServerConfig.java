@@ -1,6 +1,9 @@
 package io.pintle.server.config;
 
+import io.pintle.server.nodes.CaTrust;
+import io.pintle.server.nodes.IdRule;
 import io.pintle.server.nodes.NodeId;
+import io.pintle.server.nodes.NodeTrust;
 import io.pintle.server.uploads.UploadKind;
 import java.net.URI;
 import java.nio.file.Path;
@@ -315,12 +318,56 @@ public record ServerConfig(
     /**
      * @param list {@code nodeslist.json}
      * @param certificates PEM bundles of node certificates
+     * @param authentication Rudder's trust modes on: {@code cert_pinning}, {@code cert_validation}, or both during a
+     *     migration
+     * @param caFile the CA bundle of {@code cert_validation} (Rudder's {@code policy_server_ca.pem})
+     * @param caMaxDepth the most CA certificates above a node's, root included (Apache's {@code SSLVerifyDepth})
+     * @param idRules where {@code cert_validation} reads the node id, tried in order
+     * @param crlFiles certificate revocation lists (PEM or DER), reload inputs
+     * @param deniedKeysFile the deny list of key pins, or null for none
+     * @param deniedKeysFileRequired whether it was configured explicitly, so that its absence is an error (the
+     *     default file may be absent: nothing denied)
      */
-    public record Nodes(Path list, List<Path> certificates) {
+    public record Nodes(Path list, List<Path> certificates, List<NodeTrust.Mode> authentication, Path caFile,
+            int caMaxDepth, List<IdRule> idRules, List<Path> crlFiles, Path deniedKeysFile,
+            boolean deniedKeysFileRequired) {
         public Nodes {
             certificates = List.copyOf(certificates);
+            authentication = List.copyOf(authentication);
+            idRules = List.copyOf(idRules);
+            crlFiles = List.copyOf(crlFiles);
+            Objects.requireNonNull(caFile);
+            if (authentication.isEmpty() || idRules.isEmpty()) {
+                throw new IllegalArgumentException("at least one trust mode and one id rule");
+            }
+        }
+
+        /**
+         * Pinning only, the default deny list, no CRL: Rudder's default mode.
+         *
+         * @param list {@code nodeslist.json}
+         * @param certificates PEM bundles of node certificates
+         */
+        public Nodes(Path list, List<Path> certificates) {
+            this(list, certificates, List.of(NodeTrust.Mode.CERT_PINNING), Path.of(DEFAULT_CA_FILE),
+                    CaTrust.DEFAULT_MAX_DEPTH, List.of(IdRule.UID), List.of(), Path.of(DEFAULT_DENIED_KEYS_FILE), false);
+        }
+
+        /** @return whether certificate-validation mode is on */
+        public boolean validation() {
+            return authentication.contains(NodeTrust.Mode.CERT_VALIDATION);
+        }
+
+        /** @return whether key pinning is on */
+        public boolean pinning() {
+            return authentication.contains(NodeTrust.Mode.CERT_PINNING);
         }
     }
+
+    /** Rudder's CA bundle of certificate-validation mode ({@code POLICY_SERVER_CERT_CA}). */
+    public static final String DEFAULT_CA_FILE = "/var/rudder/lib/ssl/policy_server_ca.pem";
+    /** Default {@code [nodes] denied_keys_file}: absent means nothing is denied. */
+    public static final String DEFAULT_DENIED_KEYS_FILE = "/etc/pintle/denied-keys";
 
     /**
      * @param allowedFile Apache {@code Require} include, or null for none

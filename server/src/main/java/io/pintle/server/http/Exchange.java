@@ -159,7 +159,7 @@ final class Exchange {
      * @return who the caller is on that snapshot
      */
     static Caller identify(InetAddress address, PeerCertificates peer, ServerSnapshot snapshot, Clock clock) {
-        return new Caller(address, snapshot.nodes().identifyClient(peer.client(), clock.instant()));
+        return new Caller(address, snapshot.trust().identify(snapshot.nodes(), peer.client(), clock.instant()));
     }
 
     /** @return the access decision, or null for routes without one */

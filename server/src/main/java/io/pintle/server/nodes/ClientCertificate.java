@@ -1,40 +1,63 @@
 package io.pintle.server.nodes;
 
+import java.security.cert.CertificateParsingException;
 import java.security.cert.X509Certificate;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 
 /**
  * What identification reads from a client certificate that depends on the certificate alone: its validity
- * period, the subject's {@code UID} (or why there is none) and its key pins. Parsing the subject and hashing the key
- * twice cost more than the rest of a cached file request, so the TLS layer computes this once per TLS session and
- * {@link NodeRegistry#identifyClient(ClientCertificate, Instant)} uses it on every request of that session, against
- * whatever snapshot the request runs on.
+ * period, the subject's {@code UID} (or why there is none), its DNS and URI SANs, its key pins, and the chain the
+ * client sent with it. Parsing the subject and hashing the key twice cost more than the rest of a cached file
+ * request, so the TLS layer computes this once per connection and {@link NodeTrust#identify} uses it on every
+ * request of that connection, against whatever snapshot the request runs on. The chain's verification against a
+ * CA bundle is kept here too ({@link #verified}), for as long as the bundle is the same object.
  *
  * @param certificate the leaf certificate
+ * @param chain the leaf and the certificates the client sent after it
  * @param notBefore start of validity
  * @param notAfter end of validity
  * @param uid the subject's UID, or null when it has none or it cannot be decoded
  * @param uidProblem why the UID cannot be decoded, or null
+ * @param dnsNames its DNS subject alternative names
+ * @param uris its URI subject alternative names
  * @param sha256 the key's sha256 pin
  * @param sha512 the key's sha512 pin
+ * @param memo the chain's last verification
  */
-public record ClientCertificate(X509Certificate certificate, Instant notBefore, Instant notAfter, String uid,
-        String uidProblem, KeyHash sha256, KeyHash sha512) {
+public record ClientCertificate(X509Certificate certificate, List<X509Certificate> chain, Instant notBefore,
+        Instant notAfter, String uid, String uidProblem, List<String> dnsNames, List<String> uris, KeyHash sha256,
+        KeyHash sha512, Memo memo) {
     public ClientCertificate {
         Objects.requireNonNull(certificate);
+        chain = List.copyOf(chain);
         Objects.requireNonNull(notBefore);
         Objects.requireNonNull(notAfter);
+        dnsNames = List.copyOf(dnsNames);
+        uris = List.copyOf(uris);
         Objects.requireNonNull(sha256);
         Objects.requireNonNull(sha512);
+        Objects.requireNonNull(memo);
     }
 
     /**
-     * @param certificate a client's leaf certificate
+     * @param certificate a client's leaf certificate, sent alone
      * @return what identification needs of it
      */
     public static ClientCertificate of(X509Certificate certificate) {
+        return of(List.of(certificate));
+    }
+
+    /**
+     * @param chain a client's certificates, leaf first
+     * @return what identification needs of them
+     */
+    public static ClientCertificate of(List<X509Certificate> chain) {
+        X509Certificate certificate = chain.get(0);
         String uid = null;
         String problem = null;
         try {
@@ -43,8 +66,53 @@ public record ClientCertificate(X509Certificate certificate, Instant notBefore, 
         } catch (IllegalArgumentException e) {
             problem = e.getMessage();
         }
-        return new ClientCertificate(certificate, certificate.getNotBefore().toInstant(),
-                certificate.getNotAfter().toInstant(), uid, problem, KeyHash.sha256(certificate.getPublicKey()),
-                KeyHash.of("sha512", certificate.getPublicKey()));
+        List<String> dns = new ArrayList<>();
+        List<String> uris = new ArrayList<>();
+        try {
+            Collection<List<?>> names = certificate.getSubjectAlternativeNames();
+            if (names != null) {
+                for (List<?> name : names) {
+                    if (name.size() == 2 && name.get(0) instanceof Integer type && name.get(1) instanceof String value) {
+                        if (type == IdRule.San.DNS) {
+                            dns.add(value);
+                        } else if (type == IdRule.San.URI) {
+                            uris.add(value);
+                        }
+                    }
+                }
+            }
+        } catch (CertificateParsingException e) {
+            // An undecodable SAN extension names no id: SAN rules then find nothing, and say so.
+        }
+        return new ClientCertificate(certificate, chain, certificate.getNotBefore().toInstant(),
+                certificate.getNotAfter().toInstant(), uid, problem, dns, uris,
+                KeyHash.sha256(certificate.getPublicKey()), KeyHash.of("sha512", certificate.getPublicKey()),
+                new Memo());
+    }
+
+    /**
+     * The chain verified against a CA bundle, once per connection and bundle: a reload that keeps the bundle's
+     * bytes keeps the same {@link CaTrust} object, so the verification stands; a changed bundle verifies again.
+     * Revocation is not part of it: it is checked on every request.
+     *
+     * @param trust the snapshot's CA bundle
+     * @param now the time to verify at
+     * @return the verification
+     */
+    public CaTrust.Verdict verified(CaTrust trust, Instant now) {
+        Memo.Entry entry = memo.entry;
+        if (entry != null && entry.trust() == trust) {
+            return entry.verdict();
+        }
+        CaTrust.Verdict verdict = trust.verify(chain, now);
+        memo.entry = new Memo.Entry(trust, verdict);
+        return verdict;
+    }
+
+    /** The last verification of the chain (one per connection; a race only verifies twice). */
+    public static final class Memo {
+        private volatile Entry entry;
+
+        record Entry(CaTrust trust, CaTrust.Verdict verdict) {}
     }
 }

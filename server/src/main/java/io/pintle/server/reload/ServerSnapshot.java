@@ -8,6 +8,7 @@ import io.pintle.server.nodes.CertificateIndex;
 import io.pintle.server.nodes.KeyHash;
 import io.pintle.server.nodes.NodeId;
 import io.pintle.server.nodes.NodeRegistry;
+import io.pintle.server.nodes.NodeTrust;
 import io.pintle.server.nodes.NodesList;
 import io.pintle.server.policy.ShareTree;
 import io.pintle.server.tls.ServerCredentials;
@@ -55,7 +56,8 @@ public record ServerSnapshot(
         NodesList nodesList,
         Map<Path, CertificateIndex> certificates,
         UploadUsers uploadUsers,
-        PolicyServerNetworks policyServerNetworks) {
+        PolicyServerNetworks policyServerNetworks,
+        NodeTrust trust) {
     public ServerSnapshot {
         Objects.requireNonNull(loadedAt);
         Objects.requireNonNull(config);
@@ -69,6 +71,7 @@ public record ServerSnapshot(
         Objects.requireNonNull(credentials);
         Objects.requireNonNull(uploadUsers);
         Objects.requireNonNull(policyServerNetworks);
+        Objects.requireNonNull(trust);
         if (config.upstream().configured() != (upstreamPin != null)) {
             throw new IllegalArgumentException("the policy server's pin goes with an [upstream] url, and only then");
         }
@@ -76,12 +79,17 @@ public record ServerSnapshot(
 
     /**
      * @return every file whose creation, change or removal should reload: the inputs, and the default
-     *     policy-server networks file while it is absent (Rudder's agent may write it after Pintle started)
+     *     policy-server networks file and deny list while they are absent (Rudder's agent may write the first
+     *     after Pintle started; an operator writes the second when a key is stolen)
      */
     public Set<Path> watched() {
         Set<Path> files = new LinkedHashSet<>(inputs.keySet());
         if (policyServerNetworks.file() != null && !policyServerNetworks.present()) {
             files.add(policyServerNetworks.file());
+        }
+        // The deny list is made in an emergency: creating it at its default path must take effect.
+        if (config.nodes().deniedKeysFile() != null) {
+            files.add(config.nodes().deniedKeysFile());
         }
         return Collections.unmodifiableSet(files);
     }

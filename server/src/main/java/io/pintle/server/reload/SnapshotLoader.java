@@ -4,14 +4,17 @@ import io.pintle.server.acl.AllowedNetworks;
 import io.pintle.server.acl.NetworksLoader;
 import io.pintle.server.acl.PolicyServerNetworks;
 import io.pintle.server.config.ServerConfig;
+import io.pintle.server.nodes.CaTrust;
 import io.pintle.server.nodes.CertificateBinding;
 import io.pintle.server.nodes.CertificateIndex;
 import io.pintle.server.nodes.CertificatesLoader;
 import io.pintle.server.nodes.KeyHash;
 import io.pintle.server.nodes.NodeRegistry;
 import io.pintle.server.nodes.NodesList;
+import io.pintle.server.nodes.NodeTrust;
 import io.pintle.server.nodes.NodesListLoader;
 import io.pintle.server.nodes.PolicyServerPinLoader;
+import io.pintle.server.nodes.Revocations;
 import io.pintle.server.policy.ShareTree;
 import io.pintle.server.tls.KeyFilePermissions;
 import io.pintle.server.tls.ServerCredentials;
@@ -94,6 +97,14 @@ public final class SnapshotLoader {
         if (policyServerFile != null && (config.networks().policyServerFileRequired()
                 || Files.exists(policyServerFile))) {
             files.add(policyServerFile);
+        }
+        if (config.nodes().validation()) {
+            files.add(config.nodes().caFile());
+        }
+        files.addAll(config.nodes().crlFiles());
+        Path denied = config.nodes().deniedKeysFile();
+        if (denied != null && (config.nodes().deniedKeysFileRequired() || Files.exists(denied))) {
+            files.add(denied);
         }
         files.add(config.tls().certificate());
         files.add(config.tls().key());
@@ -187,9 +198,10 @@ public final class SnapshotLoader {
                     ? NodeRegistry.of(nodesList.nodes())
                     : NodeRegistry.of(nodesList.nodes(), bindings);
             UploadUsers uploadUsers = uploadUsers(config.uploads(), contents, reuse, writable);
+            NodeTrust trust = trust(contents, reuse);
             return new ServerSnapshot(generation, clock.instant(), config, config.general().nodeId(), registry,
                     networks, new ShareTree(share), credentials, upstreamPin, inputs, nodesList, certificates,
-                    uploadUsers, policyServerNetworks);
+                    uploadUsers, policyServerNetworks, trust);
         } catch (IOException e) {
             throw new SnapshotException(e.getMessage(), e);
         }
@@ -214,10 +226,44 @@ public final class SnapshotLoader {
                 new String(content, StandardCharsets.UTF_8), file, List.of(), "networks.policy_server_file"));
     }
 
-    /** The default policy-server networks file, removed between listing the inputs and reading them. */
+    /** The default policy-server networks file or deny list, removed between listing the inputs and reading them. */
     private boolean optionalAndGone(Path file, IOException e) {
-        return file.equals(config.networks().policyServerFile()) && !config.networks().policyServerFileRequired()
-                && e.getCause() instanceof NoSuchFileException;
+        boolean optional = file.equals(config.networks().policyServerFile())
+                && !config.networks().policyServerFileRequired()
+                || file.equals(config.nodes().deniedKeysFile()) && !config.nodes().deniedKeysFileRequired();
+        return optional && e.getCause() instanceof NoSuchFileException;
+    }
+
+    /**
+     * The trust modes, the CA bundle (the previous object when its bytes did not change, so that open connections
+     * keep their verified chains), the CRLs, checked against the bundle, and the deny list.
+     */
+    private NodeTrust trust(Map<Path, byte[]> contents, Reuse reuse) throws IOException {
+        ServerConfig.Nodes nodes = config.nodes();
+        CaTrust ca = null;
+        if (nodes.validation()) {
+            CaTrust before = reuse.previous() != null ? reuse.previous().trust().ca() : null;
+            ca = before != null && reuse.unchanged(nodes.caFile()) && before.file().equals(nodes.caFile())
+                    && before.maxDepth() == nodes.caMaxDepth()
+                    ? before
+                    : CaTrust.parse(contents.get(nodes.caFile()), nodes.caFile(), nodes.caMaxDepth());
+        }
+        List<Revocations.Crl> crls = new ArrayList<>();
+        for (Path file : nodes.crlFiles()) {
+            crls.addAll(Revocations.parseCrls(contents.get(file), file, ca));
+        }
+        Path deniedFile = nodes.deniedKeysFile();
+        byte[] denied = deniedFile != null ? contents.get(deniedFile) : null;
+        Revocations revocations = crls.isEmpty() && denied == null ? Revocations.NONE
+                : new Revocations(crls, denied == null ? Set.of() : Revocations.parseDenied(denied, deniedFile),
+                        denied == null ? null : deniedFile);
+        for (Revocations.Crl crl : crls) {
+            if (crl.nextUpdate() != null && clock.instant().isAfter(crl.nextUpdate())) {
+                LOG.warn("{}: the CRL of '{}' was due again on {}; its revocations still apply, but newer ones are "
+                        + "not known: fetch a fresh one from the CA", crl.file(), crl.issuer(), crl.nextUpdate());
+            }
+        }
+        return new NodeTrust(nodes.authentication(), ca, nodes.idRules(), revocations);
     }
 
     /** The server's key and the password files: kept as their digest only, never their bytes. */

@@ -2,6 +2,7 @@ package io.pintle.server.tls;
 
 import io.pintle.server.nodes.ClientCertificate;
 import java.security.cert.X509Certificate;
+import java.util.List;
 import javax.net.ssl.SSLSession;
 import org.eclipse.jetty.io.EndPoint;
 import org.eclipse.jetty.server.Request;
@@ -41,21 +42,22 @@ public record PeerCertificates(X509Certificate leaf, String protocol, ClientCert
         String protocol = session != null ? session.getProtocol() : null;
         X509Certificate leaf = chain != null && chain.length > 0 ? chain[0] : null;
         return new PeerCertificates(leaf, protocol,
-                leaf == null ? null : client(request.getConnectionMetaData(), leaf));
+                leaf == null ? null : client(request.getConnectionMetaData(), chain));
     }
 
     /**
      * A connection's peer certificate never changes (TLS 1.3 has no renegotiation), so what is read of it is kept
      * with the connection, for HTTP/1.1 and HTTP/2 alike (Jetty's connection attributes are thread-safe; the
      * session's values are not with every provider: Conscrypt's are a plain map), checked against the very
-     * certificate object before use.
+     * certificate object before use. So is the chain's verification against the CA bundle ({@link
+     * ClientCertificate#verified}).
      */
-    private static ClientCertificate client(Attributes connection, X509Certificate leaf) {
+    private static ClientCertificate client(Attributes connection, X509Certificate[] chain) {
         if (connection.getAttribute(CLIENT_CERTIFICATE) instanceof ClientCertificate cached
-                && cached.certificate() == leaf) {
+                && cached.certificate() == chain[0]) {
             return cached;
         }
-        ClientCertificate read = ClientCertificate.of(leaf);
+        ClientCertificate read = ClientCertificate.of(List.of(chain));
         connection.setAttribute(CLIENT_CERTIFICATE, read);
         return read;
     }
