@@ -137,6 +137,14 @@ public record CertificateAuthority(X500Name name, KeyPair keyPair, X509Certifica
     }
 
     /**
+     * @param address an IP address literal
+     * @return an IP address SAN (what a client that checks the server's name against its address needs)
+     */
+    public static GeneralName ip(String address) {
+        return new GeneralName(GeneralName.iPAddress, address);
+    }
+
+    /**
      * @param uri a URI
      * @return a URI SAN
      */
