@@ -3,6 +3,7 @@ package io.pintle.server.acl;
 import io.pintle.server.nodes.Identification;
 import io.pintle.server.nodes.KeyHash;
 import io.pintle.server.nodes.NodeId;
+import io.pintle.server.nodes.NodeTrust;
 import io.pintle.server.uploads.Htpasswd;
 import java.net.Inet4Address;
 import java.net.Inet6Address;
@@ -18,12 +19,13 @@ import java.util.Base64;
  * <ul>
  *   <li>{@code /policies/{id}/...}: the source address is in the allowed networks, the client certificate
  *       authenticates a known node, and that node is {@code {id}}.
- *   <li>{@code /common/...}: the source address is in the allowed networks.
+ *   <li>{@code /common/...}: the source address is in the allowed networks (and, in certificate-validation mode, the
+ *       client certificate is verified, as Rudder's vhost has it in that mode).
  *   <li>relayd's {@code shared-folder/...}: the source address is in the allowed networks and the client
  *       certificate authenticates a known node (any node).
  *   <li>uploads ({@code PUT /inventories/}, {@code /inventory-updates/}, {@code /reports/}): the source address is
  *       in the allowed networks and the request carries HTTP Basic credentials of a user of the route's password
- *       file (see {@link #upload}).
+ *       file, or in certificate-validation mode a client certificate signed by the CA (see {@link #upload}).
  *   <li>relayd's {@code remote-run/...} on the TLS listener: the client's key is this server's policy server's,
  *       or, on a root or a relay, the caller is on this machine or, without a certificate, in the policy-server
  *       networks file (see {@link #remoteRun(boolean, boolean, InetAddress, X509Certificate, KeyHash,
@@ -36,12 +38,42 @@ public final class AclEvaluator {
     private static final String BASIC = "Basic ";
 
     private final AllowedNetworks networks;
+    private final NodeTrust trust;
 
     /**
      * @param networks the allowed networks of the current snapshot
      */
     public AclEvaluator(AllowedNetworks networks) {
+        this(networks, NodeTrust.PINNING);
+    }
+
+    /**
+     * @param networks the allowed networks of the current snapshot
+     * @param trust its trust modes: in certificate-validation mode, Apache also asks a verified certificate for
+     *     {@code /common}, shared-files and uploads
+     */
+    public AclEvaluator(AllowedNetworks networks, NodeTrust trust) {
         this.networks = networks;
+        this.trust = trust;
+    }
+
+    /**
+     * Rudder's vhost in certificate-validation mode ({@code Require expr "%{SSL_CLIENT_VERIFY} == 'SUCCESS'"}):
+     * the client certificate authenticates a node in either mode, or its chain leads to the CA and nothing revokes
+     * it (a node not accepted yet).
+     *
+     * @return the refusal, or null when the certificate is verified or the mode is off
+     */
+    private Decision unverified(Caller caller, String what) {
+        if (!trust.validation() || caller.identification() instanceof Identification.Authenticated) {
+            return null;
+        }
+        Identification.Anonymous anonymous = (Identification.Anonymous) caller.identification();
+        if (anonymous.verified() != null) {
+            return null;
+        }
+        return new Decision.Deny(anonymous.reason().code(), what + " needs a verified client certificate in "
+                + "certificate-validation mode: " + anonymous.detail());
     }
 
     /**
@@ -72,7 +104,12 @@ public final class AclEvaluator {
         if (!networks.contains(caller.address())) {
             return networkDenied(caller);
         }
-        return new Decision.Allow("common: allowed network");
+        Decision refused = unverified(caller, "/common");
+        if (refused != null) {
+            return refused;
+        }
+        return new Decision.Allow(trust.validation() ? "common: verified certificate in an allowed network"
+                : "common: allowed network");
     }
 
     /**
@@ -102,6 +139,10 @@ public final class AclEvaluator {
     public Decision sharedFilesUpload(Caller caller) {
         if (!networks.contains(caller.address())) {
             return networkDenied(caller);
+        }
+        Decision refused = unverified(caller, "shared-files");
+        if (refused != null) {
+            return refused;
         }
         return new Decision.Allow("shared-files: allowed network; the upload is checked by its signature");
     }
@@ -141,6 +182,27 @@ public final class AclEvaluator {
     public Decision upload(Caller caller, Htpasswd users, String usersFile, String authorization) {
         if (!networks.contains(caller.address())) {
             return networkDenied(caller);
+        }
+        if (trust.validation()) {
+            // Rudder's vhost in certificate-validation mode: the verified certificate instead of Basic. With key
+            // pinning on too (a migration), agents not migrated yet still upload with their DAV credentials.
+            Identification identification = caller.identification();
+            if (identification instanceof Identification.Authenticated authenticated
+                    && authenticated.via() == NodeTrust.Mode.CERT_VALIDATION) {
+                return new Decision.Allow("uploads: node " + authenticated.node() + " by its CA-signed certificate, in "
+                        + "an allowed network");
+            }
+            if (identification instanceof Identification.Anonymous anonymous && anonymous.verified() != null) {
+                return new Decision.Allow("uploads: certificate '" + printable(anonymous.verified()) + "' signed by "
+                        + "the CA (" + anonymous.reason().code() + "), in an allowed network");
+            }
+            if (!trust.pinning()) {
+                Identification.Anonymous anonymous = identification instanceof Identification.Anonymous a ? a : null;
+                return new Decision.Deny(anonymous != null ? anonymous.reason().code() : "certificate-not-trusted",
+                        "uploads need a client certificate signed by the CA ([nodes] ca_file) in "
+                                + "certificate-validation mode" + (anonymous != null ? ": " + anonymous.detail()
+                                        : ", not a pinned one"));
+            }
         }
         if (authorization == null || !authorization.regionMatches(true, 0, BASIC, 0, BASIC.length())) {
             return new Decision.Deny("credentials-missing", "uploads need HTTP Basic credentials (a user of "

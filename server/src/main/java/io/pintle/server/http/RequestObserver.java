@@ -10,6 +10,7 @@ import io.pintle.server.config.ServerConfig;
 import io.pintle.server.metrics.RouteClass;
 import io.pintle.server.metrics.ServerMetrics;
 import io.pintle.server.nodes.Identification;
+import io.pintle.server.nodes.NodeTrust;
 import io.pintle.server.reload.SnapshotHolder;
 import java.time.Instant;
 import java.time.ZoneOffset;
@@ -75,7 +76,7 @@ final class RequestObserver implements RequestLog {
                     nanos / 1_000_000.0, admin ? adminConnector : "tls", route.label(), verdict(decision),
                     decision instanceof Decision.Deny deny ? deny.reason() : null,
                     decision instanceof Decision.Allow allow ? allow.rule() : null,
-                    exchange != null ? exchange.incident() : null);
+                    exchange != null ? exchange.incident() : null, auth(exchange));
             ACCESS.info(log.accessFormat() == ServerConfig.AccessFormat.JSON ? json(line) : common(line, request));
         }
     }
@@ -88,6 +89,23 @@ final class RequestObserver implements RequestLog {
         return null;
     }
 
+    /**
+     * Which of Rudder's trust modes vouched for the client certificate: {@code cert_pinning} or {@code
+     * cert_validation} (also for a verified certificate of a node not listed yet), so that a migration from one to
+     * the other can be followed in the log; null when neither did.
+     */
+    private static String auth(Exchange exchange) {
+        Caller caller = exchange != null ? exchange.caller() : null;
+        if (caller == null) {
+            return null;
+        }
+        if (caller.identification() instanceof Identification.Authenticated authenticated) {
+            return authenticated.via().text();
+        }
+        return ((Identification.Anonymous) caller.identification()).verified() != null
+                ? NodeTrust.Mode.CERT_VALIDATION.text() : null;
+    }
+
     private static String verdict(Decision decision) {
         if (decision instanceof Decision.Allow) {
             return "allowed";
@@ -97,7 +115,8 @@ final class RequestObserver implements RequestLog {
 
     /**
      * Apache's common log format (client, identity, node id as the user, time, request line, status, bytes), then
-     * duration, decision and, when there is one, the incident id.
+     * duration, decision, the trust mode that vouched for the certificate ({@code auth=}) and, when there is one,
+     * the incident id.
      */
     private static String common(Line line, Request request) {
         StringBuilder text = new StringBuilder(160);
@@ -122,6 +141,9 @@ final class RequestObserver implements RequestLog {
             text.append(line.decision()).append(" \"");
             quoted(text, line.rule());
             text.append('"');
+        }
+        if (line.auth() != null) {
+            text.append(" auth=").append(line.auth());
         }
         if (line.incident() != null) {
             text.append(" incident=").append(line.incident());
@@ -173,5 +195,6 @@ final class RequestObserver implements RequestLog {
             String decision,
             String reason,
             String rule,
-            String incident) {}
+            String incident,
+            String auth) {}
 }

@@ -112,6 +112,6 @@ public record ServerSnapshot(
 
     /** @return the access rules over this snapshot's networks */
     public AclEvaluator acl() {
-        return new AclEvaluator(networks);
+        return new AclEvaluator(networks, trust);
     }
 }
