@@ -15,6 +15,8 @@ import com.fasterxml.jackson.annotation.JsonProperty;
  * @param known whether the certificate authenticates a node known to this server
  * @param reason when {@code known} is false, why
  * @param snapshotGeneration the generation of the server state that answered
+ * @param authenticatedBy which trust mode authenticated the node ({@code cert_pinning} or {@code
+ *     cert_validation}), or null when none did
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record WhoAmI(
@@ -26,7 +28,8 @@ public record WhoAmI(
         @JsonProperty("node_id") String nodeId,
         boolean known,
         String reason,
-        @JsonProperty("snapshot_generation") long snapshotGeneration) {
+        @JsonProperty("snapshot_generation") long snapshotGeneration,
+        @JsonProperty("authenticated_by") String authenticatedBy) {
 
     /**
      * The client certificate as presented.

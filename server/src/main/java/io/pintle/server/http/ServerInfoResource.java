@@ -33,8 +33,10 @@ public final class ServerInfoResource {
                 leaf.getNotAfter().toInstant().toString());
         String nodeId = null;
         String reason = null;
+        String via = null;
         if (caller.identification() instanceof Identification.Authenticated authenticated) {
             nodeId = authenticated.node().value();
+            via = authenticated.via().text();
         } else {
             Identification.Anonymous anonymous = (Identification.Anonymous) caller.identification();
             reason = anonymous.reason().code() + ": " + anonymous.detail();
@@ -48,7 +50,8 @@ public final class ServerInfoResource {
                 nodeId,
                 nodeId != null,
                 reason,
-                state.snapshot().generation());
+                state.snapshot().generation(),
+                via);
     }
 
     /** @return the certificate's UID, or null when it has none or it cannot be decoded (whoami reports the reason) */

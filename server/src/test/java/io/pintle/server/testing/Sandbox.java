@@ -44,6 +44,7 @@ public final class Sandbox {
     private String policyServerNetworks;
     private String listen = "127.0.0.1:0";
     private String uploadsExtra = "";
+    private String nodesExtra = "";
 
     /** The user of both password files, as Rudder's agents send it ({@code DAVUSER}). */
     public static final String UPLOAD_USER = "rudder";
@@ -342,6 +343,27 @@ public final class Sandbox {
     }
 
     /**
+     * @param keys extra keys of the {@code [nodes]} table the next {@link #config} writes ({@code authentication =
+     *     ["cert_validation"]}, for example)
+     */
+    public void nodesConfig(String keys) {
+        nodesExtra = keys;
+    }
+
+    /**
+     * Lists a node in {@code nodeslist.json} with no key pinned anywhere: how certificate-validation mode knows a
+     * node (its CA-signed certificate is verified, not pinned).
+     *
+     * @param id node id
+     * @throws IOException on write errors
+     */
+    public void listNode(String id) throws IOException {
+        nodesList.put(id, "{\"hostname\": \"" + id + ".example.org\", \"policy-server\": \"root\"}");
+        certificates.remove(id);
+        writeInputs();
+    }
+
+    /**
      * Writes the configuration file.
      *
      * @param extraToml extra TOML appended at the end of its section (keys of {@code [tls]}, for example
@@ -359,6 +381,7 @@ public final class Sandbox {
                 "[nodes]",
                 "list = \"lib/nodeslist.json\"",
                 "certificates = [\"lib/nodescerts.pem\"]",
+                nodesExtra,
                 "[networks]",
                 "allowed_file = \"lib/networks.conf\"",
                 "policy_server_file = \"" + (policyServerNetworks != null ? "lib/networks-policy-server.conf" : "")
