@@ -1,0 +1,213 @@
+package io.pintle.server.nodes;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.pintle.server.tls.CertificateAuthority;
+import io.pintle.server.tls.SelfSigned;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.OutputStreamWriter;
+import java.math.BigInteger;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.security.KeyPair;
+import java.security.cert.X509CRL;
+import java.security.cert.X509Certificate;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import org.bouncycastle.asn1.x509.GeneralName;
+import org.bouncycastle.openssl.jcajce.JcaPEMWriter;
+import org.junit.jupiter.api.Test;
+
+class NodeTrustTest {
+    private static final Path CA_FILE = Path.of("/test/policy_server_ca.pem");
+    private static final Instant NOW = Instant.now();
+    private static final CertificateAuthority ROOT =
+            CertificateAuthority.root(SelfSigned.KeyType.EC_P256, "Root", Duration.ofDays(365));
+    private static final CertificateAuthority NODES = ROOT.intermediate(SelfSigned.KeyType.EC_P256, "Nodes");
+
+    private static byte[] pem(Object... objects) throws IOException {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try (JcaPEMWriter writer = new JcaPEMWriter(new OutputStreamWriter(bytes, StandardCharsets.US_ASCII))) {
+            for (Object object : objects) {
+                writer.writeObject(object);
+            }
+        }
+        return bytes.toByteArray();
+    }
+
+    private static CaTrust trust(int depth) throws IOException {
+        return CaTrust.parse(pem(ROOT.certificate(), NODES.certificate()), CA_FILE, depth);
+    }
+
+    private static ClientCertificate issued(CertificateAuthority ca, String uid, List<GeneralName> sans) {
+        KeyPair pair = SelfSigned.keyPair(SelfSigned.KeyType.EC_P256);
+        X509Certificate leaf = ca.issue(pair.getPublic(), CertificateAuthority.subject(uid, "node"), sans);
+        List<X509Certificate> chain = new ArrayList<>();
+        chain.add(leaf);
+        chain.addAll(ca.chain().subList(0, ca.chain().size() - 1));
+        return ClientCertificate.of(chain);
+    }
+
+    private static NodeRegistry listing(String... ids) {
+        List<Node> nodes = new ArrayList<>();
+        for (String id : ids) {
+            nodes.add(new Node(new NodeId(id), id + ".example.org", Optional.empty(), new NodeId("root")));
+        }
+        return NodeRegistry.of(nodes);
+    }
+
+    @Test
+    void depthCountsAsApacheDoes() throws Exception {
+        CertificateAuthority ca = ROOT;
+        for (int i = 0; i < 4; i++) {
+            ca = ca.intermediate(SelfSigned.KeyType.EC_P256, "Level " + i);
+        }
+        ClientCertificate depth5 = issued(ca, "n", List.of());
+        ClientCertificate depth6 = issued(ca.intermediate(SelfSigned.KeyType.EC_P256, "Level 5"), "n", List.of());
+        assertThat(trust(5).verify(depth5.chain(), NOW)).isInstanceOfSatisfying(CaTrust.Valid.class,
+                valid -> assertThat(valid.depth()).isEqualTo(5));
+        assertThat(trust(5).verify(depth6.chain(), NOW)).isInstanceOfSatisfying(CaTrust.Invalid.class,
+                invalid -> assertThat(invalid.reason()).isEqualTo(Identification.Reason.CHAIN_TOO_DEEP));
+        assertThat(trust(1).verify(issued(ROOT, "n", List.of()).chain(), NOW)).isInstanceOf(CaTrust.Valid.class);
+        assertThat(trust(1).verify(issued(NODES, "n", List.of()).chain(), NOW)).isInstanceOf(CaTrust.Invalid.class);
+    }
+
+    @Test
+    void aBundleWithoutARootOrWithALeafIsRefused() throws Exception {
+        assertThatThrownBy(() -> CaTrust.parse(pem(NODES.certificate()), CA_FILE, 5))
+                .hasMessageContaining("no self-signed root CA");
+        ClientCertificate leaf = issued(NODES, "n", List.of());
+        assertThatThrownBy(() -> CaTrust.parse(pem(ROOT.certificate(), leaf.certificate()), CA_FILE, 5))
+                .hasMessageContaining("is not a CA certificate");
+        assertThatThrownBy(() -> CaTrust.parse("nothing here".getBytes(StandardCharsets.US_ASCII), CA_FILE, 5))
+                .hasMessageContaining(CA_FILE.toString());
+    }
+
+    @Test
+    void idRulesReadTheUidOrOneMatchingSan() {
+        ClientCertificate both = issued(NODES, "by-uid", List.of(CertificateAuthority.dns("By-San.Nodes.Example.com"),
+                CertificateAuthority.uri("urn:rudder:node:by-uri")));
+        assertThat(IdRule.parse("uid").read(both).id()).isEqualTo("by-uid");
+        assertThat(IdRule.parse("san-dns:{id}.nodes.example.com").read(both).id()).isEqualTo("By-San");
+        assertThat(IdRule.parse("san-uri:urn:rudder:node:{id}").read(both).id()).isEqualTo("by-uri");
+        assertThat(IdRule.parse("san-uri:urn:other:{id}").read(both).problem()).contains("no URI SAN matches");
+        ClientCertificate twice = issued(NODES, null, List.of(CertificateAuthority.dns("a.nodes.example.com"),
+                CertificateAuthority.dns("b.nodes.example.com")));
+        assertThat(IdRule.parse("san-dns:{id}.nodes.example.com").read(twice).problem())
+                .contains("different ids");
+        assertThat(IdRule.parse("uid").read(twice).problem()).contains("no UID");
+        assertThatThrownBy(() -> IdRule.parse("san-dns:nodes.example.com")).hasMessageContaining("{id}");
+        assertThatThrownBy(() -> IdRule.parse("cn")).hasMessageContaining("not an id rule");
+        assertThatThrownBy(() -> IdRule.parse("san-dns:{id}.{id}")).hasMessageContaining("exactly once");
+    }
+
+    @Test
+    void validationAuthenticatesListedNodesAndSaysWhy() throws Exception {
+        NodeTrust trust = new NodeTrust(List.of(NodeTrust.Mode.CERT_VALIDATION), trust(5),
+                List.of(IdRule.UID, IdRule.parse("san-dns:{id}.nodes.example.com")), Revocations.NONE);
+        NodeRegistry registry = listing("n1", "n2");
+        ClientCertificate n1 = issued(NODES, "n1", List.of());
+        assertThat(trust.identify(registry, n1, NOW)).isEqualTo(
+                new Identification.Authenticated(new NodeId("n1"), n1.sha256(), NodeTrust.Mode.CERT_VALIDATION));
+        assertThat(trust.identify(registry, issued(NODES, null, List.of(CertificateAuthority.dns("n2.nodes.example.com"))),
+                NOW)).isInstanceOfSatisfying(Identification.Authenticated.class,
+                        authenticated -> assertThat(authenticated.node()).isEqualTo(new NodeId("n2")));
+        assertThat(trust.identify(registry, issued(NODES, "n3", List.of()), NOW))
+                .isInstanceOfSatisfying(Identification.Anonymous.class, anonymous -> {
+                    assertThat(anonymous.reason()).isEqualTo(Identification.Reason.NODE_NOT_LISTED);
+                    assertThat(anonymous.verified()).contains("UID=n3");
+                });
+        CertificateAuthority stranger = CertificateAuthority.root(SelfSigned.KeyType.EC_P256, "Root", Duration.ofDays(9));
+        assertThat(trust.identify(registry, issued(stranger, "n1", List.of()), NOW))
+                .isInstanceOfSatisfying(Identification.Anonymous.class, anonymous -> {
+                    assertThat(anonymous.reason()).isEqualTo(Identification.Reason.CERTIFICATE_NOT_TRUSTED);
+                    assertThat(anonymous.verified()).isNull();
+                });
+        assertThat(trust.identify(registry, issued(NODES, "n1", List.of()), NOW.plus(Duration.ofDays(400))))
+                .isInstanceOfSatisfying(Identification.Anonymous.class, anonymous ->
+                        assertThat(anonymous.reason()).isEqualTo(Identification.Reason.CERTIFICATE_EXPIRED));
+    }
+
+    @Test
+    void aConnectionVerifiesItsChainOncePerBundleAndRevocationPerRequest() throws Exception {
+        CaTrust bundle = trust(5);
+        ClientCertificate client = issued(NODES, "n1", List.of());
+        CaTrust.Verdict first = client.verified(bundle, NOW);
+        assertThat(client.verified(bundle, NOW)).isSameAs(first);
+        assertThat(client.verified(trust(5), NOW)).isNotSameAs(first);
+
+        NodeRegistry registry = listing("n1");
+        X509CRL crl = NODES.crl(List.of(client.certificate().getSerialNumber()));
+        Revocations revoked = new Revocations(Revocations.parseCrls(pem(crl), Path.of("/test/crl.pem"), bundle),
+                Set.of(), null);
+        NodeTrust before = new NodeTrust(List.of(NodeTrust.Mode.CERT_VALIDATION), bundle, List.of(IdRule.UID),
+                Revocations.NONE);
+        NodeTrust after = new NodeTrust(List.of(NodeTrust.Mode.CERT_VALIDATION), bundle, List.of(IdRule.UID), revoked);
+        assertThat(before.identify(registry, client, NOW)).isInstanceOf(Identification.Authenticated.class);
+        assertThat(after.identify(registry, client, NOW)).isInstanceOfSatisfying(Identification.Anonymous.class,
+                anonymous -> assertThat(anonymous.reason()).isEqualTo(Identification.Reason.REVOKED));
+        // Revoking the intermediate revokes every node below it.
+        X509CRL rootCrl = ROOT.crl(List.of(NODES.certificate().getSerialNumber()));
+        NodeTrust intermediateRevoked = new NodeTrust(List.of(NodeTrust.Mode.CERT_VALIDATION), bundle,
+                List.of(IdRule.UID), new Revocations(Revocations.parseCrls(pem(rootCrl), Path.of("/c"), bundle),
+                        Set.of(), null));
+        assertThat(intermediateRevoked.identify(registry, issued(NODES, "n1", List.of()), NOW))
+                .isInstanceOfSatisfying(Identification.Anonymous.class,
+                        anonymous -> assertThat(anonymous.detail()).contains("CA certificate 'CN=Nodes'"));
+    }
+
+    @Test
+    void crlsAreVerifiedAgainstTheBundleAndTheDenyListIsPins() throws Exception {
+        CaTrust bundle = trust(5);
+        CertificateAuthority impostor = CertificateAuthority.root(SelfSigned.KeyType.EC_P256, "Nodes", Duration.ofDays(9));
+        assertThatThrownBy(() -> Revocations.parseCrls(pem(impostor.crl(List.of(BigInteger.TWO))), Path.of("/c.pem"),
+                bundle)).hasMessageContaining("not signed by that CA's key");
+        CertificateAuthority unknown = CertificateAuthority.root(SelfSigned.KeyType.EC_P256, "Other", Duration.ofDays(9));
+        assertThatThrownBy(() -> Revocations.parseCrls(pem(unknown.crl(List.of())), Path.of("/c.pem"), bundle))
+                .hasMessageContaining("has no issuer in");
+        assertThat(Revocations.parseCrls(NODES.crl(List.of()).getEncoded(), Path.of("/c.der"), bundle)).hasSize(1);
+        assertThat(Revocations.parseCrls(pem(NODES.crl(List.of()), ROOT.crl(List.of())), Path.of("/c.pem"), bundle))
+                .hasSize(2);
+
+        KeyHash pin = KeyHash.sha256(SelfSigned.keyPair(SelfSigned.KeyType.EC_P256).getPublic());
+        assertThat(Revocations.parseDenied(("# comment\n\n" + pin + "  # stolen\n").getBytes(StandardCharsets.UTF_8),
+                Path.of("/d"))).containsExactly(pin);
+        assertThatThrownBy(() -> Revocations.parseDenied("md5//nope\n".getBytes(StandardCharsets.UTF_8),
+                Path.of("/d"))).hasMessageContaining("/d:1: not a key pin");
+    }
+
+    @Test
+    void withBothModesAPinnedCertificateStaysPinnedAndTheDenyListAppliesToBoth() throws Exception {
+        SelfSigned.Identity agent = SelfSigned.generate(SelfSigned.KeyType.EC_P256, "pinned");
+        KeyHash pin = KeyHash.sha256(agent.certificate().getPublicKey());
+        NodeRegistry registry = NodeRegistry.of(List.of(
+                new Node(new NodeId("pinned"), "p", Optional.of(pin), new NodeId("root")),
+                new Node(new NodeId("n1"), "n", Optional.empty(), new NodeId("root"))));
+        NodeTrust both = new NodeTrust(List.of(NodeTrust.Mode.CERT_PINNING, NodeTrust.Mode.CERT_VALIDATION), trust(5),
+                List.of(IdRule.UID), Revocations.NONE);
+        assertThat(both.identify(registry, ClientCertificate.of(agent.certificate()), NOW))
+                .isInstanceOfSatisfying(Identification.Authenticated.class,
+                        a -> assertThat(a.via()).isEqualTo(NodeTrust.Mode.CERT_PINNING));
+        assertThat(both.identify(registry, issued(NODES, "n1", List.of()), NOW))
+                .isInstanceOfSatisfying(Identification.Authenticated.class,
+                        a -> assertThat(a.via()).isEqualTo(NodeTrust.Mode.CERT_VALIDATION));
+        // A self-signed certificate nobody pins reads as pinning's refusal, not the CA's.
+        SelfSigned.Identity unknown = SelfSigned.generate(SelfSigned.KeyType.EC_P256, "pinned");
+        assertThat(both.identify(registry, ClientCertificate.of(unknown.certificate()), NOW))
+                .isInstanceOfSatisfying(Identification.Anonymous.class,
+                        a -> assertThat(a.reason()).isEqualTo(Identification.Reason.UNKNOWN_KEY));
+        NodeTrust denying = new NodeTrust(both.modes(), both.ca(), both.idRules(),
+                new Revocations(List.of(), Set.of(pin), Path.of("/etc/pintle/denied-keys")));
+        assertThat(denying.identify(registry, ClientCertificate.of(agent.certificate()), NOW))
+                .isInstanceOfSatisfying(Identification.Anonymous.class, a -> {
+                    assertThat(a.reason()).isEqualTo(Identification.Reason.REVOKED);
+                    assertThat(a.detail()).contains("/etc/pintle/denied-keys");
+                });
+    }
+}
