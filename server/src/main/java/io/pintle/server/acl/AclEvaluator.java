@@ -113,6 +113,19 @@ public final class AclEvaluator {
     }
 
     /**
+     * {@code /uuid}: public, as Rudder's vhost has it, except in certificate-validation mode, where that vhost asks
+     * a verified certificate for it too.
+     *
+     * @param caller the caller
+     * @return the decision
+     */
+    public Decision uuid(Caller caller) {
+        Decision refused = unverified(caller, "/uuid");
+        return refused != null ? refused : new Decision.Allow(trust.validation() ? "uuid: verified certificate"
+                : "uuid: public");
+    }
+
+    /**
      * Rudder's Apache: a verified client certificate and an allowed network.
      *
      * @param caller the caller

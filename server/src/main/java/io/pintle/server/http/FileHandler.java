@@ -213,6 +213,7 @@ final class FileHandler extends Handler.Wrapper {
         ServerSnapshot snapshot = exchange.snapshot();
         Route route = exchange.route();
         if (route == Route.UUID) {
+            exchange.authorize(snapshot.acl().uuid(exchange.caller()));
             byte[] self = snapshot.self().value().getBytes(StandardCharsets.UTF_8);
             response.setStatus(HttpStatus.OK_200);
             response.getHeaders().put(TEXT);

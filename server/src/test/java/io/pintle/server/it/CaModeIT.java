@@ -170,7 +170,12 @@ class CaModeIT {
         NodeKeys pinned = sandbox.addNode("pinned-in-ca-mode", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
         assertThat(get(pinned, "/policies/pinned-in-ca-mode" + FILE)).startsWith("403 ")
                 .contains("certificate-not-trusted");
+        // Rudder's vhost in this mode asks a verified certificate for /common and /uuid too.
         assertThat(get(null, "/common/anything")).startsWith("403 ").contains("no-certificate");
+        assertThat(get(null, "/uuid")).startsWith("403 ").contains("no-certificate");
+        assertThat(get(stranger, "/uuid")).startsWith("403 ").contains("certificate-not-trusted");
+        assertThat(get(unlisted, "/uuid")).isEqualTo("200 root");
+        assertThat(get(byUid, "/common/anything")).startsWith("404 ");
     }
 
     @Test

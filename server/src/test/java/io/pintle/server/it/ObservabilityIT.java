@@ -160,7 +160,7 @@ class ObservabilityIT {
             List<String> lines = eventuallyLines(2);
             assertThat(lines.get(0))
                     .matches("127\\.0\\.0\\.1 - node-a \\[[^]]+\\] \"GET " + FILE + " HTTP/2\\.0\" 200 4321 "
-                            + "[0-9.]+ms allowed \"policies: node node-a reads its own directory\"");
+                            + "[0-9.]+ms allowed \"policies: node node-a reads its own directory\" auth=cert_pinning");
             // The intruder's certificate says UID=node-a, but it authenticates no node: no node id is logged.
             assertThat(lines.get(1))
                     .matches("127\\.0\\.0\\.1 - - \\[[^]]+\\] \"GET " + FILE + " HTTP/2\\.0\" 403 \\d+ "
@@ -183,10 +183,12 @@ class ObservabilityIT {
             assertThat(allowed.path("bytes").asLong()).isEqualTo(CONTENT.length);
             assertThat(allowed.path("decision").asText()).isEqualTo("allowed");
             assertThat(allowed.path("route").asText()).isEqualTo("policies");
+            assertThat(allowed.path("auth").asText()).isEqualTo("cert_pinning");
             assertThat(allowed.path("duration_ms").asDouble()).isPositive();
             assertThat(allowed.has("time")).isTrue();
             JsonNode denied = JSON.readTree(lines.get(1));
             assertThat(denied.has("node")).isFalse();
+            assertThat(denied.has("auth")).isFalse();
             assertThat(denied.path("status").asInt()).isEqualTo(403);
             assertThat(denied.path("decision").asText()).isEqualTo("denied");
             assertThat(denied.path("reason").asText()).isEqualTo("unknown-key");
