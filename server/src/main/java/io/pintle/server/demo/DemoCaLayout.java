@@ -211,8 +211,8 @@ public record DemoCaLayout(Path directory, String uidNode, String sanNode, Strin
                 agentCurl(uidNode) + " -w '%{http_code}\\n' -o /dev/null " + base + "/inventories/ --upload-file "
                         + directory.resolve("samples").resolve(inventoryName(uidNode)),
                 201));
-        steps.add(new DemoLayout.Step("How the server sees the SAN node: the node id read in its DNS SAN (its "
-                + "access log lines end with auth=cert_validation, the trust mode that vouched)",
+        steps.add(new DemoLayout.Step("How the server sees the SAN node: the node id read in its DNS SAN, "
+                + "authenticated_by the trust mode that vouched (its access log lines end with auth=cert_validation)",
                 agentCurl(sanNode) + " -w '\\n%{http_code}\\n' " + base + "/v1/whoami",
                 200));
         steps.add(new DemoLayout.Step("How the server sees the revoked node: why it is refused",

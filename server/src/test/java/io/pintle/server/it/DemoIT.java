@@ -55,7 +55,8 @@ class DemoIT {
                 + sandbox.resolve("ca/policy_server_ca.pem") + " --silent --show-error ";
         assertThat(demo.commands()).hasSizeGreaterThanOrEqualTo(8).allMatch(line -> line.startsWith(rudderClient));
         assertThat(demo.statuses()).containsSubsequence(200, 200, 403, 403, 200, 403, 201);
-        assertThat(demo.outputs()).anyMatch(out -> out.contains("\"reason\":\"revoked"));
+        assertThat(demo.outputs()).anyMatch(out -> out.contains("\"reason\":\"revoked"))
+                .anyMatch(out -> out.contains("\"authenticated_by\":\"cert_validation\""));
         try (var inventories = Files.list(sandbox.resolve("inventories/incoming"))) {
             assertThat(inventories.map(file -> file.getFileName().toString())).anyMatch(name -> name.endsWith(".ocs"));
         }
