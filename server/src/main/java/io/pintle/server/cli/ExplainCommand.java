@@ -450,7 +450,8 @@ public final class ExplainCommand implements Callable<Integer> {
             case "INVENTORIES" -> upload(snapshot, acl, caller, UploadKind.INVENTORIES);
             case "INVENTORY_UPDATES" -> upload(snapshot, acl, caller, UploadKind.INVENTORY_UPDATES);
             case "REPORTS" -> upload(snapshot, acl, caller, UploadKind.REPORTS);
-            case "UUID", "WHOAMI" -> new Decision.Allow(raw + " is open to any caller");
+            case "UUID" -> acl.uuid(caller);
+            case "WHOAMI" -> new Decision.Allow(raw + " is open to any caller");
             case "RELAY_API_DENIED" -> new Decision.Deny("relay-api-denied", "the TLS listener serves relayd's API as "
                     + "Rudder's Apache exposes it: shared-folder, shared-files and remote-run only");
             case "WEBAPP" -> config.webapp().proxy() != null

@@ -224,6 +224,27 @@ class ExplainCommandTest {
     }
 
     @Test
+    void uuidNeedsAVerifiedCertificateInCaMode() throws IOException {
+        NodeKeys selfSigned = sandbox.unregisteredIdentity("stranger", "node-9");
+
+        Path config = caConfig("");
+
+        Cli.Run verified = explain(config, allowed, "--path", "/uuid");
+        Cli.Run untrusted = explain(config, selfSigned.certificatePath(), "--path", "/uuid");
+        Cli.Run revokedOne = explain(config, revoked, "--path", "/uuid");
+
+        assertThat(verified.exitCode()).as(verified.out()).isZero();
+        assertThat(verified.out()).contains("route       -        GET /uuid: uuid",
+                "decision    ok       allowed: uuid: verified certificate");
+        assertThat(untrusted.exitCode()).isEqualTo(ExitCodes.EXPLAIN_REFUSED);
+        assertThat(untrusted.out()).contains("decision    refused  certificate-not-trusted: /uuid needs a verified "
+                + "client certificate in certificate-validation mode");
+        assertThat(revokedOne.exitCode()).isEqualTo(ExitCodes.EXPLAIN_REFUSED);
+        assertThat(revokedOne.out()).contains("decision    refused  revoked: /uuid needs a verified client "
+                + "certificate");
+    }
+
+    @Test
     void aConfigurationThatDoesNotLoadIsAConfigurationError() throws IOException {
         Path config = caConfig("");
         Files.delete(dir.resolve("lib/ca.pem"));
