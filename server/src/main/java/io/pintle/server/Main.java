@@ -3,10 +3,12 @@ package io.pintle.server;
 import io.pintle.server.cli.CheckConfigCommand;
 import io.pintle.server.cli.DemoCommand;
 import io.pintle.server.cli.ExitCodes;
+import io.pintle.server.cli.ExplainCommand;
 import io.pintle.server.cli.KeygenCommand;
 import io.pintle.server.cli.ReloadCommand;
 import io.pintle.server.cli.ServeCommand;
 import io.pintle.server.cli.SyncCommand;
+import io.pintle.server.http.Route;
 import java.util.concurrent.Callable;
 import org.slf4j.bridge.SLF4JBridgeHandler;
 import picocli.CommandLine;
@@ -20,8 +22,8 @@ import picocli.CommandLine.Command;
         description = "HTTPS policy and file server for Rudder and CFEngine/DSC fleets.",
         subcommands = {ServeCommand.class, ReloadCommand.class, CheckConfigCommand.class, DemoCommand.class,
                 KeygenCommand.class, SyncCommand.class},
-        footer = {"", "Exit codes: 0 normal, 1 reload refused, 2 configuration error, 3 other startup failure "
-                + "(or, for reload, server unreachable)."})
+        footer = {"", "Exit codes: 0 normal, 1 reload refused (explain: the server would refuse), 2 configuration "
+                + "error, 3 other startup failure (or, for reload, server unreachable)."})
 public final class Main implements Callable<Integer> {
 
     /** Without a sub-command, {@code pintle} serves with the default configuration. */
@@ -46,11 +48,24 @@ public final class Main implements Callable<Integer> {
      */
     public static int run(String... args) {
         CommandLine commandLine = new CommandLine(new Main());
+        commandLine.addSubcommand(new ExplainCommand(Main::route));
         commandLine.setExecutionExceptionHandler((exception, line, parsed) -> {
             line.getErr().println("pintle: " + exception.getMessage());
             return ExitCodes.STARTUP_FAILURE;
         });
         return commandLine.execute(args);
+    }
+
+    /**
+     * The route table for {@code pintle explain}: it belongs to {@code http}, which the commands do not import.
+     *
+     * @param rawPath a path of the TLS listener, as received
+     * @return its route
+     */
+    private static ExplainCommand.RouteMatch route(String rawPath) {
+        Route route = Route.of(false, rawPath);
+        // The catch-all has no prefix to be below.
+        return new ExplainCommand.RouteMatch(route.name(), route == Route.OTHER ? null : route.below(rawPath));
     }
 
     /** Reads the version from the jar manifest. */

@@ -11,6 +11,11 @@ public final class ExitCodes {
      * unchanged.
      */
     public static final int SYNC_FAILED = 1;
+    /**
+     * {@code pintle explain}: the server would refuse the certificate (without {@code --path}) or the request (with
+     * it).
+     */
+    public static final int EXPLAIN_REFUSED = 1;
     /** The configuration or an input file it names is invalid (also picocli's code for bad usage). */
     public static final int CONFIG_ERROR = 2;
     /** Any other startup failure (port in use, permission denied...); for {@code reload}, server unreachable. */

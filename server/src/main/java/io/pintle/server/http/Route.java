@@ -20,7 +20,7 @@ import java.util.Set;
  * included, is {@link #RELAY_API_DENIED}. The admin listener, which plays relayd's 127.0.0.1:3030, answers both.
  * Templates name the versioned form: it is how the Jersey resources are written ({@link RelayApiAlias}).
  */
-enum Route {
+public enum Route {
     /** {@code /policies/{node}/{path}}: a node's own policies. */
     POLICIES(Listener.TLS, Routes.POLICIES + "/", false, RouteClass.POLICIES, WorkClass.FILES,
             Routes.POLICIES + "/{node}/{path}", Map.of("GET", Set.of(Routes.VIEW, Routes.WAIT), "HEAD", Set.of())),
@@ -206,7 +206,7 @@ enum Route {
      * @param rawPath its path, percent-encoded as received, or null
      * @return its route
      */
-    static Route of(boolean admin, String rawPath) {
+    public static Route of(boolean admin, String rawPath) {
         Listener on = admin ? Listener.ADMIN : Listener.TLS;
         if (rawPath != null) {
             String relative = relayApiRelative(rawPath);
@@ -249,7 +249,7 @@ enum Route {
      * @param rawPath a path of this route
      * @return what follows the route's prefix (percent-encoded), or null for an exact route
      */
-    String below(String rawPath) {
+    public String below(String rawPath) {
         if (!path.endsWith("/")) {
             return null;
         }
