@@ -272,7 +272,7 @@ public final class ConfigLoader {
         ServerConfig validate(RawConfig raw) throws ConfigException {
             RawGeneral general = raw.general() != null ? raw.general() : new RawGeneral(null, null, null, null);
             RawTls tls = raw.tls() != null ? raw.tls() : new RawTls(null, null, null, null, null);
-            RawNodes nodes = raw.nodes() != null ? raw.nodes() : new RawNodes(null, null, null, null, null, null, null, null);
+            RawNodes nodes = raw.nodes() != null ? raw.nodes() : new RawNodes(null, null, null, null, null, null, null, null, null, null, null);
             RawNetworks networks = raw.networks() != null ? raw.networks() : new RawNetworks(null, null, null);
             RawPaths paths = raw.paths() != null ? raw.paths() : new RawPaths(null, null, null);
             RawAdmin admin = raw.admin() != null ? raw.admin() : new RawAdmin(null);
@@ -451,9 +451,51 @@ public final class ConfigLoader {
                 denied = path("nodes.denied_keys_file", raw.deniedKeysFile(), null);
                 deniedRequired = true;
             }
+            URI crlUrl = crlUrl(raw.crlUrl(), authentication);
+            Path fetchFile = path("nodes.crl_fetch_file", raw.crlFetchFile(), ServerConfig.DEFAULT_CRL_FETCH_FILE);
+            if (crlUrl != null && crls.contains(fetchFile)) {
+                throw new ConfigException(source + ": 'nodes.crl_fetch_file' (" + fetchFile + ") is also in "
+                        + "'nodes.crl_files': the fetch replaces that file; name another one, or remove it from "
+                        + "crl_files");
+            }
+            Duration refresh = seconds("nodes.crl_refresh_seconds", raw.crlRefreshSeconds(),
+                    (int) ServerConfig.Nodes.DEFAULT_CRL_REFRESH.toSeconds(),
+                    (int) ServerConfig.Nodes.MIN_CRL_REFRESH.toSeconds());
             return new ServerConfig.Nodes(path("nodes.list", raw.list(), "/var/rudder/lib/relay/nodeslist.json"),
                     certificates, authentication, path("nodes.ca_file", raw.caFile(), ServerConfig.DEFAULT_CA_FILE),
-                    depth, rules, crls, denied, deniedRequired);
+                    depth, rules, crls, denied, deniedRequired, crlUrl, fetchFile, refresh);
+        }
+
+        /**
+         * {@code [nodes] crl_url}: an http or https URL, without user or fragment (it is shown in the status and
+         * the logs), and only with certificate validation, whose CA bundle verifies what is fetched.
+         */
+        private URI crlUrl(String raw, List<NodeTrust.Mode> authentication) throws ConfigException {
+            if (raw == null || raw.isEmpty()) {
+                return null;
+            }
+            String hint = "'nodes.crl_url' must be the http:// or https:// URL of the CA's CRL (PEM or DER), not '"
+                    + raw + "'";
+            URI url;
+            try {
+                url = new URI(raw);
+            } catch (URISyntaxException e) {
+                throw new ConfigException(source + ": " + hint + ": " + e.getReason());
+            }
+            String scheme = url.getScheme() == null ? "" : url.getScheme().toLowerCase(Locale.ROOT);
+            if (!scheme.equals("http") && !scheme.equals("https") || url.getHost() == null) {
+                throw new ConfigException(source + ": " + hint);
+            }
+            if (url.getRawUserInfo() != null || url.getRawFragment() != null) {
+                throw new ConfigException(source + ": " + hint + " (no user:password@ or #fragment: the URL is shown "
+                        + "in /v1/status and the logs)");
+            }
+            if (!authentication.contains(NodeTrust.Mode.CERT_VALIDATION)) {
+                throw new ConfigException(source + ": 'nodes.crl_url' applies to certificate validation: add "
+                        + "\"cert_validation\" to 'nodes.authentication' (a fetched CRL is verified against "
+                        + "'nodes.ca_file', and only revokes CA-signed certificates), or remove crl_url");
+            }
+            return url;
         }
 
         private ServerConfig.Uploads uploads(RawUploads raw, ServerConfig.Role role) throws ConfigException {
@@ -912,7 +954,9 @@ public final class ConfigLoader {
             @JsonProperty("authentication") List<String> authentication, @JsonProperty("ca_file") String caFile,
             @JsonProperty("ca_max_depth") Integer caMaxDepth, @JsonProperty("id_rules") List<String> idRules,
             @JsonProperty("crl_files") List<String> crlFiles,
-            @JsonProperty("denied_keys_file") String deniedKeysFile) {}
+            @JsonProperty("denied_keys_file") String deniedKeysFile, @JsonProperty("crl_url") String crlUrl,
+            @JsonProperty("crl_fetch_file") String crlFetchFile,
+            @JsonProperty("crl_refresh_seconds") Integer crlRefreshSeconds) {}
 
     record RawNetworks(
             @JsonProperty("allowed_file") String allowedFile, @JsonProperty("allowed") List<String> allowed,

@@ -327,19 +327,53 @@ public record ServerConfig(
      * @param deniedKeysFile the deny list of key pins, or null for none
      * @param deniedKeysFileRequired whether it was configured explicitly, so that its absence is an error (the
      *     default file may be absent: nothing denied)
+     * @param crlUrl where a CRL is fetched from ({@code http} or {@code https}), or null for no fetch
+     * @param crlFetchFile where the last good fetched CRL is kept; a CRL input once it exists
+     * @param crlRefresh how often it is fetched: at least {@link #MIN_CRL_REFRESH} from a configuration file (the
+     *     loader refuses less); any positive duration here, so that a test can fetch every second
      */
     public record Nodes(Path list, List<Path> certificates, List<NodeTrust.Mode> authentication, Path caFile,
             int caMaxDepth, List<IdRule> idRules, List<Path> crlFiles, Path deniedKeysFile,
-            boolean deniedKeysFileRequired) {
+            boolean deniedKeysFileRequired, URI crlUrl, Path crlFetchFile, Duration crlRefresh) {
+        /** The default {@code crl_refresh_seconds}: a CA publishes a CRL a day or more often, rarely each hour. */
+        public static final Duration DEFAULT_CRL_REFRESH = Duration.ofHours(1);
+        /** The shortest {@code crl_refresh_seconds}: more often only loads the CA's server. */
+        public static final Duration MIN_CRL_REFRESH = Duration.ofSeconds(60);
+
         public Nodes {
             certificates = List.copyOf(certificates);
             authentication = List.copyOf(authentication);
             idRules = List.copyOf(idRules);
             crlFiles = List.copyOf(crlFiles);
             Objects.requireNonNull(caFile);
+            Objects.requireNonNull(crlFetchFile);
+            Objects.requireNonNull(crlRefresh);
             if (authentication.isEmpty() || idRules.isEmpty()) {
                 throw new IllegalArgumentException("at least one trust mode and one id rule");
             }
+            if (crlRefresh.isNegative() || crlRefresh.isZero()) {
+                throw new IllegalArgumentException("a CRL refresh period is positive");
+            }
+        }
+
+        /**
+         * No CRL fetch.
+         *
+         * @param list {@code nodeslist.json}
+         * @param certificates PEM bundles of node certificates
+         * @param authentication the trust modes
+         * @param caFile the CA bundle
+         * @param caMaxDepth the deepest chain
+         * @param idRules where the node id is read
+         * @param crlFiles CRL files
+         * @param deniedKeysFile the deny list, or null
+         * @param deniedKeysFileRequired whether its absence is an error
+         */
+        public Nodes(Path list, List<Path> certificates, List<NodeTrust.Mode> authentication, Path caFile,
+                int caMaxDepth, List<IdRule> idRules, List<Path> crlFiles, Path deniedKeysFile,
+                boolean deniedKeysFileRequired) {
+            this(list, certificates, authentication, caFile, caMaxDepth, idRules, crlFiles, deniedKeysFile,
+                    deniedKeysFileRequired, null, Path.of(DEFAULT_CRL_FETCH_FILE), DEFAULT_CRL_REFRESH);
         }
 
         /**
@@ -350,7 +384,8 @@ public record ServerConfig(
          */
         public Nodes(Path list, List<Path> certificates) {
             this(list, certificates, List.of(NodeTrust.Mode.CERT_PINNING), Path.of(DEFAULT_CA_FILE),
-                    CaTrust.DEFAULT_MAX_DEPTH, List.of(IdRule.UID), List.of(), Path.of(DEFAULT_DENIED_KEYS_FILE), false);
+                    CaTrust.DEFAULT_MAX_DEPTH, List.of(IdRule.UID), List.of(), Path.of(DEFAULT_DENIED_KEYS_FILE), false,
+                    null, Path.of(DEFAULT_CRL_FETCH_FILE), DEFAULT_CRL_REFRESH);
         }
 
         /** @return whether certificate-validation mode is on */
@@ -368,6 +403,8 @@ public record ServerConfig(
     public static final String DEFAULT_CA_FILE = "/var/rudder/lib/ssl/policy_server_ca.pem";
     /** Default {@code [nodes] denied_keys_file}: absent means nothing is denied. */
     public static final String DEFAULT_DENIED_KEYS_FILE = "/etc/pintle/denied-keys";
+    /** Default {@code [nodes] crl_fetch_file}: in the unit's {@code StateDirectory}, which only Pintle writes. */
+    public static final String DEFAULT_CRL_FETCH_FILE = "/var/lib/pintle/fetched.crl";
 
     /**
      * @param allowedFile Apache {@code Require} include, or null for none

@@ -102,6 +102,10 @@ public final class SnapshotLoader {
             files.add(config.nodes().caFile());
         }
         files.addAll(config.nodes().crlFiles());
+        Path fetched = fetchedCrl(config);
+        if (fetched != null && Files.exists(fetched)) {
+            files.add(fetched);
+        }
         Path denied = config.nodes().deniedKeysFile();
         if (denied != null && (config.nodes().deniedKeysFileRequired() || Files.exists(denied))) {
             files.add(denied);
@@ -226,17 +230,31 @@ public final class SnapshotLoader {
                 new String(content, StandardCharsets.UTF_8), file, List.of(), "networks.policy_server_file"));
     }
 
-    /** The default policy-server networks file or deny list, removed between listing the inputs and reading them. */
+    /**
+     * @param config a configuration
+     * @return where its fetched CRL is kept ({@code [nodes] crl_fetch_file}), or null when it fetches none; absent
+     *     until the first good fetch, and then a CRL input like {@code crl_files}
+     */
+    public static Path fetchedCrl(ServerConfig config) {
+        return config.nodes().crlUrl() != null ? config.nodes().crlFetchFile() : null;
+    }
+
+    /**
+     * The default policy-server networks file or deny list, or the fetched CRL, removed between listing the inputs
+     * and reading them.
+     */
     private boolean optionalAndGone(Path file, IOException e) {
         boolean optional = file.equals(config.networks().policyServerFile())
                 && !config.networks().policyServerFileRequired()
-                || file.equals(config.nodes().deniedKeysFile()) && !config.nodes().deniedKeysFileRequired();
+                || file.equals(config.nodes().deniedKeysFile()) && !config.nodes().deniedKeysFileRequired()
+                || file.equals(fetchedCrl(config));
         return optional && e.getCause() instanceof NoSuchFileException;
     }
 
     /**
      * The trust modes, the CA bundle (the previous object when its bytes did not change, so that open connections
-     * keep their verified chains), the CRLs, checked against the bundle, and the deny list.
+     * keep their verified chains), the CRLs (the files, then the fetched one once there is one), checked against the
+     * bundle, and the deny list.
      */
     private NodeTrust trust(Map<Path, byte[]> contents, Reuse reuse) throws IOException {
         ServerConfig.Nodes nodes = config.nodes();
@@ -251,6 +269,10 @@ public final class SnapshotLoader {
         List<Revocations.Crl> crls = new ArrayList<>();
         for (Path file : nodes.crlFiles()) {
             crls.addAll(Revocations.parseCrls(contents.get(file), file, ca));
+        }
+        Path fetched = fetchedCrl(config);
+        if (fetched != null && contents.containsKey(fetched)) {
+            crls.addAll(Revocations.parseCrls(contents.get(fetched), fetched, ca));
         }
         Path deniedFile = nodes.deniedKeysFile();
         byte[] denied = deniedFile != null ? contents.get(deniedFile) : null;
