@@ -11,6 +11,7 @@ import io.pintle.server.policy.DigestCache;
 import io.pintle.server.policy.FileCache;
 import io.pintle.server.policy.TreeScanner;
 import io.pintle.server.reload.ConfigSource;
+import io.pintle.server.reload.CrlFetch;
 import io.pintle.server.reload.InputWatcher;
 import io.pintle.server.reload.Reloader;
 import io.pintle.server.reload.ServerSnapshot;
@@ -123,6 +124,7 @@ public final class Bootstrap {
         SnapshotHolder snapshots = new SnapshotHolder(first);
         ServerTls tls = ServerTls.create(first.credentials(), config.tls().protocols(), config.tls().provider());
         Reloader reloader = new Reloader(source, snapshots, tls, clock);
+        CrlFetch crlFetch = new CrlFetch(snapshots, reloader::reload, clock);
         DirectoryWatch directoryWatch = new DirectoryWatch();
         InputWatcher watcher = new InputWatcher(reloader, snapshots, directoryWatch, WATCH_QUIET_PERIOD);
         ServerMetrics metrics = new ServerMetrics(snapshots);
@@ -143,13 +145,17 @@ public final class Bootstrap {
         metrics.downloads(files);
         UploadTally uploads = new UploadTally();
         metrics.uploads(uploads);
+        metrics.crlFetch(crlFetch);
         removeUploadLeftovers(config.uploads(), clock);
         Server server = HttpServerFactory.create(config, tls.factory(), snapshots, clock,
                 new HttpServerFactory.FileServices(files, scanner, digests, waits, sharedFiles, remoteRuns.channels()),
                 JerseyConfig.create(sharedFiles, upstream, remoteRuns, uploads),
-                JerseyConfig.admin(snapshots, reloader, metrics, readiness, remoteRuns, uploads), metrics, readiness);
+                JerseyConfig.admin(snapshots, reloader, metrics, readiness, remoteRuns, uploads, crlFetch), metrics, readiness);
         systemd.listener().ifPresent(inherited -> HttpServerFactory.inheritTlsListener(server, inherited));
         server.addBean(new Managed("reloader", () -> { }, reloader::stop));
+        // After the reloader, so stopped before it: a fetch under way never asks a stopped reloader. Always there,
+        // idle without [nodes] crl_url, so that a reload can set one.
+        server.addBean(new Managed("crl fetch", crlFetch::start, crlFetch::stop));
         server.addBean(new Managed("digests", () -> { }, digests::close));
         // Before its clients (change waits, input watcher): started before them, stopped after them.
         server.addBean(new Managed("directory watch", directoryWatch::start, directoryWatch::close));
@@ -180,6 +186,7 @@ public final class Bootstrap {
         if (config.reload().watch()) {
             reloader.addListener(watcher);
         }
+        reloader.addListener(crlFetch);
         return pintle;
     }
 

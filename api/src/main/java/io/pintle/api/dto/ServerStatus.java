@@ -22,6 +22,7 @@ import java.util.Map;
  * @param uploads uploads since start by route ({@code inventories}, {@code inventory-updates}, {@code reports}), or
  *     null when this server takes none
  * @param orderChannels the nodes' remote-run order channels (the pull channel), or null when remote run is off
+ * @param trust how client certificates are trusted and revoked, as of the live snapshot
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record ServerStatus(
@@ -37,7 +38,57 @@ public record ServerStatus(
         @JsonProperty("last_failure") Reload lastFailure,
         Counts reloads,
         Map<String, Uploads> uploads,
-        @JsonProperty("order_channels") OrderChannels orderChannels) {
+        @JsonProperty("order_channels") OrderChannels orderChannels,
+        Trust trust) {
+
+    /**
+     * @param modes Rudder's trust modes on: {@code cert_pinning}, {@code cert_validation}
+     * @param caFile the CA bundle of certificate validation, or null when it is off
+     * @param crls every CRL in force, one per list (a file may hold several)
+     * @param deniedKeys how many key pins the deny list holds
+     * @param deniedKeysFile the deny list read, or null when none was
+     * @param crlFetch how the fetch of {@code [nodes] crl_url} went; absent when no URL is set
+     */
+    @JsonInclude(JsonInclude.Include.ALWAYS)
+    public record Trust(
+            List<String> modes,
+            @JsonProperty("ca_file") String caFile,
+            List<Crl> crls,
+            @JsonProperty("denied_keys") int deniedKeys,
+            @JsonProperty("denied_keys_file") String deniedKeysFile,
+            @JsonProperty("crl_fetch") @JsonInclude(JsonInclude.Include.NON_NULL) CrlFetch crlFetch) {}
+
+    /**
+     * @param file where it was read
+     * @param issuer its issuer (RFC 2253)
+     * @param thisUpdate when it was issued (ISO-8601)
+     * @param nextUpdate when the next one is due (ISO-8601), or null when it does not say
+     * @param entries how many certificates it revokes
+     * @param ageSeconds seconds since it was issued
+     * @param stale whether its next update is past: newer revocations may exist that this server does not know
+     */
+    @JsonInclude(JsonInclude.Include.ALWAYS)
+    public record Crl(
+            String file,
+            String issuer,
+            @JsonProperty("this_update") String thisUpdate,
+            @JsonProperty("next_update") String nextUpdate,
+            int entries,
+            @JsonProperty("age_seconds") long ageSeconds,
+            boolean stale) {}
+
+    /**
+     * @param url what is fetched
+     * @param lastSuccess when a fetch last succeeded (ISO-8601), or null
+     * @param lastAttempt when the last attempt ended (ISO-8601), or null before the first
+     * @param lastError why the last attempt failed, or null when it succeeded (the last good list stays in force)
+     */
+    @JsonInclude(JsonInclude.Include.ALWAYS)
+    public record CrlFetch(
+            String url,
+            @JsonProperty("last_success") String lastSuccess,
+            @JsonProperty("last_attempt") String lastAttempt,
+            @JsonProperty("last_error") String lastError) {}
 
     /**
      * @param polling nodes whose poll for orders is parked now

@@ -1,6 +1,7 @@
 package io.pintle.server.http;
 
 import io.pintle.server.metrics.ServerMetrics;
+import io.pintle.server.reload.CrlFetch;
 import io.pintle.server.reload.Reloader;
 import io.pintle.server.reload.SnapshotHolder;
 import io.pintle.server.remoterun.RemoteRunner;
@@ -46,13 +47,14 @@ public final class JerseyConfig {
      * @param readiness what {@code /ready} reports
      * @param remoteRuns runs remote runs
      * @param uploads upload counts, for {@code /v1/status}
+     * @param crlFetch the CRL fetch, for {@code /v1/status}
      * @return the application
      */
     public static ResourceConfig admin(SnapshotHolder snapshots, Reloader reloader, ServerMetrics metrics,
-            Readiness readiness, RemoteRunner remoteRuns, UploadTally uploads) {
+            Readiness readiness, RemoteRunner remoteRuns, UploadTally uploads, CrlFetch crlFetch) {
         ResourceConfig config = base("pintle-admin");
         config.registerInstances(
-                adminResources(snapshots, reloader, metrics, readiness, remoteRuns, uploads).toArray());
+                adminResources(snapshots, reloader, metrics, readiness, remoteRuns, uploads, crlFetch).toArray());
         return config;
     }
 
@@ -76,11 +78,13 @@ public final class JerseyConfig {
      * @param readiness what {@code /ready} reports
      * @param remoteRuns runs remote runs (null for the contract test)
      * @param uploads upload counts (null for the contract test)
+     * @param crlFetch the CRL fetch (null for the contract test)
      * @return the admin resource instances (the OpenAPI contract test reads these)
      */
     static List<Object> adminResources(SnapshotHolder snapshots, Reloader reloader, ServerMetrics metrics,
-            Readiness readiness, RemoteRunner remoteRuns, UploadTally uploads) {
-        return List.of(new SystemResource(reloader), new StatusResource(snapshots, reloader, uploads, remoteRuns),
+            Readiness readiness, RemoteRunner remoteRuns, UploadTally uploads, CrlFetch crlFetch) {
+        return List.of(new SystemResource(reloader),
+                new StatusResource(snapshots, reloader, uploads, remoteRuns, crlFetch),
                 new HealthResource(snapshots, readiness),
                 new MetricsResource(metrics != null ? metrics.registry() : null),
                 new RemoteRunResource(remoteRuns, true));

@@ -1,6 +1,9 @@
 package io.pintle.server.http;
 
 import io.pintle.api.dto.ServerStatus;
+import io.pintle.server.nodes.NodeTrust;
+import io.pintle.server.nodes.Revocations;
+import io.pintle.server.reload.CrlFetch;
 import io.pintle.server.reload.InputFile;
 import io.pintle.server.reload.ReloadHistory;
 import io.pintle.server.reload.ReloadOutcome;
@@ -14,6 +17,8 @@ import jakarta.ws.rs.GET;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -26,12 +31,15 @@ public final class StatusResource {
     private final Reloader reloader;
     private final UploadTally uploads;
     private final RemoteRunner remoteRuns;
+    private final CrlFetch crlFetch;
 
-    StatusResource(SnapshotHolder snapshots, Reloader reloader, UploadTally uploads, RemoteRunner remoteRuns) {
+    StatusResource(SnapshotHolder snapshots, Reloader reloader, UploadTally uploads, RemoteRunner remoteRuns,
+            CrlFetch crlFetch) {
         this.snapshots = snapshots;
         this.reloader = reloader;
         this.uploads = uploads;
         this.remoteRuns = remoteRuns;
+        this.crlFetch = crlFetch;
     }
 
     @GET
@@ -60,7 +68,31 @@ public final class StatusResource {
                 snapshot.config().remoteRun().enabled()
                         ? new ServerStatus.OrderChannels(remoteRuns.channels().parked(),
                                 remoteRuns.channels().awaited(), remoteRuns.policyUpdates().pending(),
-                                remoteRuns.policyUpdates().released(), remoteRuns.policyUpdates().watched()) : null);
+                                remoteRuns.policyUpdates().released(), remoteRuns.policyUpdates().watched()) : null,
+                trust(snapshot));
+    }
+
+    private ServerStatus.Trust trust(ServerSnapshot snapshot) {
+        NodeTrust trust = snapshot.trust();
+        Revocations revocations = trust.revocations();
+        Instant now = Instant.now();
+        List<ServerStatus.Crl> crls = new ArrayList<>();
+        for (Revocations.Crl crl : revocations.crls()) {
+            Instant next = crl.nextUpdate();
+            crls.add(new ServerStatus.Crl(crl.file().toString(), crl.issuer(), crl.thisUpdate().toString(),
+                    next != null ? next.toString() : null, crl.entries(),
+                    Duration.between(crl.thisUpdate(), now).toSeconds(), next != null && now.isAfter(next)));
+        }
+        CrlFetch.Status fetch = crlFetch.status();
+        return new ServerStatus.Trust(trust.modes().stream().map(NodeTrust.Mode::text).toList(),
+                trust.ca() != null ? trust.ca().file().toString() : null, crls, revocations.denied().size(),
+                revocations.deniedFile() != null ? revocations.deniedFile().toString() : null,
+                fetch == null ? null : new ServerStatus.CrlFetch(fetch.url().toString(), text(fetch.lastSuccess()),
+                        text(fetch.lastAttempt()), fetch.lastError()));
+    }
+
+    private static String text(Instant instant) {
+        return instant != null ? instant.toString() : null;
     }
 
     private Map<String, ServerStatus.Uploads> uploads(ServerSnapshot snapshot) {

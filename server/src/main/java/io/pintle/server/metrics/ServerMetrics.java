@@ -2,11 +2,13 @@ package io.pintle.server.metrics;
 
 import io.pintle.server.PintleVersion;
 import io.pintle.server.nodes.Identification;
+import io.pintle.server.nodes.Revocations;
 import io.pintle.server.overload.Gate;
 import io.pintle.server.overload.WorkClass;
 import io.pintle.server.policy.ChangeWaits;
 import io.pintle.server.policy.DigestCache;
 import io.pintle.server.policy.FileCache;
+import io.pintle.server.reload.CrlFetch;
 import io.pintle.server.reload.ReloadListener;
 import io.pintle.server.reload.ReloadOutcome;
 import io.pintle.server.reload.ServerSnapshot;
@@ -24,6 +26,8 @@ import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.core.metrics.Info;
 import io.prometheus.metrics.instrumentation.jvm.JvmMetrics;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -184,6 +188,20 @@ public final class ServerMetrics implements ReloadListener {
                 .help("When the live snapshot was built, in seconds since the epoch")
                 .callback(callback -> callback.call(snapshots.current().loadedAt().toEpochMilli() / 1000.0))
                 .register(registry);
+        GaugeWithCallback.builder()
+                .name("pintle_crl_age_seconds")
+                .help("Seconds since the oldest CRL in force was issued (its thisUpdate); absent without CRLs. "
+                        + "Compare with the CA's publication period: a CRL older than that misses revocations")
+                .callback(callback -> {
+                    Instant oldest = null;
+                    for (Revocations.Crl crl : snapshots.current().trust().revocations().crls()) {
+                        oldest = oldest == null || crl.thisUpdate().isBefore(oldest) ? crl.thisUpdate() : oldest;
+                    }
+                    if (oldest != null) {
+                        callback.call(Duration.between(oldest, Instant.now()).toMillis() / 1000.0);
+                    }
+                })
+                .register(registry);
         Info.builder()
                 .name("pintle_build_info")
                 .help("Pintle version")
@@ -316,6 +334,20 @@ public final class ServerMetrics implements ReloadListener {
                 .name("pintle_file_cache_bytes")
                 .help("Memory held by the file cache: file bytes plus a fixed overhead per entry")
                 .callback(callback -> callback.call(files.size()))
+                .register(registry);
+    }
+
+    /**
+     * Exposes how the CRL fetch goes.
+     *
+     * @param crlFetch the fetch of {@code [nodes] crl_url}
+     */
+    public void crlFetch(CrlFetch crlFetch) {
+        CounterWithCallback.builder()
+                .name("pintle_crl_fetch_failures")
+                .help("Failed fetches of [nodes] crl_url since start (the last good CRL stays in force; "
+                        + "/v1/status says why)")
+                .callback(callback -> callback.call(crlFetch.failures()))
                 .register(registry);
     }
 

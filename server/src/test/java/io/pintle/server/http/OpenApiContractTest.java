@@ -55,7 +55,7 @@ class OpenApiContractTest {
                     server.put(method + " " + normalize(route.template()), new TreeSet<>(names)));
         }
         List<Object> resources = new ArrayList<>(JerseyConfig.resources(null, null, null, null));
-        resources.addAll(JerseyConfig.adminResources(null, null, null, null, null, null));
+        resources.addAll(JerseyConfig.adminResources(null, null, null, null, null, null, null));
         for (Object resource : resources) {
             collectQueries(Resource.from(resource.getClass()), "", server);
         }
@@ -169,7 +169,7 @@ class OpenApiContractTest {
     static Set<String> serverOperations() {
         Set<String> operations = new TreeSet<>();
         List<Object> resources = new ArrayList<>(JerseyConfig.resources(null, null, null, null));
-        resources.addAll(JerseyConfig.adminResources(null, null, null, null, null, null));
+        resources.addAll(JerseyConfig.adminResources(null, null, null, null, null, null, null));
         for (Object resource : resources) {
             collect(Resource.from(resource.getClass()), "", operations);
         }
