@@ -85,7 +85,7 @@ public final class CrlFetch implements ReloadListener {
     private ScheduledFuture<?> next;
     /** Made and used on the fetch thread only. */
     private HttpClient client;
-    /** The settings the last attempt ran with (touched on the fetch thread only). */
+    /** The settings the last attempt ran with (guarded by this: the reload thread compares them). */
     private Settings last;
 
     /**
@@ -107,9 +107,8 @@ public final class CrlFetch implements ReloadListener {
      * @param lastSuccess when a fetch last succeeded (a new list kept, or the same one again), or null
      * @param lastAttempt when the last fetch ended, or null before the first one
      * @param lastError why the last attempt failed, or null when it succeeded
-     * @param failures failed attempts since start
      */
-    public record Status(URI url, Instant lastSuccess, Instant lastAttempt, String lastError, long failures) {
+    public record Status(URI url, Instant lastSuccess, Instant lastAttempt, String lastError) {
         public Status {
             Objects.requireNonNull(url);
         }
@@ -158,7 +157,7 @@ public final class CrlFetch implements ReloadListener {
     public Status status() {
         Status now = status.get();
         URI url = snapshots.current().config().nodes().crlUrl();
-        return now != null && now.url().equals(url) ? now : url == null ? null : new Status(url, null, null, null, 0);
+        return now != null && now.url().equals(url) ? now : url == null ? null : new Status(url, null, null, null);
     }
 
     /** @return failed attempts since start, whatever the URL (a counter never goes down) */
@@ -237,7 +236,7 @@ public final class CrlFetch implements ReloadListener {
             return;
         }
         Instant now = clock.instant();
-        status.updateAndGet(before -> new Status(settings.url(), now, now, null, failures(before, settings)));
+        status.set(new Status(settings.url(), now, now, null));
         if (outcome != null) {
             LOG.info("CRL fetch from {}: {}", settings.url(), outcome);
         }
@@ -247,11 +246,7 @@ public final class CrlFetch implements ReloadListener {
         failures.incrementAndGet();
         Instant now = clock.instant();
         status.updateAndGet(before -> new Status(settings.url(), before != null && before.url().equals(settings.url())
-                ? before.lastSuccess() : null, now, reason, failures(before, settings) + 1));
-    }
-
-    private static long failures(Status before, Settings settings) {
-        return before != null && before.url().equals(settings.url()) ? before.failures() : 0;
+                ? before.lastSuccess() : null, now, reason));
     }
 
     /**
