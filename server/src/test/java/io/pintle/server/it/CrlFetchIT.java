@@ -78,6 +78,25 @@ class CrlFetchIT {
                     out.write(content);
                 }
             });
+            // Elsewhere on another scheme: never followed.
+            server.createContext("/elsewhere", exchange -> {
+                exchange.getResponseHeaders().add("Location", "https://127.0.0.1:" + server.getAddress().getPort()
+                        + "/ca.crl");
+                exchange.sendResponseHeaders(302, -1);
+                exchange.close();
+            });
+            // Larger than any CRL, and sent without a length: the download stops at the bound.
+            server.createContext("/huge", exchange -> {
+                exchange.sendResponseHeaders(200, 0);
+                byte[] chunk = new byte[1024 * 1024];
+                try (OutputStream out = exchange.getResponseBody()) {
+                    for (int i = 0; i < 40; i++) {
+                        out.write(chunk);
+                    }
+                } catch (IOException e) {
+                    // The client stopped reading, as it should.
+                }
+            });
             server.start();
         }
 
@@ -185,6 +204,42 @@ class CrlFetchIT {
                 String metrics = admin(server, "/metrics");
                 assertThat(metrics).containsPattern("(?m)^pintle_crl_age_seconds \\d");
                 assertThat(metrics).containsPattern("(?m)^pintle_crl_fetch_failures_total [1-9]");
+            }
+        }
+    }
+
+    @Test
+    void aRedirectToAnotherSchemeOrAnOversizedAnswerIsRefusedAndAReloadedUrlIsFetchedAtOnce(@TempDir Path dir)
+            throws Exception {
+        Sandbox sandbox = Sandbox.create(dir);
+        CertificateAuthority ca = CertificateAuthority.root(SelfSigned.KeyType.EC_P256, "Fleet CA", Duration.ofDays(2));
+        SelfSigned.writeCertificates(dir.resolve("lib/ca.pem"), ca.certificate());
+        Files.createDirectories(dir.resolve("state"));
+        try (CrlServer crls = new CrlServer()) {
+            crls.body.set(ca.crl(List.of(BigInteger.TWO)).getEncoded());
+            String base = crls.url().replace("/ca.crl", "");
+            String keep = "crl_fetch_file = \"state/fetched.crl\"\n";
+            Path config = caModeConfig(sandbox, "crl_url = \"" + base + "/elsewhere\"\n" + keep, "");
+            // The refresh stays an hour here: every fetch after the first comes from a reload changing the URL.
+            try (PintleServer server = Bootstrap.build(ConfigLoader.load(config))) {
+                server.start();
+                JsonNode status = awaitStatus(server, s -> !fetch(s).path("last_error").isNull());
+                assertThat(fetch(status).path("last_error").asText()).contains("another scheme", "not followed");
+                assertThat(fetch(status).path("last_success").isNull()).isTrue();
+                assertThat(status.path("trust").path("crls").size()).isZero();
+
+                caModeConfig(sandbox, "crl_url = \"" + base + "/huge\"\n" + keep, "");
+                server.reloader().reload("test").get();
+                status = awaitStatus(server, s -> fetch(s).path("url").asText().endsWith("/huge")
+                        && !fetch(s).path("last_error").isNull());
+                assertThat(fetch(status).path("last_error").asText()).contains("larger than 32 MiB");
+                assertThat(dir.resolve("state/fetched.crl")).doesNotExist();
+
+                caModeConfig(sandbox, "crl_url = \"" + crls.url() + "\"\n" + keep, "");
+                server.reloader().reload("test").get();
+                status = awaitStatus(server, s -> s.path("trust").path("crls").size() == 1);
+                assertThat(fetch(status).path("last_error").isNull()).isTrue();
+                assertThat(status.path("trust").path("crls").path(0).path("entries").asInt()).isEqualTo(1);
             }
         }
     }
