@@ -148,7 +148,7 @@ public final class ExplainCommand implements Callable<Integer> {
 
         out.printf("configuration %s%n", loaded.source());
         certificates(chain, now);
-        line("trust", INFO, modes(trust));
+        line("trust", INFO, modes(trust, snapshot));
         if (trust.pinning()) {
             pinning(snapshot, presented, now);
         }
@@ -235,13 +235,18 @@ public final class ExplainCommand implements Callable<Integer> {
         }
     }
 
-    private static String modes(NodeTrust trust) {
+    private static String modes(NodeTrust trust, ServerSnapshot snapshot) {
         StringBuilder text = new StringBuilder("[nodes] authentication: cert_pinning ")
                 .append(trust.pinning() ? "on" : "off").append(", cert_validation ")
                 .append(trust.validation() ? "on" : "off");
         if (trust.validation()) {
             text.append(" (ca_file ").append(trust.ca().file()).append(", ca_max_depth ").append(trust.ca().maxDepth())
-                    .append(", id_rules ").append(trust.idRules().stream().map(IdRule::text).toList()).append(')');
+                    .append(", id_rules ").append(trust.idRules().stream().map(IdRule::text).toList());
+            Path nodesAuth = snapshot.config().nodes().nodesAuthFile();
+            if (nodesAuth != null && snapshot.inputs().containsKey(nodesAuth)) {
+                text.append(" read from ").append(nodesAuth);
+            }
+            text.append(')');
         }
         return text.toString();
     }
@@ -358,7 +363,7 @@ public final class ExplainCommand implements Callable<Integer> {
 
     private void revocation(Revocations revocations, List<X509Certificate> path, boolean verified) {
         if (revocations.crls().isEmpty()) {
-            line("ca.crl", INFO, "no CRL ([nodes] crl_files)");
+            line("ca.crl", INFO, "no CRL ([nodes] crl_files, or crl_url once fetched)");
             return;
         }
         int other = 0;

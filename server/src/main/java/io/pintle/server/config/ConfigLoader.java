@@ -11,6 +11,7 @@ import com.fasterxml.jackson.databind.cfg.CoercionInputShape;
 import com.fasterxml.jackson.databind.type.LogicalType;
 import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
 import com.fasterxml.jackson.dataformat.toml.TomlMapper;
+import io.pintle.server.nodes.ApacheIdRules;
 import io.pintle.server.nodes.CaTrust;
 import io.pintle.server.nodes.IdRule;
 import io.pintle.server.nodes.KeyHash;
@@ -272,7 +273,7 @@ public final class ConfigLoader {
         ServerConfig validate(RawConfig raw) throws ConfigException {
             RawGeneral general = raw.general() != null ? raw.general() : new RawGeneral(null, null, null, null);
             RawTls tls = raw.tls() != null ? raw.tls() : new RawTls(null, null, null, null, null);
-            RawNodes nodes = raw.nodes() != null ? raw.nodes() : new RawNodes(null, null, null, null, null, null, null, null, null, null, null);
+            RawNodes nodes = raw.nodes() != null ? raw.nodes() : new RawNodes(null, null, null, null, null, null, null, null, null, null, null, null);
             RawNetworks networks = raw.networks() != null ? raw.networks() : new RawNetworks(null, null, null);
             RawPaths paths = raw.paths() != null ? raw.paths() : new RawPaths(null, null, null);
             RawAdmin admin = raw.admin() != null ? raw.admin() : new RawAdmin(null);
@@ -461,9 +462,29 @@ public final class ConfigLoader {
             Duration refresh = seconds("nodes.crl_refresh_seconds", raw.crlRefreshSeconds(),
                     (int) ServerConfig.Nodes.DEFAULT_CRL_REFRESH.toSeconds(),
                     (int) ServerConfig.Nodes.MIN_CRL_REFRESH.toSeconds());
+            // Rudder's Apache include for ids in SANs: read in place, unless the rules are written here.
+            Path nodesAuth = null;
+            boolean nodesAuthRequired = false;
+            if (raw.nodesAuthFile() != null && !raw.nodesAuthFile().isEmpty()) {
+                if (raw.idRules() != null) {
+                    throw new ConfigException(source + ": 'nodes.nodes_auth_file' and 'nodes.id_rules' both say where "
+                            + "the node id is: keep one");
+                }
+                nodesAuth = path("nodes.nodes_auth_file", raw.nodesAuthFile(), null);
+                nodesAuthRequired = true;
+            } else if (raw.nodesAuthFile() == null && raw.idRules() == null
+                    && authentication.contains(NodeTrust.Mode.CERT_VALIDATION)) {
+                nodesAuth = Path.of(ApacheIdRules.RUDDER_FILE);
+            }
+            if (!crls.isEmpty() && !authentication.contains(NodeTrust.Mode.CERT_VALIDATION)) {
+                throw new ConfigException(source + ": 'nodes.crl_files' revoke CA-signed certificates and apply to "
+                        + "certificate validation only: add \"cert_validation\" to 'nodes.authentication', or, to "
+                        + "refuse a pinned agent key, list its sha256//... pin in 'nodes.denied_keys_file'");
+            }
             return new ServerConfig.Nodes(path("nodes.list", raw.list(), "/var/rudder/lib/relay/nodeslist.json"),
                     certificates, authentication, path("nodes.ca_file", raw.caFile(), ServerConfig.DEFAULT_CA_FILE),
-                    depth, rules, crls, denied, deniedRequired, crlUrl, fetchFile, refresh);
+                    depth, rules, crls, denied, deniedRequired, crlUrl, fetchFile, refresh, nodesAuth,
+                    nodesAuthRequired);
         }
 
         /**
@@ -956,7 +977,8 @@ public final class ConfigLoader {
             @JsonProperty("crl_files") List<String> crlFiles,
             @JsonProperty("denied_keys_file") String deniedKeysFile, @JsonProperty("crl_url") String crlUrl,
             @JsonProperty("crl_fetch_file") String crlFetchFile,
-            @JsonProperty("crl_refresh_seconds") Integer crlRefreshSeconds) {}
+            @JsonProperty("crl_refresh_seconds") Integer crlRefreshSeconds,
+            @JsonProperty("nodes_auth_file") String nodesAuthFile) {}
 
     record RawNetworks(
             @JsonProperty("allowed_file") String allowedFile, @JsonProperty("allowed") List<String> allowed,

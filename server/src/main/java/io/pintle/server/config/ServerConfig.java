@@ -331,10 +331,15 @@ public record ServerConfig(
      * @param crlFetchFile where the last good fetched CRL is kept; a CRL input once it exists
      * @param crlRefresh how often it is fetched: at least {@link #MIN_CRL_REFRESH} from a configuration file (the
      *     loader refuses less); any positive duration here, so that a test can fetch every second
+     * @param nodesAuthFile Rudder's {@code rudder-apache-nodes-auth.conf}, whose conditions replace {@code idRules}
+     *     when it exists ({@link io.pintle.server.nodes.ApacheIdRules}), or null when {@code id_rules} is set or
+     *     the file is not read
+     * @param nodesAuthFileRequired whether it was configured explicitly, so that its absence is an error
      */
     public record Nodes(Path list, List<Path> certificates, List<NodeTrust.Mode> authentication, Path caFile,
             int caMaxDepth, List<IdRule> idRules, List<Path> crlFiles, Path deniedKeysFile,
-            boolean deniedKeysFileRequired, URI crlUrl, Path crlFetchFile, Duration crlRefresh) {
+            boolean deniedKeysFileRequired, URI crlUrl, Path crlFetchFile, Duration crlRefresh, Path nodesAuthFile,
+            boolean nodesAuthFileRequired) {
         /** The default {@code crl_refresh_seconds}: a CA publishes a CRL a day or more often, rarely each hour. */
         public static final Duration DEFAULT_CRL_REFRESH = Duration.ofHours(1);
         /** The shortest {@code crl_refresh_seconds}: more often only loads the CA's server. */
@@ -354,6 +359,32 @@ public record ServerConfig(
             if (crlRefresh.isNegative() || crlRefresh.isZero()) {
                 throw new IllegalArgumentException("a CRL refresh period is positive");
             }
+            if (nodesAuthFileRequired && nodesAuthFile == null) {
+                throw new IllegalArgumentException("a required nodes-auth file has a path");
+            }
+        }
+
+        /**
+         * Id rules only from {@code idRules}.
+         *
+         * @param list {@code nodeslist.json}
+         * @param certificates PEM bundles of node certificates
+         * @param authentication the trust modes
+         * @param caFile the CA bundle
+         * @param caMaxDepth the deepest chain
+         * @param idRules where the node id is read
+         * @param crlFiles CRL files
+         * @param deniedKeysFile the deny list, or null
+         * @param deniedKeysFileRequired whether its absence is an error
+         * @param crlUrl where a CRL is fetched from, or null
+         * @param crlFetchFile where the fetched CRL is kept
+         * @param crlRefresh how often it is fetched
+         */
+        public Nodes(Path list, List<Path> certificates, List<NodeTrust.Mode> authentication, Path caFile,
+                int caMaxDepth, List<IdRule> idRules, List<Path> crlFiles, Path deniedKeysFile,
+                boolean deniedKeysFileRequired, URI crlUrl, Path crlFetchFile, Duration crlRefresh) {
+            this(list, certificates, authentication, caFile, caMaxDepth, idRules, crlFiles, deniedKeysFile,
+                    deniedKeysFileRequired, crlUrl, crlFetchFile, crlRefresh, null, false);
         }
 
         /**
@@ -385,7 +416,7 @@ public record ServerConfig(
         public Nodes(Path list, List<Path> certificates) {
             this(list, certificates, List.of(NodeTrust.Mode.CERT_PINNING), Path.of(DEFAULT_CA_FILE),
                     CaTrust.DEFAULT_MAX_DEPTH, List.of(IdRule.UID), List.of(), Path.of(DEFAULT_DENIED_KEYS_FILE), false,
-                    null, Path.of(DEFAULT_CRL_FETCH_FILE), DEFAULT_CRL_REFRESH);
+                    null, Path.of(DEFAULT_CRL_FETCH_FILE), DEFAULT_CRL_REFRESH, null, false);
         }
 
         /** @return whether certificate-validation mode is on */

@@ -91,6 +91,10 @@ public record ServerSnapshot(
         if (config.nodes().deniedKeysFile() != null) {
             files.add(config.nodes().deniedKeysFile());
         }
+        // So is Rudder's nodes-auth include, which an administrator writes when the CA puts ids in SANs.
+        if (config.nodes().nodesAuthFile() != null) {
+            files.add(config.nodes().nodesAuthFile());
+        }
         return Collections.unmodifiableSet(files);
     }
 

@@ -4,10 +4,12 @@ import io.pintle.server.acl.AllowedNetworks;
 import io.pintle.server.acl.NetworksLoader;
 import io.pintle.server.acl.PolicyServerNetworks;
 import io.pintle.server.config.ServerConfig;
+import io.pintle.server.nodes.ApacheIdRules;
 import io.pintle.server.nodes.CaTrust;
 import io.pintle.server.nodes.CertificateBinding;
 import io.pintle.server.nodes.CertificateIndex;
 import io.pintle.server.nodes.CertificatesLoader;
+import io.pintle.server.nodes.IdRule;
 import io.pintle.server.nodes.KeyHash;
 import io.pintle.server.nodes.NodeRegistry;
 import io.pintle.server.nodes.NodesList;
@@ -109,6 +111,10 @@ public final class SnapshotLoader {
         Path denied = config.nodes().deniedKeysFile();
         if (denied != null && (config.nodes().deniedKeysFileRequired() || Files.exists(denied))) {
             files.add(denied);
+        }
+        Path nodesAuth = config.nodes().nodesAuthFile();
+        if (nodesAuth != null && (config.nodes().nodesAuthFileRequired() || Files.exists(nodesAuth))) {
+            files.add(nodesAuth);
         }
         files.add(config.tls().certificate());
         files.add(config.tls().key());
@@ -247,7 +253,8 @@ public final class SnapshotLoader {
         boolean optional = file.equals(config.networks().policyServerFile())
                 && !config.networks().policyServerFileRequired()
                 || file.equals(config.nodes().deniedKeysFile()) && !config.nodes().deniedKeysFileRequired()
-                || file.equals(fetchedCrl(config));
+                || file.equals(fetchedCrl(config))
+                || file.equals(config.nodes().nodesAuthFile()) && !config.nodes().nodesAuthFileRequired();
         return optional && e.getCause() instanceof NoSuchFileException;
     }
 
@@ -285,7 +292,11 @@ public final class SnapshotLoader {
                         + "not known: fetch a fresh one from the CA", crl.file(), crl.issuer(), crl.nextUpdate());
             }
         }
-        return new NodeTrust(nodes.authentication(), ca, nodes.idRules(), revocations);
+        Path nodesAuth = nodes.nodesAuthFile();
+        List<IdRule> idRules = nodesAuth != null && contents.containsKey(nodesAuth)
+                ? ApacheIdRules.parse(contents.get(nodesAuth), nodesAuth)
+                : nodes.idRules();
+        return new NodeTrust(nodes.authentication(), ca, idRules, revocations);
     }
 
     /** The server's key and the password files: kept as their digest only, never their bytes. */

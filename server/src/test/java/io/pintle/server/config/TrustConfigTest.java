@@ -62,6 +62,24 @@ class TrustConfigTest {
     }
 
     @Test
+    void ruddersNodesAuthIncludeIsReadInPlaceUnlessTheRulesAreWrittenHere() throws Exception {
+        assertThat(parse("").nodes().nodesAuthFile()).isNull();
+        ServerConfig.Nodes validation = parse("authentication = [\"cert_validation\"]").nodes();
+        assertThat(validation.nodesAuthFile()).isEqualTo(Path.of("/opt/rudder/etc/rudder-apache-nodes-auth.conf"));
+        assertThat(validation.nodesAuthFileRequired()).isFalse();
+        assertThat(parse("authentication = [\"cert_validation\"]\nid_rules = [\"uid\"]").nodes().nodesAuthFile())
+                .isNull();
+        ServerConfig.Nodes explicit = parse("authentication = [\"cert_validation\"]\nnodes_auth_file = \"auth.conf\"")
+                .nodes();
+        assertThat(explicit.nodesAuthFile()).isEqualTo(dir.resolve("auth.conf"));
+        assertThat(explicit.nodesAuthFileRequired()).isTrue();
+        assertThatThrownBy(() -> parse("nodes_auth_file = \"a.conf\"\nid_rules = [\"uid\"]"))
+                .hasMessageContaining("keep one");
+        assertThatThrownBy(() -> parse("crl_files = [\"a.crl\"]"))
+                .hasMessageContaining("'nodes.crl_files'").hasMessageContaining("denied_keys_file");
+    }
+
+    @Test
     void mistakesAreNamed() {
         assertThatThrownBy(() -> parse("authentication = [\"ca\"]"))
                 .hasMessageContaining("'nodes.authentication': unknown mode 'ca'")

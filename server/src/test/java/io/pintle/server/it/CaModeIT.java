@@ -314,7 +314,53 @@ class CaModeIT {
         }
     }
 
+    @Test
+    void ruddersNodesAuthIncludeSaysWhereTheIdIsAndFollowsReloads() throws Exception {
+        Sandbox sans = Sandbox.create(dir.resolve("sans"));
+        SelfSigned.writeCertificates(sans.dir().resolve("lib/policy_server_ca.pem"), root.certificate());
+        Path include = sans.dir().resolve("lib/rudder-apache-nodes-auth.conf");
+        Files.writeString(include, """
+                SSLUserName SSL_CLIENT_SAN_DNS_0
+                RewriteCond "%{SSL:SSL_CLIENT_SAN_DNS_0}=rudder-$1.company.com" "^(.+)=\\1$"
+                """);
+        NodeKeys named = caNode("ca-named", null, List.of(CertificateAuthority.dns("rudder-ca-named.company.com")));
+        for (String id : List.of("ca-named", "ca-uid")) {
+            sans.listNode(id);
+            Path file = sans.dir().resolve("share/" + id + FILE);
+            Files.createDirectories(file.getParent());
+            Files.writeString(file, "policies of " + id);
+        }
+        sans.nodesConfig(String.join("\n",
+                "authentication = [\"cert_validation\"]",
+                "ca_file = \"lib/policy_server_ca.pem\"",
+                "nodes_auth_file = \"lib/rudder-apache-nodes-auth.conf\""));
+        try (TestServer server = TestServer.start(sans)) {
+            assertThat(get(server, sans.serverPin(), named, "/policies/ca-named" + FILE)).startsWith("200 ");
+            assertThat(get(server, sans.serverPin(), byUid, "/policies/ca-uid" + FILE)).startsWith("403 ")
+                    .contains("no-node-id");
+            Files.writeString(include, """
+                    RewriteCond "%{SSL:SSL_CLIENT_SAN_DNS_0}=rudder-$1.company.com" "^(.+)=\\1$" [OR]
+                    RewriteCond "%{SSL:SSL_CLIENT_S_DN_UID}=$1" "^(.+)=\\1$"
+                    """);
+            assertThat(server.admin("POST", "/rudder/relay-api/1/system/reload").status()).isEqualTo(200);
+            assertThat(get(server, sans.serverPin(), byUid, "/policies/ca-uid" + FILE)).startsWith("200 ");
+            // A condition Pintle would read differently from Apache is refused; the rules in force stay.
+            Files.writeString(include, "RewriteCond \"%{SSL:SSL_CLIENT_S_DN_CN}=$1\" \"^(.+)=\\1$\"\n");
+            TestServer.AdminResponse refused = server.admin("POST", "/rudder/relay-api/1/system/reload");
+            assertThat(refused.status()).isNotEqualTo(200);
+            assertThat(refused.body().toString()).contains("SSL_CLIENT_S_DN_CN");
+            assertThat(get(server, sans.serverPin(), byUid, "/policies/ca-uid" + FILE)).startsWith("200 ");
+        }
+    }
+
     // ---- plumbing: HTTP/1.1 by hand, so that "the same connection" is certain
+
+    private static String get(TestServer target, String pin, NodeKeys node, String path) throws Exception {
+        SSLContext context = ClientTls.context(node.certificatePath(), node.keyPath(), Set.of(pin));
+        try (SSLSocket socket = (SSLSocket) context.getSocketFactory().createSocket("127.0.0.1", target.port())) {
+            return request(socket, path);
+        }
+    }
 
     private static String get(NodeKeys node, String path) throws Exception {
         SSLContext context = node != null
