@@ -59,13 +59,16 @@ public final class AclEvaluator {
 
     /**
      * Rudder's vhost in certificate-validation mode ({@code Require expr "%{SSL_CLIENT_VERIFY} == 'SUCCESS'"}):
-     * the client certificate authenticates a node in either mode, or its chain leads to the CA and nothing revokes
-     * it (a node not accepted yet).
+     * the client certificate authenticates a node, or its chain leads to the CA and nothing revokes it (a node
+     * not accepted yet). Only when certificate validation is the one mode on.
      *
-     * @return the refusal, or null when the certificate is verified or the mode is off
+     * @return the refusal, or null when the certificate is verified or the rule does not apply
      */
     private Decision unverified(Caller caller, String what) {
-        if (!trust.validation() || caller.identification() instanceof Identification.Authenticated) {
+        // With pinning on too (a migration), pinning's rules hold: agents not migrated yet, and new ones, still
+        // need /uuid and /common without a CA-signed certificate.
+        if (!trust.validation() || trust.pinning()
+                || caller.identification() instanceof Identification.Authenticated) {
             return null;
         }
         Identification.Anonymous anonymous = (Identification.Anonymous) caller.identification();
@@ -108,8 +111,8 @@ public final class AclEvaluator {
         if (refused != null) {
             return refused;
         }
-        return new Decision.Allow(trust.validation() ? "common: verified certificate in an allowed network"
-                : "common: allowed network");
+        return new Decision.Allow(trust.validation() && !trust.pinning()
+                ? "common: verified certificate in an allowed network" : "common: allowed network");
     }
 
     /**
@@ -121,8 +124,8 @@ public final class AclEvaluator {
      */
     public Decision uuid(Caller caller) {
         Decision refused = unverified(caller, "/uuid");
-        return refused != null ? refused : new Decision.Allow(trust.validation() ? "uuid: verified certificate"
-                : "uuid: public");
+        return refused != null ? refused : new Decision.Allow(trust.validation() && !trust.pinning()
+                ? "uuid: verified certificate" : "uuid: public");
     }
 
     /**

@@ -290,7 +290,8 @@ public final class ConfigLoader {
                     listen("general.listen", general.listen() != null ? general.listen() : "0.0.0.0:443"));
 
             List<NodeTrust.Mode> authentication = authentication(nodes.authentication());
-            boolean validation = authentication.contains(NodeTrust.Mode.CERT_VALIDATION);
+            // Only in certificate validation alone: with pinning on too, pinned agents still check the agent key.
+            boolean validation = authentication.equals(List.of(NodeTrust.Mode.CERT_VALIDATION));
             Path certificate;
             Path key;
             if (tls.certificate() == null && tls.key() == null && Files.exists(Path.of(DEDICATED_CERTIFICATE))
@@ -301,7 +302,8 @@ public final class ConfigLoader {
                 throw new ConfigException(source + ": 'tls.certificate' and 'tls.key' must be set together");
             } else {
                 // Apache's choice in Rudder's vhost: the CA-signed agent-http pair in certificate-validation mode
-                // (its agents verify the server against the CA), the agent's own pair otherwise (they pin it).
+                // (its agents verify the server against the CA), the agent's own pair otherwise (they pin it). Both
+                // modes at once: the agent's pair, which pinned agents check; CA agents need server.cert then.
                 certificate = path("tls.certificate", tls.certificate(),
                         validation ? VALIDATION_CERTIFICATE : DEFAULT_CERTIFICATE);
                 key = path("tls.key", tls.key(), validation ? VALIDATION_KEY : DEFAULT_KEY);

@@ -22,9 +22,9 @@ import java.util.regex.Pattern;
  * </pre>
  *
  * <p>Each condition becomes an {@link IdRule}: {@code SSL_CLIENT_S_DN_UID} with {@code $1} alone is {@code uid};
- * {@code SSL_CLIENT_SAN_DNS_<n>} with a template is {@code san-dns:<template>} (Pintle tries every DNS SAN, not only
- * the n-th, and refuses a certificate whose SANs name two ids). Conditions must be alternatives ({@code [OR]} on all
- * but the last), as the documentation writes them. Anything else this file could hold in Apache is refused with its
+ * {@code SSL_CLIENT_SAN_DNS_<n>} with a template reads the n-th DNS SAN only and compares it exactly (any case with
+ * {@code [NC]}), as Apache does. Conditions must be alternatives ({@code [OR]} on all but the last), as the
+ * documentation writes them. Anything else this file could hold in Apache is refused with its
  * line number, rather than read differently: write such a rule in {@code [nodes] id_rules} instead.
  */
 public final class ApacheIdRules {
@@ -72,7 +72,7 @@ public final class ApacheIdRules {
             }
             String flags = matcher.group(3) == null ? "" : matcher.group(3).toUpperCase(Locale.ROOT);
             lastWasOr = flags.contains("OR");
-            rules.add(rule(matcher.group(1), matcher.group(2), where));
+            rules.add(rule(matcher.group(1), matcher.group(2), flags.contains("NC"), where));
         }
         if (rules.isEmpty()) {
             throw new IOException(file + ": no RewriteCond line: the file names no place for the node id (remove it "
@@ -81,14 +81,13 @@ public final class ApacheIdRules {
         return List.copyOf(rules);
     }
 
-    private static IdRule rule(String variable, String template, String where) throws IOException {
+    private static IdRule rule(String variable, String template, boolean noCase, String where) throws IOException {
         int at = template.indexOf("$1");
         if (at < 0 || template.indexOf("$1", at + 1) >= 0 || template.indexOf('$') != at
                 || template.contains(IdRule.PLACEHOLDER)) {
             throw new IOException(where + "the template '" + template + "' must hold $1 (the path's node id) once and "
                     + "no other substitution");
         }
-        String pintle = template.substring(0, at) + IdRule.PLACEHOLDER + template.substring(at + 2);
         if (variable.equals("SSL_CLIENT_S_DN_UID")) {
             if (!template.equals("$1")) {
                 throw new IOException(where + "the subject UID is compared with the node id itself; '" + template
@@ -97,7 +96,10 @@ public final class ApacheIdRules {
             return IdRule.UID;
         }
         if (SAN_DNS.matcher(variable).matches()) {
-            return IdRule.parse("san-dns:" + pintle);
+            // As Apache reads it: the n-th DNS SAN only, compared exactly unless [NC].
+            int index = Integer.parseInt(variable.substring("SSL_CLIENT_SAN_DNS_".length()));
+            return new IdRule.San(IdRule.San.DNS, template.substring(0, at), template.substring(at + 2), index,
+                    noCase);
         }
         throw new IOException(where + "Pintle reads the node id from SSL_CLIENT_S_DN_UID or SSL_CLIENT_SAN_DNS_<n>, "
                 + "not " + variable + "; write the rule in [nodes] id_rules (uid, san-dns:, san-uri:)");

@@ -166,8 +166,11 @@ public final class CaTrust {
 
     /**
      * Verifies a client chain: signatures, CA constraints and validity dates of every certificate up to a root of
-     * the bundle, the depth, and that the client certificate may authenticate a client. Revocation is not checked
-     * here (see {@link Revocations}).
+     * the bundle, the depth, and that the client certificate may authenticate a client, as OpenSSL's client purpose
+     * check has it (not a CA; a key usage, when there is one, with digitalSignature or keyAgreement; extended key
+     * usages, on it and on the CAs above it, that allow client authentication). Revocation is not checked here
+     * (see {@link Revocations}). Certificates the client sends that are not on the path are ignored, as OpenSSL
+     * ignores them.
      *
      * @param chain the client's certificates, leaf first
      * @param now the time to verify at
@@ -175,45 +178,26 @@ public final class CaTrust {
      */
     public Verdict verify(List<X509Certificate> chain, Instant now) {
         X509Certificate leaf = chain.get(0);
-        for (X509Certificate sent : chain.subList(1, chain.size())) {
-            if (now.isAfter(sent.getNotAfter().toInstant())) {
-                return new Invalid(Identification.Reason.CERTIFICATE_EXPIRED, "CA certificate '"
-                        + sent.getSubjectX500Principal().getName() + "' in the client's chain expired on "
-                        + sent.getNotAfter().toInstant());
-            }
-            if (now.isBefore(sent.getNotBefore().toInstant())) {
-                return new Invalid(Identification.Reason.CERTIFICATE_NOT_YET_VALID, "CA certificate '"
-                        + sent.getSubjectX500Principal().getName() + "' in the client's chain is not valid before "
-                        + sent.getNotBefore().toInstant());
-            }
-        }
-        try {
-            List<String> usages = leaf.getExtendedKeyUsage();
-            if (usages != null && !usages.contains(CLIENT_AUTH) && !usages.contains(ANY_USAGE)) {
-                return new Invalid(Identification.Reason.CERTIFICATE_NOT_TRUSTED, "the client certificate's "
-                        + "extended key usage " + usages + " does not allow client authentication (" + CLIENT_AUTH
-                        + ")");
-            }
-        } catch (CertificateParsingException e) {
-            return new Invalid(Identification.Reason.CERTIFICATE_NOT_TRUSTED,
-                    "the client certificate's extended key usage cannot be read");
+        String purpose = clientPurpose(leaf);
+        if (purpose != null) {
+            return new Invalid(Identification.Reason.CERTIFICATE_NOT_TRUSTED, purpose);
         }
         PKIXCertPathBuilderResult result;
         try {
-            X509CertSelector target = new X509CertSelector();
-            target.setCertificate(leaf);
-            PKIXBuilderParameters parameters = new PKIXBuilderParameters(anchors, target);
-            List<X509Certificate> pool = new ArrayList<>(chain);
-            pool.addAll(certificates);
-            parameters.addCertStore(CertStore.getInstance("Collection", new CollectionCertStoreParameters(pool)));
-            parameters.setRevocationEnabled(false);
-            parameters.setDate(Date.from(now));
-            parameters.setMaxPathLength(-1);
-            result = (PKIXCertPathBuilderResult) CertPathBuilder.getInstance("PKIX").build(parameters);
+            result = build(leaf, chain, now);
         } catch (CertPathBuilderException e) {
+            // Say which certificate's dates broke the chain, when one did: the path builder only says it found none.
+            for (X509Certificate sent : chain) {
+                String dates = dates(sent, now, sent == leaf);
+                if (dates != null) {
+                    return new Invalid(now.isBefore(sent.getNotBefore().toInstant())
+                            ? Identification.Reason.CERTIFICATE_NOT_YET_VALID
+                            : Identification.Reason.CERTIFICATE_EXPIRED, dates);
+                }
+            }
             return new Invalid(Identification.Reason.CERTIFICATE_NOT_TRUSTED, "the client certificate (issuer '"
-                    + leaf.getIssuerX500Principal().getName() + "') does not lead to a CA of " + file
-                    + " through valid CA certificates (" + chain.size() + " certificate(s) sent)");
+                    + leaf.getIssuerX500Principal().getName() + "') does not lead to a CA of [nodes] ca_file through "
+                    + "valid CA certificates (" + chain.size() + " certificate(s) sent)");
         } catch (GeneralSecurityException e) {
             throw new IllegalStateException("the JDK's PKIX path builder is not available", e);
         }
@@ -227,6 +211,13 @@ public final class CaTrust {
                     + path.size() + " below the root '" + root.getSubjectX500Principal().getName() + "' ("
                     + (path.size() - 1) + " intermediate CA(s)); [nodes] ca_max_depth is " + maxDepth);
         }
+        for (X509Certificate ca : path.subList(1, path.size())) {
+            if (!allowsClientAuth(ca)) {
+                return new Invalid(Identification.Reason.CERTIFICATE_NOT_TRUSTED, "CA certificate '"
+                        + ca.getSubjectX500Principal().getName() + "' above the client's limits its extended key "
+                        + "usage to other purposes than client authentication");
+            }
+        }
         Instant notBefore = root.getNotBefore().toInstant();
         Instant notAfter = root.getNotAfter().toInstant();
         for (X509Certificate certificate : path) {
@@ -236,5 +227,57 @@ public final class CaTrust {
             notAfter = to.isBefore(notAfter) ? to : notAfter;
         }
         return new Valid(path, root, notBefore, notAfter);
+    }
+
+    private PKIXCertPathBuilderResult build(X509Certificate leaf, List<X509Certificate> chain, Instant now)
+            throws GeneralSecurityException {
+        X509CertSelector target = new X509CertSelector();
+        target.setCertificate(leaf);
+        PKIXBuilderParameters parameters = new PKIXBuilderParameters(anchors, target);
+        List<X509Certificate> pool = new ArrayList<>(chain);
+        pool.addAll(certificates);
+        parameters.addCertStore(CertStore.getInstance("Collection", new CollectionCertStoreParameters(pool)));
+        parameters.setRevocationEnabled(false);
+        parameters.setDate(Date.from(now));
+        parameters.setMaxPathLength(-1);
+        return (PKIXCertPathBuilderResult) CertPathBuilder.getInstance("PKIX").build(parameters);
+    }
+
+    private static String dates(X509Certificate certificate, Instant now, boolean leaf) {
+        String which = leaf ? "the client certificate" : "CA certificate '"
+                + certificate.getSubjectX500Principal().getName() + "' in the client's chain";
+        if (now.isAfter(certificate.getNotAfter().toInstant())) {
+            return which + " expired on " + certificate.getNotAfter().toInstant();
+        }
+        if (now.isBefore(certificate.getNotBefore().toInstant())) {
+            return which + " is not valid before " + certificate.getNotBefore().toInstant();
+        }
+        return null;
+    }
+
+    /** @return why the certificate may not authenticate a client, or null when it may */
+    private static String clientPurpose(X509Certificate leaf) {
+        if (leaf.getBasicConstraints() >= 0) {
+            return "the client certificate is a CA certificate (basicConstraints CA:TRUE), not a node's";
+        }
+        boolean[] usage = leaf.getKeyUsage();
+        if (usage != null && !(usage.length > 0 && usage[0]) && !(usage.length > 4 && usage[4])) {
+            return "the client certificate's key usage allows neither digitalSignature nor keyAgreement, which a "
+                    + "TLS client needs";
+        }
+        if (!allowsClientAuth(leaf)) {
+            return "the client certificate's extended key usage does not allow client authentication ("
+                    + CLIENT_AUTH + ")";
+        }
+        return null;
+    }
+
+    private static boolean allowsClientAuth(X509Certificate certificate) {
+        try {
+            List<String> usages = certificate.getExtendedKeyUsage();
+            return usages == null || usages.contains(CLIENT_AUTH) || usages.contains(ANY_USAGE);
+        } catch (CertificateParsingException e) {
+            return false;
+        }
     }
 }

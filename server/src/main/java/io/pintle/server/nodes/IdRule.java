@@ -1,5 +1,6 @@
 package io.pintle.server.nodes;
 
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -67,7 +68,7 @@ public sealed interface IdRule {
                     + "once");
         }
         return new San(kind.equals("san-dns") ? San.DNS : San.URI, template.substring(0, at),
-                template.substring(at + PLACEHOLDER.length()));
+                template.substring(at + PLACEHOLDER.length()), San.ANY, kind.equals("san-dns"));
     }
 
     /** The subject's {@code UID}. */
@@ -96,17 +97,27 @@ public sealed interface IdRule {
      * @param type {@link #DNS} or {@link #URI} (the X.509 GeneralName tag)
      * @param prefix what comes before the id
      * @param suffix what comes after it
+     * @param index which SAN of the type is read, from 0, as Apache's {@code SSL_CLIENT_SAN_DNS_<n>}; {@link #ANY}
+     *     for every one
+     * @param ignoreCase whether prefix and suffix match without regard to case (DNS rules written in Pintle's
+     *     configuration; Apache's conditions compare exactly unless {@code [NC]})
      */
-    record San(int type, String prefix, String suffix) implements IdRule {
+    record San(int type, String prefix, String suffix, int index, boolean ignoreCase) implements IdRule {
         /** dNSName. */
         public static final int DNS = 2;
         /** uniformResourceIdentifier. */
         public static final int URI = 6;
+        /** Every SAN of the type. */
+        public static final int ANY = -1;
 
         @Override
         public Outcome read(ClientCertificate certificate) {
+            List<String> names = type == DNS ? certificate.dnsNames() : certificate.uris();
+            if (index != ANY) {
+                names = index < names.size() ? List.of(names.get(index)) : List.of();
+            }
             String found = null;
-            for (String name : type == DNS ? certificate.dnsNames() : certificate.uris()) {
+            for (String name : names) {
                 String id = match(name);
                 if (id == null) {
                     continue;
@@ -118,8 +129,9 @@ public sealed interface IdRule {
                 found = id;
             }
             if (found == null) {
-                return Outcome.none("no " + kind() + " SAN matches " + prefix + PLACEHOLDER + suffix + " (its "
-                        + kind() + " SANs: " + (type == DNS ? certificate.dnsNames() : certificate.uris()) + ")");
+                return Outcome.none("no " + kind() + " SAN" + (index == ANY ? "" : " at index " + index)
+                        + " matches " + prefix + PLACEHOLDER + suffix + " (its " + kind() + " SANs: "
+                        + (type == DNS ? certificate.dnsNames() : certificate.uris()) + ")");
             }
             return Outcome.found(found);
         }
@@ -128,7 +140,6 @@ public sealed interface IdRule {
             if (name.length() <= prefix.length() + suffix.length()) {
                 return null;
             }
-            boolean ignoreCase = type == DNS;
             if (!name.regionMatches(ignoreCase, 0, prefix, 0, prefix.length())
                     || !name.regionMatches(ignoreCase, name.length() - suffix.length(), suffix, 0, suffix.length())) {
                 return null;
@@ -142,7 +153,12 @@ public sealed interface IdRule {
 
         @Override
         public String text() {
-            return (type == DNS ? "san-dns:" : "san-uri:") + prefix + PLACEHOLDER + suffix;
+            String text = (type == DNS ? "san-dns:" : "san-uri:") + prefix + PLACEHOLDER + suffix;
+            if (index == ANY && ignoreCase == (type == DNS)) {
+                return text;
+            }
+            return text + " (" + (index == ANY ? "any " + kind() + " SAN" : kind() + " SAN " + index)
+                    + (ignoreCase ? ", any case" : ", exact case") + ")";
         }
     }
 }

@@ -21,7 +21,8 @@ import java.util.Objects;
  * </ul>
  *
  * <p>With both on (a migration), a request is admitted by whichever mode authenticates the certificate, and says
- * which ({@link Identification.Authenticated#via()}). When neither does, the refusal is the pinning one for a
+ * which ({@link Identification.Authenticated#via()}); a pinned key whose certificate the CA signed is still refused
+ * when a CRL revokes that certificate. When neither mode authenticates it, the refusal is the pinning one for a
  * self-issued certificate (a Rudder agent certificate) and the CA one for any other.
  *
  * @param modes the modes on, in {@link Mode} order
@@ -91,19 +92,31 @@ public record NodeTrust(List<Mode> modes, CaTrust ca, List<IdRule> idRules, Revo
         if (denied != null) {
             return new Identification.Anonymous(Identification.Reason.REVOKED, denied);
         }
+        X509Certificate leaf = presented.certificate();
+        boolean selfIssued = leaf.getSubjectX500Principal().equals(leaf.getIssuerX500Principal());
         Identification pinned = null;
         if (pinning()) {
             pinned = registry.identifyClient(presented, now);
-            if (pinned instanceof Identification.Authenticated || !validation()) {
+            if (!validation()) {
                 return pinned;
+            }
+            if (pinned instanceof Identification.Authenticated) {
+                // A key both pinned and certified by the CA: the CA's revocations hold in both modes.
+                String revoked = selfIssued ? null : revokedChain(presented, now);
+                return revoked == null ? pinned
+                        : new Identification.Anonymous(Identification.Reason.REVOKED, revoked);
             }
         }
         Identification validated = validate(registry, presented, now);
         if (pinned == null || validated instanceof Identification.Authenticated) {
             return validated;
         }
-        X509Certificate leaf = presented.certificate();
-        return leaf.getSubjectX500Principal().equals(leaf.getIssuerX500Principal()) ? pinned : validated;
+        return selfIssued ? pinned : validated;
+    }
+
+    /** @return why the certificate's verified chain is revoked, or null when it does not verify or is not revoked */
+    private String revokedChain(ClientCertificate presented, Instant now) {
+        return presented.verified(ca, now) instanceof CaTrust.Valid valid ? revocations.revoked(valid.path()) : null;
     }
 
     private Identification validate(NodeRegistry registry, ClientCertificate presented, Instant now) {

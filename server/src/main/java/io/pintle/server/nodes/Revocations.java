@@ -31,6 +31,9 @@ import javax.security.auth.x500.X500Principal;
  * resumption too.
  */
 public final class Revocations {
+    private static final String DELTA_CRL_INDICATOR = "2.5.29.27";
+    private static final String ISSUING_DISTRIBUTION_POINT = "2.5.29.28";
+
     /** Nothing revoked, no list read. */
     public static final Revocations NONE = new Revocations(List.of(), Set.of(), null);
 
@@ -114,6 +117,12 @@ public final class Revocations {
             throw new IOException(file + ": no certificate revocation list found");
         }
         for (Crl crl : result) {
+            String scope = scope(crl.crl());
+            if (scope != null) {
+                throw new IOException(file + ": the CRL of '" + crl.issuer() + "' " + scope + "; Pintle reads complete "
+                        + "lists of the certificates their issuer signed (a delta or partial list in place of the "
+                        + "full one would undo revocations)");
+            }
             if (ca == null) {
                 continue;
             }
@@ -129,6 +138,31 @@ public final class Revocations {
             }
         }
         return result;
+    }
+
+    /** @return why the list is not a complete list of its issuer's certificates, or null when it is one */
+    private static String scope(X509CRL crl) {
+        if (crl.getExtensionValue(DELTA_CRL_INDICATOR) != null) {
+            return "is a delta CRL (deltaCRLIndicator)";
+        }
+        if (crl.getExtensionValue(ISSUING_DISTRIBUTION_POINT) != null) {
+            return "covers a part of its issuer's certificates only (issuingDistributionPoint)";
+        }
+        Set<String> critical = crl.getCriticalExtensionOIDs();
+        if (critical != null && !critical.isEmpty()) {
+            return "has critical extensions Pintle does not read " + critical;
+        }
+        Set<? extends X509CRLEntry> entries = crl.getRevokedCertificates();
+        if (entries != null) {
+            for (X509CRLEntry entry : entries) {
+                Set<String> entryCritical = entry.getCriticalExtensionOIDs();
+                if (entryCritical != null && !entryCritical.isEmpty()) {
+                    return "has entries with critical extensions Pintle does not read " + entryCritical
+                            + " (an indirect CRL, for instance)";
+                }
+            }
+        }
+        return null;
     }
 
     private static boolean signedBy(X509CRL crl, X509Certificate issuer) {
@@ -195,7 +229,7 @@ public final class Revocations {
         }
         KeyHash hit = denied.contains(certificate.sha256()) ? certificate.sha256()
                 : denied.contains(certificate.sha512()) ? certificate.sha512() : null;
-        return hit == null ? null : "key " + hit + " is in the deny list " + deniedFile;
+        return hit == null ? null : "key " + hit + " is in the deny list ([nodes] denied_keys_file)";
     }
 
     /**

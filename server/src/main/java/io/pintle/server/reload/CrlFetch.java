@@ -273,7 +273,9 @@ public final class CrlFetch implements ReloadListener {
                     : message));
         }
         byte[] kept = readKept(file);
-        if (kept != null && Arrays.equals(kept, content)) {
+        InputFile live = snapshot.inputs().get(file);
+        if (kept != null && Arrays.equals(kept, content) && live != null && live.sameContent(InputFile.of(content))) {
+            // Kept and in force. Kept but not in force (the reload that was to apply it failed): reloaded below.
             return null;
         }
         requireNotOlder(fetched, snapshot, file);
@@ -291,7 +293,11 @@ public final class CrlFetch implements ReloadListener {
         return "new list kept in " + file + " (" + describe(fetched) + "), generation " + applied.generation();
     }
 
-    /** A list signed by the CA but issued before the one in force would undo revocations: a stale or replayed copy. */
+    /**
+     * A list signed by the CA but issued before the one in force would undo revocations: a stale or replayed copy.
+     * So would a list of another issuer in its place (any CA of the bundle publishes a valid, maybe empty, list):
+     * the new answer must cover every issuer the lists in force from this file cover, each at least as recent.
+     */
     private static void requireNotOlder(List<Revocations.Crl> fetched, ServerSnapshot snapshot, Path file)
             throws FetchFailure {
         Map<String, Instant> inForce = new HashMap<>();
@@ -300,11 +306,21 @@ public final class CrlFetch implements ReloadListener {
                 inForce.merge(crl.issuer(), crl.thisUpdate(), (a, b) -> a.isAfter(b) ? a : b);
             }
         }
+        Map<String, Instant> offered = new HashMap<>();
         for (Revocations.Crl crl : fetched) {
-            Instant kept = inForce.get(crl.issuer());
-            if (kept != null && crl.thisUpdate().isBefore(kept)) {
-                throw new FetchFailure("not kept: the CRL of '" + crl.issuer() + "' was issued " + crl.thisUpdate()
-                        + ", before the one in force (" + kept + "): a stale copy on the server, or a replay");
+            offered.merge(crl.issuer(), crl.thisUpdate(), (a, b) -> a.isAfter(b) ? a : b);
+        }
+        for (Map.Entry<String, Instant> kept : inForce.entrySet()) {
+            Instant issued = offered.get(kept.getKey());
+            if (issued == null) {
+                throw new FetchFailure("not kept: it holds no CRL of '" + kept.getKey() + "', whose list is in force "
+                        + "from this URL (issued " + kept.getValue() + "): another CA's list in its place would undo "
+                        + "its revocations. If the URL now serves another CA's list on purpose, remove " + file);
+            }
+            if (issued.isBefore(kept.getValue())) {
+                throw new FetchFailure("not kept: the CRL of '" + kept.getKey() + "' was issued " + issued
+                        + ", before the one in force (" + kept.getValue() + "): a stale copy on the server, or a "
+                        + "replay");
             }
         }
     }

@@ -31,6 +31,7 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.security.cert.X509Certificate;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -209,6 +210,15 @@ public final class SnapshotLoader {
                     : NodeRegistry.of(nodesList.nodes(), bindings);
             UploadUsers uploadUsers = uploadUsers(config.uploads(), contents, reuse, writable);
             NodeTrust trust = trust(contents, reuse);
+            X509Certificate served = credentials.chain().get(0);
+            if (trust.pinning() && trust.validation()
+                    && served.getSubjectX500Principal().equals(served.getIssuerX500Principal())) {
+                LOG.warn("{}: both trust modes are on but the server certificate is self-signed: agents in "
+                        + "certificate-validation mode verify it against {} and will refuse it. Give the server a "
+                        + "certificate of its agent key signed by the CA (server.cert and server.key, or [tls] "
+                        + "certificate/key), so that pinned and CA agents both accept it", config.tls().certificate(),
+                        config.nodes().caFile());
+            }
             return new ServerSnapshot(generation, clock.instant(), config, config.general().nodeId(), registry,
                     networks, new ShareTree(share), credentials, upstreamPin, inputs, nodesList, certificates,
                     uploadUsers, policyServerNetworks, trust);

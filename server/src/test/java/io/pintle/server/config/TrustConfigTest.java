@@ -54,8 +54,11 @@ class TrustConfigTest {
         assertThat(nodes.deniedKeysFile()).isEqualTo(dir.resolve("denied"));
         assertThat(nodes.deniedKeysFileRequired()).isTrue();
         if (!java.nio.file.Files.exists(Path.of(ConfigLoader.DEDICATED_CERTIFICATE))) {
-            assertThat(config.tls().certificate()).isEqualTo(Path.of("/opt/rudder/etc/ssl/agent-http.cert"));
-            assertThat(config.tls().key()).isEqualTo(Path.of("/opt/rudder/etc/ssl/agent-http.key"));
+            // Both modes: the agent pair, which pinned agents check. Validation alone: Apache's agent-http pair.
+            assertThat(config.tls().certificate()).isEqualTo(Path.of(ConfigLoader.DEFAULT_CERTIFICATE));
+            ServerConfig alone = parse("authentication = [\"cert_validation\"]");
+            assertThat(alone.tls().certificate()).isEqualTo(Path.of("/opt/rudder/etc/ssl/agent-http.cert"));
+            assertThat(alone.tls().key()).isEqualTo(Path.of("/opt/rudder/etc/ssl/agent-http.key"));
             assertThat(parse("").tls().certificate()).isEqualTo(Path.of(ConfigLoader.DEFAULT_CERTIFICATE));
         }
         assertThat(parse("denied_keys_file = \"\"").nodes().deniedKeysFile()).isNull();

@@ -118,7 +118,9 @@ class CrlFetchIT {
             throws Exception {
         Sandbox sandbox = Sandbox.create(dir);
         CertificateAuthority ca = CertificateAuthority.root(SelfSigned.KeyType.EC_P256, "Fleet CA", Duration.ofDays(2));
-        SelfSigned.writeCertificates(dir.resolve("lib/ca.pem"), ca.certificate());
+        // A second CA of the bundle, whose own (valid, empty) list must not replace the fleet CA's.
+        CertificateAuthority other = CertificateAuthority.root(SelfSigned.KeyType.EC_P256, "Other CA", Duration.ofDays(2));
+        SelfSigned.writeCertificates(dir.resolve("lib/ca.pem"), ca.certificate(), other.certificate());
         KeyPair pair = SelfSigned.keyPair(SelfSigned.KeyType.EC_P256);
         X509Certificate certificate = ca.issue(pair.getPublic(), CertificateAuthority.subject(NODE, null), List.of());
         Path home = Files.createDirectories(dir.resolve("nodes/" + NODE));
@@ -193,6 +195,12 @@ class CrlFetchIT {
                 // The CA's own earlier list, replayed, would undo the revocation: not kept either.
                 crls.body.set(empty.getEncoded());
                 status = awaitStatus(server, s -> fetch(s).path("last_error").asText().contains("before the one"));
+                assertThat(Files.readAllBytes(fetched)).isEqualTo(kept);
+                assertThat(reason(server, sandbox, home, dir)).isEqualTo("revoked");
+
+                // Another CA's valid list in its place would drop the fleet CA's revocations: not kept.
+                crls.body.set(other.crl(List.of()).getEncoded());
+                status = awaitStatus(server, s -> fetch(s).path("last_error").asText().contains("holds no CRL of"));
                 assertThat(Files.readAllBytes(fetched)).isEqualTo(kept);
                 assertThat(reason(server, sandbox, home, dir)).isEqualTo("revoked");
 

@@ -23,7 +23,26 @@ class ApacheIdRulesTest {
                 RewriteCond "%{SSL:SSL_CLIENT_SAN_DNS_0}=rudder-$1.company.com" "^(.+)=\\1$" [OR]
                   RewriteCond "%{SSL:SSL_CLIENT_S_DN_UID}=$1" "^(.+)=\\1$"
                 """);
-        assertThat(rules).extracting(IdRule::text).containsExactly("san-dns:rudder-{id}.company.com", "uid");
+        assertThat(rules).extracting(IdRule::text)
+                .containsExactly("san-dns:rudder-{id}.company.com (DNS SAN 0, exact case)", "uid");
+    }
+
+    @Test
+    void aSanConditionReadsTheNthDnsSanExactlyAsApacheDoes() throws Exception {
+        IdRule second = parse("RewriteCond \"%{SSL:SSL_CLIENT_SAN_DNS_1}=rudder-$1.company.com\" \"^(.+)=\\1$\"\n")
+                .get(0);
+        IdRule anyCase = parse("RewriteCond \"%{SSL:SSL_CLIENT_SAN_DNS_0}=rudder-$1.company.com\" \"^(.+)=\\1$\" [NC]\n")
+                .get(0);
+        ClientCertificate certificate = NodeTrustTest.sanCertificate("host.company.com", "rudder-n1.company.com",
+                "RUDDER-n2.company.com");
+        assertThat(second.read(certificate).id()).isEqualTo("n1");
+        // Index 0 is host.company.com: Apache would not look further, nor does Pintle for this rule.
+        assertThat(parse("RewriteCond \"%{SSL:SSL_CLIENT_SAN_DNS_0}=rudder-$1.company.com\" \"^(.+)=\\1$\"\n")
+                .get(0).read(certificate).problem()).contains("at index 0");
+        ClientCertificate upper = NodeTrustTest.sanCertificate("RUDDER-n2.company.com");
+        assertThat(parse("RewriteCond \"%{SSL:SSL_CLIENT_SAN_DNS_0}=rudder-$1.company.com\" \"^(.+)=\\1$\"\n")
+                .get(0).read(upper).id()).isNull();
+        assertThat(anyCase.read(upper).id()).isEqualTo("n2");
     }
 
     @Test

@@ -20,7 +20,19 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import org.bouncycastle.asn1.x500.X500Name;
+import org.bouncycastle.asn1.x509.BasicConstraints;
+import org.bouncycastle.asn1.x509.CRLNumber;
+import org.bouncycastle.asn1.x509.ExtendedKeyUsage;
+import org.bouncycastle.asn1.x509.Extension;
 import org.bouncycastle.asn1.x509.GeneralName;
+import org.bouncycastle.asn1.x509.KeyPurposeId;
+import org.bouncycastle.asn1.x509.KeyUsage;
+import org.bouncycastle.cert.X509v2CRLBuilder;
+import org.bouncycastle.cert.jcajce.JcaX509CRLConverter;
+import org.bouncycastle.cert.jcajce.JcaX509CertificateConverter;
+import org.bouncycastle.cert.jcajce.JcaX509v3CertificateBuilder;
+import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
 import org.bouncycastle.openssl.jcajce.JcaPEMWriter;
 import org.junit.jupiter.api.Test;
 
@@ -60,6 +72,76 @@ class NodeTrustTest {
             nodes.add(new Node(new NodeId(id), id + ".example.org", Optional.empty(), new NodeId("root")));
         }
         return NodeRegistry.of(nodes);
+    }
+
+    /** A certificate of the nodes CA with these DNS SANs and no UID. */
+    static ClientCertificate sanCertificate(String... names) {
+        List<GeneralName> sans = new ArrayList<>();
+        for (String name : names) {
+            sans.add(CertificateAuthority.dns(name));
+        }
+        return issued(NODES, null, sans);
+    }
+
+    /** A certificate signed by {@code issuer} with the given extensions, for the purpose checks. */
+    private static X509Certificate custom(CertificateAuthority issuer, KeyPair keys, String subject, boolean ca,
+            Integer keyUsage, KeyPurposeId purpose) throws Exception {
+        JcaX509v3CertificateBuilder builder = new JcaX509v3CertificateBuilder(issuer.name(),
+                BigInteger.valueOf(System.nanoTime()), java.util.Date.from(NOW.minus(Duration.ofMinutes(5))),
+                java.util.Date.from(NOW.plus(Duration.ofDays(30))), new X500Name(subject), keys.getPublic());
+        builder.addExtension(Extension.basicConstraints, true, new BasicConstraints(ca));
+        if (keyUsage != null) {
+            builder.addExtension(Extension.keyUsage, true, new KeyUsage(keyUsage));
+        }
+        if (purpose != null) {
+            builder.addExtension(Extension.extendedKeyUsage, false, new ExtendedKeyUsage(purpose));
+        }
+        return new JcaX509CertificateConverter().getCertificate(
+                builder.build(new JcaContentSignerBuilder("SHA256withECDSA").build(issuer.keyPair().getPrivate())));
+    }
+
+    @Test
+    void onlyCertificatesFitForClientAuthenticationAreTrusted() throws Exception {
+        CaTrust bundle = trust(5);
+        KeyPair keys = SelfSigned.keyPair(SelfSigned.KeyType.EC_P256);
+        X509Certificate caAsClient = custom(NODES, keys, "UID=n1", true, KeyUsage.keyCertSign, null);
+        X509Certificate signOnly = custom(NODES, keys, "UID=n1", false, KeyUsage.keyCertSign, null);
+        X509Certificate serverOnly = custom(NODES, keys, "UID=n1", false, KeyUsage.digitalSignature,
+                KeyPurposeId.id_kp_serverAuth);
+        X509Certificate fine = custom(NODES, keys, "UID=n1", false, KeyUsage.digitalSignature,
+                KeyPurposeId.id_kp_clientAuth);
+        for (X509Certificate refused : List.of(caAsClient, signOnly, serverOnly)) {
+            assertThat(bundle.verify(List.of(refused, NODES.certificate()), NOW))
+                    .isInstanceOfSatisfying(CaTrust.Invalid.class, invalid ->
+                            assertThat(invalid.reason()).isEqualTo(Identification.Reason.CERTIFICATE_NOT_TRUSTED));
+        }
+        assertThat(bundle.verify(List.of(fine, NODES.certificate()), NOW)).isInstanceOf(CaTrust.Valid.class);
+
+        // A CA whose extended key usage is server authentication only cannot vouch for clients (OpenSSL's rule).
+        KeyPair caKeys = SelfSigned.keyPair(SelfSigned.KeyType.EC_P256);
+        X509Certificate serverCa = custom(ROOT, caKeys, "CN=Servers CA", true, KeyUsage.keyCertSign | KeyUsage.cRLSign,
+                KeyPurposeId.id_kp_serverAuth);
+        CertificateAuthority servers = new CertificateAuthority(new X500Name("CN=Servers CA"), caKeys, serverCa,
+                List.of(serverCa, ROOT.certificate()));
+        X509Certificate below = servers.issue(keys.getPublic(), CertificateAuthority.subject("n1", null), List.of());
+        assertThat(bundle.verify(List.of(below, serverCa), NOW)).isInstanceOfSatisfying(CaTrust.Invalid.class,
+                invalid -> assertThat(invalid.detail()).contains("CN=Servers CA"));
+    }
+
+    @Test
+    void certificatesTheClientSendsBesideThePathAreIgnored() throws Exception {
+        CertificateAuthority old = ROOT.intermediate(SelfSigned.KeyType.EC_P256, "Old Nodes");
+        KeyPair keys = SelfSigned.keyPair(SelfSigned.KeyType.EC_P256);
+        X509Certificate stale = custom(ROOT, keys, "CN=Stale Cross", true, KeyUsage.keyCertSign, null);
+        ClientCertificate client = issued(NODES, "n1", List.of());
+        List<X509Certificate> chain = new ArrayList<>(client.chain());
+        chain.add(old.certificate());
+        chain.add(stale);
+        assertThat(trust(5).verify(chain, NOW)).isInstanceOf(CaTrust.Valid.class);
+        // On the path, an expired CA is named.
+        assertThat(trust(5).verify(client.chain(), NOW.plus(Duration.ofDays(400))))
+                .isInstanceOfSatisfying(CaTrust.Invalid.class, invalid ->
+                        assertThat(invalid.reason()).isEqualTo(Identification.Reason.CERTIFICATE_EXPIRED));
     }
 
     @Test
@@ -172,6 +254,12 @@ class NodeTrustTest {
         assertThatThrownBy(() -> Revocations.parseCrls(pem(unknown.crl(List.of())), Path.of("/c.pem"), bundle))
                 .hasMessageContaining("has no issuer in");
         assertThat(Revocations.parseCrls(NODES.crl(List.of()).getEncoded(), Path.of("/c.der"), bundle)).hasSize(1);
+        X509v2CRLBuilder delta = new X509v2CRLBuilder(NODES.name(), java.util.Date.from(NOW));
+        delta.addExtension(Extension.deltaCRLIndicator, true, new CRLNumber(BigInteger.ONE));
+        X509CRL deltaCrl = new JcaX509CRLConverter().getCRL(delta.build(
+                new JcaContentSignerBuilder("SHA256withECDSA").build(NODES.keyPair().getPrivate())));
+        assertThatThrownBy(() -> Revocations.parseCrls(pem(deltaCrl), Path.of("/c.pem"), bundle))
+                .hasMessageContaining("delta CRL");
         assertThat(Revocations.parseCrls(pem(NODES.crl(List.of()), ROOT.crl(List.of())), Path.of("/c.pem"), bundle))
                 .hasSize(2);
 
@@ -202,12 +290,23 @@ class NodeTrustTest {
         assertThat(both.identify(registry, ClientCertificate.of(unknown.certificate()), NOW))
                 .isInstanceOfSatisfying(Identification.Anonymous.class,
                         a -> assertThat(a.reason()).isEqualTo(Identification.Reason.UNKNOWN_KEY));
+        // The CA signed a pinned key's certificate, and revoked it: refused in both modes too.
+        ClientCertificate certified = issued(NODES, "certified", List.of());
+        NodeRegistry withCertified = NodeRegistry.of(List.of(new Node(new NodeId("certified"), "c",
+                Optional.of(certified.sha256()), new NodeId("root"))));
+        NodeTrust bothRevoking = new NodeTrust(both.modes(), both.ca(), both.idRules(), new Revocations(
+                Revocations.parseCrls(pem(NODES.crl(List.of(certified.certificate().getSerialNumber()))),
+                        Path.of("/c.pem"), both.ca()), Set.of(), null));
+        assertThat(both.identify(withCertified, certified, NOW)).isInstanceOf(Identification.Authenticated.class);
+        assertThat(bothRevoking.identify(withCertified, certified, NOW))
+                .isInstanceOfSatisfying(Identification.Anonymous.class,
+                        a -> assertThat(a.reason()).isEqualTo(Identification.Reason.REVOKED));
         NodeTrust denying = new NodeTrust(both.modes(), both.ca(), both.idRules(),
                 new Revocations(List.of(), Set.of(pin), Path.of("/etc/pintle/denied-keys")));
         assertThat(denying.identify(registry, ClientCertificate.of(agent.certificate()), NOW))
                 .isInstanceOfSatisfying(Identification.Anonymous.class, a -> {
                     assertThat(a.reason()).isEqualTo(Identification.Reason.REVOKED);
-                    assertThat(a.detail()).contains("/etc/pintle/denied-keys");
+                    assertThat(a.detail()).contains("denied_keys_file");
                 });
     }
 }
