@@ -91,6 +91,22 @@ public record ClientCertificate(X509Certificate certificate, List<X509Certificat
     }
 
     /**
+     * @param now the time to check against
+     * @return the refusal when the certificate is not valid at that time, or null when it is
+     */
+    public Identification.Anonymous outsideValidity(Instant now) {
+        if (now.isBefore(notBefore)) {
+            return new Identification.Anonymous(Identification.Reason.CERTIFICATE_NOT_YET_VALID,
+                    "the client certificate is not valid before " + notBefore);
+        }
+        if (now.isAfter(notAfter)) {
+            return new Identification.Anonymous(Identification.Reason.CERTIFICATE_EXPIRED,
+                    "the client certificate expired on " + notAfter);
+        }
+        return null;
+    }
+
+    /**
      * The chain verified against a CA bundle, once per connection and bundle: a reload that keeps the bundle's
      * bytes keeps the same {@link CaTrust} object, so the verification stands; a changed bundle verifies again.
      * Revocation is not part of it: it is checked on every request.

@@ -231,13 +231,9 @@ public final class NodeRegistry {
             return new Identification.Anonymous(Identification.Reason.NO_CERTIFICATE,
                     "no client certificate was presented (use the agent's certificate and key)");
         }
-        if (now.isBefore(presented.notBefore())) {
-            return new Identification.Anonymous(Identification.Reason.CERTIFICATE_NOT_YET_VALID,
-                    "the client certificate is not valid before " + presented.notBefore());
-        }
-        if (now.isAfter(presented.notAfter())) {
-            return new Identification.Anonymous(Identification.Reason.CERTIFICATE_EXPIRED,
-                    "the client certificate expired on " + presented.notAfter());
+        Identification.Anonymous outside = presented.outsideValidity(now);
+        if (outside != null) {
+            return outside;
         }
         if (presented.uidProblem() != null) {
             return new Identification.Anonymous(Identification.Reason.INVALID_UID, presented.uidProblem());

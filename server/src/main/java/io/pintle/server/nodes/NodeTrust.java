@@ -120,13 +120,9 @@ public record NodeTrust(List<Mode> modes, CaTrust ca, List<IdRule> idRules, Revo
     }
 
     private Identification validate(NodeRegistry registry, ClientCertificate presented, Instant now) {
-        if (now.isBefore(presented.notBefore())) {
-            return new Identification.Anonymous(Identification.Reason.CERTIFICATE_NOT_YET_VALID,
-                    "the client certificate is not valid before " + presented.notBefore());
-        }
-        if (now.isAfter(presented.notAfter())) {
-            return new Identification.Anonymous(Identification.Reason.CERTIFICATE_EXPIRED,
-                    "the client certificate expired on " + presented.notAfter());
+        Identification.Anonymous outside = presented.outsideValidity(now);
+        if (outside != null) {
+            return outside;
         }
         CaTrust.Verdict verdict = presented.verified(ca, now);
         if (verdict instanceof CaTrust.Invalid invalid) {
