@@ -2,6 +2,8 @@ package io.pintle.server.cli;
 
 import io.pintle.server.config.ConfigException;
 import io.pintle.server.config.ServerConfig;
+import io.pintle.server.nodes.IdRule;
+import io.pintle.server.nodes.NodeTrust;
 import io.pintle.server.reload.ServerSnapshot;
 import io.pintle.server.reload.SnapshotException;
 import io.pintle.server.reload.SnapshotLoader;
@@ -36,6 +38,15 @@ public final class CheckConfigCommand implements Callable<Integer> {
             out.printf("  %d nodes, %d pinned keys, share %s%n", snapshot.nodes().nodeCount(),
                     snapshot.nodes().pinCount(), snapshot.share().root());
             out.printf("  server key %s%n", snapshot.credentials().keyHash());
+            NodeTrust trust = snapshot.trust();
+            out.printf("  trust: %s%s%n", String.join(" + ", trust.modes().stream().map(NodeTrust.Mode::text).toList()),
+                    trust.validation() ? " (CA bundle " + trust.ca().file() + ": " + trust.ca().certificates().size()
+                            + " certificate(s), depth " + trust.ca().maxDepth() + "; id rules "
+                            + trust.idRules().stream().map(IdRule::text).toList() + ")" : "");
+            if (!trust.revocations().crls().isEmpty() || !trust.revocations().denied().isEmpty()) {
+                out.printf("  revocation: %d CRL(s), %d denied key(s)%n", trust.revocations().crls().size(),
+                        trust.revocations().denied().size());
+            }
             int disagreements = snapshot.nodes().disagreements();
             if (disagreements > 0) {
                 out.printf("  %d node ids are in nodeslist.json or the node certificates but not both with the same "

@@ -145,7 +145,20 @@ class CliTest {
                 .contains("configuration OK: " + demo.config())
                 .contains("node id root, role root")
                 .contains("3 nodes")
-                .contains(demo.serverPin());
+                .contains(demo.serverPin())
+                .contains("trust: cert_pinning\n");
+    }
+
+    @Test
+    void checkConfigSaysTheTrustModeAndRevocationsOfACaSandbox() throws IOException {
+        io.pintle.server.demo.DemoCaLayout ca = io.pintle.server.demo.DemoCaLayout.create(dir.resolve("ca-demo"), 0);
+        Cli.Run run = Cli.pintle("check-config", "--config", ca.config().toString());
+
+        assertThat(run.exitCode()).as(run.err()).isZero();
+        assertThat(run.out())
+                .contains("trust: cert_validation (CA bundle " + ca.directory().resolve("ca/policy_server_ca.pem"))
+                .contains("depth 5; id rules [uid, san-dns:{id}.nodes.demo.example]")
+                .contains("revocation: 1 CRL(s), 0 denied key(s)");
     }
 
     @Test
