@@ -1,12 +1,16 @@
 package io.pintle.server.nodes;
 
 import java.io.ByteArrayInputStream;
+import java.nio.ByteBuffer;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.security.cert.CertPathBuilder;
 import java.security.cert.CertPathBuilderException;
 import java.security.cert.CertStore;
+import java.security.cert.CertificateEncodingException;
 import java.security.cert.CertificateException;
 import java.security.cert.CertificateFactory;
 import java.security.cert.CertificateParsingException;
@@ -23,6 +27,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import javax.security.auth.x500.X500Principal;
 
 /**
@@ -45,6 +50,23 @@ public final class CaTrust {
     private final Set<TrustAnchor> anchors;
     private final List<X509Certificate> certificates;
     private final int maxDepth;
+    /**
+     * Chains verified valid, by the SHA-256 of the client certificate's encoding: an agent opens a new connection
+     * per request, and each would build its path again (the JDK's PKIX builder: about a sixth of a handshake's
+     * Java time, bench/handshakes). Only valid verdicts are kept (a certificate's signatures and constraints do not
+     * change; its dates are checked on every request); the CA certificates above it are kept once each ({@link
+     * #shared}). Bounded: past {@link #CACHE_ENTRIES} it starts again empty. Dropped with the bundle.
+     */
+    private final ConcurrentHashMap<ByteBuffer, Verified> verified = new ConcurrentHashMap<>();
+    /** One object per CA certificate seen on a path, so that cached paths of a fleet share their intermediates. */
+    private final ConcurrentHashMap<X509Certificate, X509Certificate> shared = new ConcurrentHashMap<>();
+
+    /** Verified chains kept ({@link #verified}): a root's fleet, a few hundred bytes each. */
+    static final int CACHE_ENTRIES = 100_000;
+    private static final int SHARED_ENTRIES = 1_000;
+
+    /** What a valid verdict says beyond the client certificate itself. */
+    private record Verified(List<X509Certificate> above, X509Certificate root, Instant notBefore, Instant notAfter) {}
 
     private CaTrust(Path file, Set<TrustAnchor> anchors, List<X509Certificate> certificates, int maxDepth) {
         this.file = file;
@@ -178,13 +200,57 @@ public final class CaTrust {
      */
     public Verdict verify(List<X509Certificate> chain, Instant now) {
         X509Certificate leaf = chain.get(0);
+        ByteBuffer key = fingerprint(leaf);
+        Verified known = key != null ? verified.get(key) : null;
+        if (known != null) {
+            List<X509Certificate> path = new ArrayList<>(known.above().size() + 1);
+            path.add(leaf);
+            path.addAll(known.above());
+            return new Valid(path, known.root(), known.notBefore(), known.notAfter());
+        }
+        Verdict verdict = build(chain, leaf, now);
+        if (key != null && verdict instanceof Valid valid) {
+            if (verified.size() >= CACHE_ENTRIES) {
+                verified.clear();
+            }
+            List<X509Certificate> above = new ArrayList<>(valid.path().size() - 1);
+            for (X509Certificate ca : valid.path().subList(1, valid.path().size())) {
+                above.add(share(ca));
+            }
+            verified.put(key, new Verified(List.copyOf(above), valid.root(), valid.notBefore(), valid.notAfter()));
+        }
+        return verdict;
+    }
+
+    private X509Certificate share(X509Certificate ca) {
+        X509Certificate known = shared.get(ca);
+        if (known != null) {
+            return known;
+        }
+        if (shared.size() >= SHARED_ENTRIES) {
+            return ca;
+        }
+        X509Certificate raced = shared.putIfAbsent(ca, ca);
+        return raced != null ? raced : ca;
+    }
+
+    /** @return the SHA-256 of the certificate's encoding, or null when it cannot be encoded (then not cached) */
+    private static ByteBuffer fingerprint(X509Certificate certificate) {
+        try {
+            return ByteBuffer.wrap(MessageDigest.getInstance("SHA-256").digest(certificate.getEncoded()));
+        } catch (CertificateEncodingException | NoSuchAlgorithmException e) {
+            return null;
+        }
+    }
+
+    private Verdict build(List<X509Certificate> chain, X509Certificate leaf, Instant now) {
         String purpose = clientPurpose(leaf);
         if (purpose != null) {
             return new Invalid(Identification.Reason.CERTIFICATE_NOT_TRUSTED, purpose);
         }
         PKIXCertPathBuilderResult result;
         try {
-            result = build(leaf, chain, now);
+            result = path(leaf, chain, now);
         } catch (CertPathBuilderException e) {
             // Say which certificate's dates broke the chain, when one did: the path builder only says it found none.
             for (X509Certificate sent : chain) {
@@ -229,7 +295,7 @@ public final class CaTrust {
         return new Valid(path, root, notBefore, notAfter);
     }
 
-    private PKIXCertPathBuilderResult build(X509Certificate leaf, List<X509Certificate> chain, Instant now)
+    private PKIXCertPathBuilderResult path(X509Certificate leaf, List<X509Certificate> chain, Instant now)
             throws GeneralSecurityException {
         X509CertSelector target = new X509CertSelector();
         target.setCertificate(leaf);

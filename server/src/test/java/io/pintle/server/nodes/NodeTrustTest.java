@@ -145,6 +145,34 @@ class NodeTrustTest {
     }
 
     @Test
+    void aBundleRemembersTheChainsItVerifiedAcrossConnections() throws Exception {
+        // The root alone: the intermediate on a path can only come from the client, or from what was remembered.
+        CaTrust bundle = CaTrust.parse(pem(ROOT.certificate()), CA_FILE, 5);
+        ClientCertificate first = issued(NODES, "n1", List.of());
+        // The same certificates decoded again, as the next connection of the same agent has them (BouncyCastle's
+        // factory: the JDK's hands back the objects it decoded before for the same bytes).
+        List<X509Certificate> again = new ArrayList<>();
+        java.security.cert.CertificateFactory factory = java.security.cert.CertificateFactory.getInstance("X.509",
+                new org.bouncycastle.jce.provider.BouncyCastleProvider());
+        for (X509Certificate certificate : first.chain()) {
+            again.add((X509Certificate) factory.generateCertificate(
+                    new java.io.ByteArrayInputStream(certificate.getEncoded())));
+        }
+        assertThat(again.get(1)).isNotSameAs(first.chain().get(1));
+        CaTrust.Valid one = (CaTrust.Valid) bundle.verify(first.chain(), NOW);
+        CaTrust.Valid two = (CaTrust.Valid) bundle.verify(again, NOW);
+        assertThat(two.path().get(0)).isSameAs(again.get(0));
+        assertThat(two.path().get(1)).isSameAs(one.path().get(1)).isNotSameAs(again.get(1));
+        assertThat(two.root()).isEqualTo(one.root());
+        assertThat(two.notAfter()).isEqualTo(one.notAfter());
+        // A refusal is not remembered: the same certificate is judged again (here, by another bundle's depth).
+        CertificateAuthority stranger = CertificateAuthority.root(SelfSigned.KeyType.EC_P256, "Root", Duration.ofDays(9));
+        ClientCertificate refused = issued(stranger, "n1", List.of());
+        assertThat(bundle.verify(refused.chain(), NOW)).isInstanceOf(CaTrust.Invalid.class);
+        assertThat(bundle.verify(refused.chain(), NOW)).isInstanceOf(CaTrust.Invalid.class);
+    }
+
+    @Test
     void depthCountsAsApacheDoes() throws Exception {
         CertificateAuthority ca = ROOT;
         for (int i = 0; i < 4; i++) {
