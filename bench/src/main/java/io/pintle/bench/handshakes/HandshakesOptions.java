@@ -33,7 +33,7 @@ record HandshakesOptions(List<Mode> modes, List<SelfSigned.KeyType> serverKeys, 
         Path work, Path output, Path plot) {
     static final String USAGE = "usage: HandshakesBench --pintle-jar JAR --work DIR [--modes pinned,ca-chain,both] "
             + "[--server-keys rsa2048,ec,rsa4096] [--client-key ec|rsa2048] [--rounds 3] [--window-seconds 20] "
-            + "[--warmup-seconds 20] [--parallel 6] [--profile-seconds 15] [--quiet-wait 120] [--pintle-jvm-options 'OPTIONS'] "
+            + "[--warmup-seconds 40] [--parallel 6] [--profile-seconds 15] [--quiet-wait 120] [--pintle-jvm-options 'OPTIONS'] "
             + "[--server-cpus 0] [--client-cpus 1] [--commit C] [--output FILE] [--plot FILE]";
     /** The systemd unit's JVM options (deploy/systemd/pintle.service). */
     static final String UNIT_JVM_OPTIONS = "-Xms64m -Xmx384m -XX:MaxGCPauseMillis=20";
@@ -45,7 +45,7 @@ record HandshakesOptions(List<Mode> modes, List<SelfSigned.KeyType> serverKeys, 
         SelfSigned.KeyType clientKey = SelfSigned.KeyType.EC_P256;
         int rounds = 3;
         int window = 20;
-        int warmup = 20;
+        int warmup = 40;
         int parallel = 6;
         int profile = 15;
         int quietWait = 120;

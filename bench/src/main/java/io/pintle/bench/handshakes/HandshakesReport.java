@@ -133,12 +133,7 @@ final class HandshakesReport {
         if (r.costs != null) {
             md.append("\n## The chain verification alone (in process)\n\n");
             md.append("Timed in the harness's JVM (same JDK, one thread on the generator CPU, servers stopped), on"
-                    + " this run's certificates:\n\n| work, once per connection | µs per call |\n|---|---:|\n");
-            md.append(f("| `CaTrust.verify` (leaf + intermediate, root-only bundle; the JDK's PKIX `CertPathBuilder`)"
-                    + " | %.0f |%n", r.costs.verifyMicros()));
-            md.append(f("| `ClientCertificate.of` (CA client's chain) | %.0f |%n", r.costs.readChainMicros()));
-            md.append(f("| `ClientCertificate.of` (pinned client's certificate) | %.0f |%n",
-                    r.costs.readPinnedMicros()));
+                    + " this run's certificates (`VerificationCosts`):\n\n").append(r.costs.table());
         }
 
         md.append("\n## Checks before measuring\n\n");

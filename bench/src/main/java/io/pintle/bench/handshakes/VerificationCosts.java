@@ -2,15 +2,19 @@ package io.pintle.bench.handshakes;
 
 import io.pintle.server.nodes.CaTrust;
 import io.pintle.server.nodes.ClientCertificate;
+import io.pintle.server.tls.SelfSigned;
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
+import java.security.cert.CertificateException;
 import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
 import java.time.Instant;
 import java.util.List;
+import java.util.Locale;
 import java.util.function.Supplier;
 
 /**
@@ -18,13 +22,41 @@ import java.util.function.Supplier;
  * certificates: what the CA modes add to a handshake, apart from TLS and HTTP. A plain timed loop after a warm-up,
  * not JMH: enough to tell tens of microseconds from milliseconds.
  *
- * @param verifyMicros {@link CaTrust#verify} of leaf + intermediate against the root-only bundle, µs per call
+ * <p>Each connection brings new certificate objects (Jetty parses the chain the TLS engine received), so the
+ * figure that counts is {@link #verifyFreshMicros}: the JDK remembers a certificate object's last signature check,
+ * which {@link #verifySameMicros} (the same objects every call) leaves out.
+ *
+ * @param verifySameMicros {@link CaTrust#verify} of leaf + intermediate against the root-only bundle, the same
+ *     certificate objects every call, µs per call
+ * @param parseMicros parsing leaf + intermediate from DER, µs per call
+ * @param verifyFreshMicros parsing them and {@link CaTrust#verify}, new objects every call, µs per call
  * @param readChainMicros {@link ClientCertificate#of} of the CA client's chain, µs per call
  * @param readPinnedMicros {@link ClientCertificate#of} of the pinned client's certificate, µs per call
  */
-record VerificationCosts(double verifyMicros, double readChainMicros, double readPinnedMicros) {
+record VerificationCosts(double verifySameMicros, double parseMicros, double verifyFreshMicros,
+        double readChainMicros, double readPinnedMicros) {
     private static final long WARMUP_NANOS = 3_000_000_000L;
     private static final long MEASURE_NANOS = 3_000_000_000L;
+
+    /**
+     * Times the verification alone, on certificates it generates: {@code java -cp pintle-bench.jar
+     * io.pintle.bench.handshakes.VerificationCosts [ec|rsa2048]}.
+     *
+     * @param args the client and CA key type (default ec)
+     */
+    public static void main(String[] args) throws Exception {
+        SelfSigned.KeyType type = SelfSigned.KeyType.parse(args.length > 0 ? args[0] : "ec");
+        Path directory = Files.createTempDirectory("pintle-verification-");
+        try {
+            VerificationCosts costs = measure(HandshakesLayout.create(directory, type, List.of()));
+            System.out.printf(Locale.ROOT, "%s client and CA keys, Java %s%n%s", HandshakesLayout.title(type),
+                    Runtime.version(), costs.table());
+        } finally {
+            try (var files = Files.walk(directory)) {
+                files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            }
+        }
+    }
 
     static VerificationCosts measure(HandshakesLayout layout) throws IOException, GeneralSecurityException {
         Path ca = layout.caDirectory();
@@ -38,8 +70,35 @@ record VerificationCosts(double verifyMicros, double readChainMicros, double rea
         if (!(trust.verify(chain, now) instanceof CaTrust.Valid)) {
             throw new IllegalStateException("the bench chain does not verify: " + trust.verify(chain, now));
         }
-        return new VerificationCosts(micros(() -> trust.verify(chain, now)), micros(() -> ClientCertificate.of(chain)),
+        byte[] leafDer = leaf.getEncoded();
+        byte[] intermediateDer = intermediate.getEncoded();
+        CertificateFactory factory = CertificateFactory.getInstance("X.509");
+        Supplier<List<X509Certificate>> fresh = () -> List.of(parse(factory, leafDer),
+                parse(factory, intermediateDer));
+        return new VerificationCosts(micros(() -> trust.verify(chain, now)), micros(fresh::get),
+                micros(() -> trust.verify(fresh.get(), now)), micros(() -> ClientCertificate.of(chain)),
                 micros(() -> ClientCertificate.of(pinned)));
+    }
+
+    /** @return the Markdown table */
+    String table() {
+        return String.format(Locale.ROOT, "| work, once per connection | µs per call |%n|---|---:|%n"
+                        + "| `CaTrust.verify` (leaf + intermediate, root-only bundle; the JDK's PKIX `CertPathBuilder`),"
+                        + " new certificate objects, as each connection has them (parsing included) | **%.0f** |%n"
+                        + "| parsing leaf + intermediate alone (in the line above) | %.0f |%n"
+                        + "| `CaTrust.verify`, the same objects every call (the JDK keeps their last signature check)"
+                        + " | %.0f |%n"
+                        + "| `ClientCertificate.of` (CA client's chain) | %.0f |%n"
+                        + "| `ClientCertificate.of` (pinned client's certificate) | %.0f |%n",
+                verifyFreshMicros, parseMicros, verifySameMicros, readChainMicros, readPinnedMicros);
+    }
+
+    private static X509Certificate parse(CertificateFactory factory, byte[] der) {
+        try {
+            return (X509Certificate) factory.generateCertificate(new ByteArrayInputStream(der));
+        } catch (CertificateException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     private static double micros(Supplier<Object> work) {
