@@ -191,7 +191,7 @@ public final class HandshakesBench {
         Mode mode = server.mode();
         List<String> command = STime.command(options.clientLauncher(), server.port(), layout.clientCertificate(mode),
                 layout.clientKeyFile(mode), chain, HandshakesLayout.path(mode), seconds);
-        if (parallel == options.parallel() && chain == layout.extraChain(mode)) {
+        if (parallel == options.parallel() && java.util.Objects.equals(chain, layout.extraChain(mode))) {
             result.generatorCommands.putIfAbsent(mode, String.join(" ", command));
         }
         Path scratch = Files.createDirectories(options.work().resolve("s_time"));

@@ -26,7 +26,7 @@ final class HandshakesPlot {
         List<Row> rows = Row.of(r);
         int modes = r.options.modes().size();
         int groups = r.options.serverKeys().size();
-        int width = Math.max(700, LEFT + groups * (modes * BAR + GAP) + 40);
+        int width = Math.max(1000, LEFT + groups * (modes * BAR + GAP) + 40);
         double max = rows.stream().mapToDouble(Row::max).max().orElse(1) * 1.15;
         String title = String.format(Locale.ROOT, "Full TLS 1.3 handshakes per second, 1 GET each (bench/handshakes,"
                 + " %s clients, %d× s_time)", HandshakesLayout.title(r.options.clientKey()), r.options.parallel());

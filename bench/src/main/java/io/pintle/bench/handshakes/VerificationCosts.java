@@ -22,9 +22,10 @@ import java.util.function.Supplier;
  * certificates: what the CA modes add to a handshake, apart from TLS and HTTP. A plain timed loop after a warm-up,
  * not JMH: enough to tell tens of microseconds from milliseconds.
  *
- * <p>Each connection brings new certificate objects (Jetty parses the chain the TLS engine received), so the
- * figure that counts is {@link #verifyFreshMicros}: the JDK remembers a certificate object's last signature check,
- * which {@link #verifySameMicros} (the same objects every call) leaves out.
+ * <p>PKIX reads every certificate through the JDK's {@code X509Factory}, which keeps the last 750 by encoding, and
+ * a certificate object remembers its last signature check: with the bench's one client certificate, the server
+ * checks its signatures once, not per connection. {@link #verifyFleetMicros} cycles through more leaves than that
+ * cache holds: what a server with a fleet of nodes pays per connection.
  *
  * @param verifySameMicros {@link CaTrust#verify} of leaf + intermediate against the root-only bundle, the same
  *     certificate objects every call, µs per call
@@ -32,9 +33,16 @@ import java.util.function.Supplier;
  * @param verifyFreshMicros parsing them and {@link CaTrust#verify}, new objects every call, µs per call
  * @param readChainMicros {@link ClientCertificate#of} of the CA client's chain, µs per call
  * @param readPinnedMicros {@link ClientCertificate#of} of the pinned client's certificate, µs per call
+ * @param verifyFleetMicros parsing and {@link CaTrust#verify} with a different leaf every call ({@link #FLEET}
+ *     leaves in turn, more than the JDK's certificate cache holds), as a server with many nodes sees them
  */
 record VerificationCosts(double verifySameMicros, double parseMicros, double verifyFreshMicros,
-        double readChainMicros, double readPinnedMicros) {
+        double readChainMicros, double readPinnedMicros, double verifyFleetMicros) {
+    /**
+     * Distinct leaves of the fleet figure: more than the 750 certificates the JDK's {@code X509Factory} keeps by
+     * encoding (PKIX re-reads every certificate through it, and a cached one keeps its signature check).
+     */
+    static final int FLEET = 2000;
     private static final long WARMUP_NANOS = 3_000_000_000L;
     private static final long MEASURE_NANOS = 3_000_000_000L;
 
@@ -75,22 +83,53 @@ record VerificationCosts(double verifySameMicros, double parseMicros, double ver
         CertificateFactory factory = CertificateFactory.getInstance("X.509");
         Supplier<List<X509Certificate>> fresh = () -> List.of(parse(factory, leafDer),
                 parse(factory, intermediateDer));
+        // The fleet: its own root and intermediate (the layout keeps no CA private key), FLEET leaves.
+        io.pintle.server.tls.CertificateAuthority fleetRoot = io.pintle.server.tls.CertificateAuthority.root(
+                layout.clientKey(), "Pintle bench fleet root", java.time.Duration.ofDays(30));
+        io.pintle.server.tls.CertificateAuthority fleetCa = fleetRoot.intermediate(layout.clientKey(),
+                "Pintle bench fleet intermediate");
+        java.security.PublicKey leafKey = leaf.getPublicKey();
+        byte[][] leaves = new byte[FLEET][];
+        for (int i = 0; i < FLEET; i++) {
+            leaves[i] = fleetCa.issue(leafKey, io.pintle.server.tls.CertificateAuthority.subject(
+                    java.util.UUID.randomUUID().toString(), null), List.of()).getEncoded();
+        }
+        byte[] fleetIntermediate = fleetCa.certificate().getEncoded();
+        CaTrust fleetTrust = CaTrust.parse(pemOf(fleetRoot.certificate()), ca.resolve("fleet-root.pem"),
+                CaTrust.DEFAULT_MAX_DEPTH);
+        int[] next = {0};
+        Supplier<Object> fleet = () -> {
+            CaTrust.Verdict verdict = fleetTrust.verify(List.of(parse(factory, leaves[next[0]++ % FLEET]),
+                    parse(factory, fleetIntermediate)), now);
+            if (!(verdict instanceof CaTrust.Valid)) {
+                throw new IllegalStateException("a fleet leaf does not verify: " + verdict);
+            }
+            return verdict;
+        };
         return new VerificationCosts(micros(() -> trust.verify(chain, now)), micros(fresh::get),
                 micros(() -> trust.verify(fresh.get(), now)), micros(() -> ClientCertificate.of(chain)),
-                micros(() -> ClientCertificate.of(pinned)));
+                micros(() -> ClientCertificate.of(pinned)), micros(fleet));
     }
 
     /** @return the Markdown table */
     String table() {
         return String.format(Locale.ROOT, "| work, once per connection | µs per call |%n|---|---:|%n"
                         + "| `CaTrust.verify` (leaf + intermediate, root-only bundle; the JDK's PKIX `CertPathBuilder`),"
-                        + " new certificate objects, as each connection has them (parsing included) | **%.0f** |%n"
+                        + " the bench's one leaf, parsed from its bytes every call as each connection has it (the JDK"
+                        + " hands back its cached certificate, signature check remembered: what the server sees in"
+                        + " this bench) | **%.0f** |%n"
                         + "| parsing leaf + intermediate alone (in the line above) | %.0f |%n"
-                        + "| `CaTrust.verify`, the same objects every call (the JDK keeps their last signature check)"
-                        + " | %.0f |%n"
+                        + "| `CaTrust.verify`, the same objects every call | %.0f |%n"
+                        + "| `CaTrust.verify` with a different leaf every call (" + FLEET + " in turn, parsing"
+                        + " included): signatures really checked, as with a fleet of nodes | **%.0f** |%n"
                         + "| `ClientCertificate.of` (CA client's chain) | %.0f |%n"
                         + "| `ClientCertificate.of` (pinned client's certificate) | %.0f |%n",
-                verifyFreshMicros, parseMicros, verifySameMicros, readChainMicros, readPinnedMicros);
+                verifyFreshMicros, parseMicros, verifySameMicros, verifyFleetMicros, readChainMicros,
+                readPinnedMicros);
+    }
+
+    private static byte[] pemOf(X509Certificate certificate) {
+        return io.pintle.bench.harness.Pem.certificate(certificate);
     }
 
     private static X509Certificate parse(CertificateFactory factory, byte[] der) {
