@@ -149,20 +149,7 @@ public record DemoCaLayout(Path directory, String uidNode, String sanNode, Strin
                 "id_rules = [\"uid\", \"san-dns:{id}" + SAN_SUFFIX + "\"]",
                 "crl_files = [\"" + CRL_FILE + "\"]",
                 "denied_keys_file = \"" + DENIED_KEYS_FILE + "\"",
-                "[networks]",
-                "allowed_file = \"lib/rudder-networks-24.conf\"",
-                "[paths]",
-                "share = \"share\"",
-                "[admin]",
-                "listen = \"127.0.0.1:0\"",
-                "[uploads]",
-                "inventories = \"" + DemoLayout.INVENTORIES + "\"",
-                "inventory_updates = \"" + DemoLayout.INVENTORY_UPDATES + "\"",
-                "reports = \"" + DemoLayout.REPORTS + "\"",
-                "htpasswd_initial = \"server/htpasswd-webdav-initial\"",
-                "htpasswd = \"server/htpasswd-webdav\"",
-                "[limits]",
-                "max_connections = " + DemoLayout.MAX_CONNECTIONS,
+                DemoLayout.commonSections(),
                 ""));
         return new DemoCaLayout(dir, uidNode, sanNode, revokedNode, KeyHash.sha256(san.getPublicKey()).toString());
     }

@@ -154,6 +154,22 @@ public record DemoLayout(Path directory, String serverPin, String linux1, String
                 "[nodes]",
                 "list = \"lib/nodeslist.json\"",
                 "certificates = [\"lib/nodescerts.pem\"]",
+                commonSections(),
+                "[remote_run]",
+                "run = [" + program + ", \"agent\", \"run\", \"-uR\"]",
+                "update = [" + program + ", \"agent\", \"update\"]",
+                "inventory = [" + program + ", \"agent\", \"inventory\"]",
+                "timeout = 30",
+                ""));
+        return new DemoLayout(dir, serverPin, linux1, linux2, windows);
+    }
+
+    /**
+     * The configuration sections both demos share (networks, share, admin listener, uploads, limits), one line
+     * each, joined.
+     */
+    static String commonSections() {
+        return String.join("\n",
                 "[networks]",
                 "allowed_file = \"lib/rudder-networks-24.conf\"",
                 "[paths]",
@@ -167,14 +183,7 @@ public record DemoLayout(Path directory, String serverPin, String linux1, String
                 "htpasswd_initial = \"server/htpasswd-webdav-initial\"",
                 "htpasswd = \"server/htpasswd-webdav\"",
                 "[limits]",
-                "max_connections = " + MAX_CONNECTIONS,
-                "[remote_run]",
-                "run = [" + program + ", \"agent\", \"run\", \"-uR\"]",
-                "update = [" + program + ", \"agent\", \"update\"]",
-                "inventory = [" + program + ", \"agent\", \"inventory\"]",
-                "timeout = 30",
-                ""));
-        return new DemoLayout(dir, serverPin, linux1, linux2, windows);
+                "max_connections = " + MAX_CONNECTIONS);
     }
 
     /**
