@@ -31,8 +31,6 @@ record ChannelsOptions(int nodes, int handshakes, int idleSeconds, int rate, int
             + "[--handshakes 64] [--idle-seconds 30] [--rate 200] [--splay 10] [--tls-provider jdk] [--no-content-type] "
             + "[--pintle-jvm-options 'OPTIONS'] [--server-cpus 0] [--client-cpus 1] [--commit C] [--output FILE] "
             + "[--plot FILE]";
-    /** The systemd unit's JVM options (deploy/systemd/pintle.service). */
-    static final String UNIT_JVM_OPTIONS = "-Xms64m -Xmx384m -XX:MaxGCPauseMillis=20";
 
     static ChannelsOptions parse(String[] args) {
         int nodes = 20_000;
@@ -42,7 +40,7 @@ record ChannelsOptions(int nodes, int handshakes, int idleSeconds, int rate, int
         int splay = 10;
         String provider = "jdk";
         boolean contentType = true;
-        String jvm = UNIT_JVM_OPTIONS;
+        String jvm = CommandLine.UNIT_JVM_OPTIONS;
         Path jar = null;
         String serverCpus = null;
         String clientCpus = null;
@@ -80,6 +78,6 @@ record ChannelsOptions(int nodes, int handshakes, int idleSeconds, int rate, int
 
     /** @return taskset's prefix for the server, or nothing */
     List<String> serverLauncher() {
-        return serverCpus == null ? List.of() : List.of("taskset", "-c", serverCpus);
+        return CommandLine.taskset(serverCpus);
     }
 }

@@ -35,8 +35,6 @@ record HandshakesOptions(List<Mode> modes, List<SelfSigned.KeyType> serverKeys, 
             + "[--server-keys rsa2048,ec,rsa4096] [--client-key ec|rsa2048] [--rounds 3] [--window-seconds 20] "
             + "[--warmup-seconds 40] [--parallel 6] [--profile-seconds 15] [--quiet-wait 120] [--pintle-jvm-options 'OPTIONS'] "
             + "[--server-cpus 0] [--client-cpus 1] [--commit C] [--output FILE] [--plot FILE]";
-    /** The systemd unit's JVM options (deploy/systemd/pintle.service). */
-    static final String UNIT_JVM_OPTIONS = "-Xms64m -Xmx384m -XX:MaxGCPauseMillis=20";
 
     static HandshakesOptions parse(String[] args) {
         List<Mode> modes = List.of(Mode.PINNED, Mode.CA_CHAIN, Mode.BOTH);
@@ -49,7 +47,7 @@ record HandshakesOptions(List<Mode> modes, List<SelfSigned.KeyType> serverKeys, 
         int parallel = 6;
         int profile = 15;
         int quietWait = 120;
-        String jvm = UNIT_JVM_OPTIONS;
+        String jvm = CommandLine.UNIT_JVM_OPTIONS;
         Path jar = null;
         String serverCpus = null;
         String clientCpus = null;
@@ -101,11 +99,11 @@ record HandshakesOptions(List<Mode> modes, List<SelfSigned.KeyType> serverKeys, 
 
     /** @return taskset's prefix for a server, or nothing */
     List<String> serverLauncher() {
-        return serverCpus == null ? List.of() : List.of("taskset", "-c", serverCpus);
+        return CommandLine.taskset(serverCpus);
     }
 
     /** @return taskset's prefix for the load generator, or nothing */
     List<String> clientLauncher() {
-        return clientCpus == null ? List.of() : List.of("taskset", "-c", clientCpus);
+        return CommandLine.taskset(clientCpus);
     }
 }

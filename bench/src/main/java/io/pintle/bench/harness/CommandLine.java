@@ -109,6 +109,17 @@ public final class CommandLine {
         return parsed;
     }
 
+    /** The systemd unit's JVM options (deploy/systemd/pintle.service): every harness's default for the server. */
+    public static final String UNIT_JVM_OPTIONS = "-Xms64m -Xmx384m -XX:MaxGCPauseMillis=20";
+
+    /**
+     * @param cpus a CPU list for taskset, or null
+     * @return the command prefix that pins a process to them ({@code taskset -c CPUS}), or nothing for null
+     */
+    public static List<String> taskset(String cpus) {
+        return cpus == null ? List.of() : List.of("taskset", "-c", cpus);
+    }
+
     /**
      * @param value a CPU list for taskset, or "none" or blank
      * @return the CPU list, or null for "none" or blank

@@ -47,9 +47,6 @@ record HostileOptions(List<Kind> attacks, Duration warmup, Duration baseline, Du
         int pollConnections, int pollStreams, Duration pollHold, int http1Polls, Duration http1Wait, Duration settle,
         Duration victimPause, Path pintleJar, List<String> pintleJvmOptions, String serverCpus, String commit,
         Path output, Path plot, Path work, String clientCpus, String machineCpus) {
-    /** What deploy/systemd/pintle.service runs Pintle with (as bench/perf's default): the packaged service. */
-    static final String UNIT_JVM_OPTIONS = "-Xms64m -Xmx384m -XX:MaxGCPauseMillis=20";
-
     /** The attacks, in the order of issue 18. */
     enum Kind {
         ABORTED_RANGES("aborted-ranges"),
@@ -116,7 +113,7 @@ record HostileOptions(List<Kind> attacks, Duration warmup, Duration baseline, Du
         Duration settle = Duration.ofSeconds(5);
         Duration victimPause = Duration.ofMillis(20);
         Path jar = Path.of("server/target/pintle.jar");
-        String jvmOptions = UNIT_JVM_OPTIONS;
+        String jvmOptions = CommandLine.UNIT_JVM_OPTIONS;
         String serverCpus = null;
         String commit = null;
         Path output = null;
@@ -175,6 +172,6 @@ record HostileOptions(List<Kind> attacks, Duration warmup, Duration baseline, Du
 
     /** @return the command words that pin Pintle, or none */
     List<String> serverLauncher() {
-        return serverCpus == null ? List.of() : List.of("taskset", "-c", serverCpus);
+        return CommandLine.taskset(serverCpus);
     }
 }

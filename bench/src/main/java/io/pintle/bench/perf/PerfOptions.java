@@ -36,8 +36,6 @@ record PerfOptions(Duration warmup, Duration window, List<Integer> herdAgents, D
         String pintleConfig, String pintleTlsProvider, Path output, Path plot, Set<String> rows) {
     /** The groups of rows, in the order they run. */
     static final List<String> ROWS = List.of("small", "large", "handshake", "herd", "idle");
-    /** What deploy/systemd/pintle.service runs Pintle with: the figures are those of the packaged service. */
-    static final String DEFAULT_JVM_OPTIONS = "-Xms64m -Xmx384m -XX:MaxGCPauseMillis=20";
     /**
      * Appended to the demo configuration. The access log is off (nginx's is off too). The connection limit must be
      * above the idle row's 10,000 connections (the default is 10,000), and the idle timeout above the idle row's
@@ -77,7 +75,7 @@ record PerfOptions(Duration warmup, Duration window, List<Integer> herdAgents, D
         int cfRuns = 3;
         Path jar = Path.of("server/target/pintle.jar");
         String java = env.getOrDefault("PINTLE_PERF_JAVA", ProcessHandle.current().info().command().orElse("java"));
-        String jvmOptions = env.getOrDefault("PINTLE_PERF_JVM_OPTIONS", DEFAULT_JVM_OPTIONS);
+        String jvmOptions = env.getOrDefault("PINTLE_PERF_JVM_OPTIONS", CommandLine.UNIT_JVM_OPTIONS);
         String config = env.containsKey("PINTLE_PERF_CONFIG") ? read(Path.of(env.get("PINTLE_PERF_CONFIG")))
                 : DEFAULT_CONFIG;
         String tlsProvider = env.get("PINTLE_PERF_TLS_PROVIDER");

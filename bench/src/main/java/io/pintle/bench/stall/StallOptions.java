@@ -80,6 +80,6 @@ record StallOptions(long requests, int streams, Duration timeout, List<Family> f
 
     /** @return the command words that pin Pintle, or none */
     List<String> serverLauncher() {
-        return serverCpus == null ? List.of() : List.of("taskset", "-c", serverCpus);
+        return CommandLine.taskset(serverCpus);
     }
 }

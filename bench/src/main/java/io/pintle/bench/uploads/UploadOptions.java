@@ -30,8 +30,6 @@ import java.util.Locale;
 record UploadOptions(List<Row> rows, int uploads, int reportBytes, int warmup, int cellTimeoutSeconds, Path pintleJar,
         List<String> pintleJvmOptions, String pintleConfig, int serverCpu, String clientCpus, String commit,
         Path output, Path work) {
-    /** What deploy/systemd/pintle.service runs Pintle with, as bench/perf and bench/hostile. */
-    static final String UNIT_JVM_OPTIONS = "-Xms64m -Xmx384m -XX:MaxGCPauseMillis=20";
     /**
      * Appended to the demo's configuration (after which {@code sync.PintleProcess} appends {@code [log] access =
      * false}: nginx's access log is off too). Every simulated agent uploads from 127.0.0.1, so the per-address
@@ -45,7 +43,7 @@ record UploadOptions(List<Row> rows, int uploads, int reportBytes, int warmup, i
     static final String DEFAULT_ROWS = "ab:1,ab:8,ab:32,curl:1,curl:8,curl:32,agents:8,ab-keepalive:8";
     static final String USAGE = "usage: UploadBench [--rows " + DEFAULT_ROWS + "] [--uploads 1000]"
             + " [--report-bytes 5000] [--warmup 3000] [--cell-timeout-seconds 300]"
-            + " [--pintle-jar server/target/pintle.jar] [--pintle-jvm-options '" + UNIT_JVM_OPTIONS + "']"
+            + " [--pintle-jar server/target/pintle.jar] [--pintle-jvm-options '" + CommandLine.UNIT_JVM_OPTIONS + "']"
             + " [--pintle-config FILE] [--server-cpu 0|none] [--client-cpus TEXT] [--commit TEXT]"
             + " --output DIR --work DIR";
 
@@ -68,7 +66,7 @@ record UploadOptions(List<Row> rows, int uploads, int reportBytes, int warmup, i
         int warmup = 3000;
         int timeout = 300;
         Path jar = Path.of("server/target/pintle.jar");
-        String jvmOptions = UNIT_JVM_OPTIONS;
+        String jvmOptions = CommandLine.UNIT_JVM_OPTIONS;
         String config = DEFAULT_CONFIG;
         int serverCpu = -1;
         String clientCpus = null;

@@ -1,5 +1,6 @@
 package io.pintle.bench.uploads;
 
+import io.pintle.bench.harness.CommandLine;
 import io.pintle.bench.sync.Nginx;
 import io.pintle.bench.sync.PintleProcess;
 import io.pintle.bench.sync.Ports;
@@ -53,8 +54,8 @@ record UploadTarget(String name, int port, Supplier<List<ProcessHandle>> process
         // Relative paths in the configuration are relative to its file: keep it beside the demo's.
         Path file = layout.demo().directory().resolve("pintle-uploads.toml");
         Files.writeString(file, config);
-        List<String> launcher = options.serverCpu() < 0 ? List.of()
-                : List.of("taskset", "-c", Integer.toString(options.serverCpu()));
+        List<String> launcher = CommandLine.taskset(options.serverCpu() < 0 ? null
+                : Integer.toString(options.serverCpu()));
         PintleProcess process = PintleProcess.start(launcher, options.pintleJvmOptions(), options.pintleJar(), file,
                 port, work.resolve("pintle.log"));
         String command = String.join(" ", process.command()).replace(file.toString(), "<work>/pintle-uploads.toml");
