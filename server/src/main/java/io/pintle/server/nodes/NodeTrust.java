@@ -92,8 +92,6 @@ public record NodeTrust(List<Mode> modes, CaTrust ca, List<IdRule> idRules, Revo
         if (denied != null) {
             return new Identification.Anonymous(Identification.Reason.REVOKED, denied);
         }
-        X509Certificate leaf = presented.certificate();
-        boolean selfIssued = leaf.getSubjectX500Principal().equals(leaf.getIssuerX500Principal());
         Identification pinned = null;
         if (pinning()) {
             pinned = registry.identifyClient(presented, now);
@@ -102,7 +100,7 @@ public record NodeTrust(List<Mode> modes, CaTrust ca, List<IdRule> idRules, Revo
             }
             if (pinned instanceof Identification.Authenticated) {
                 // A key both pinned and certified by the CA: the CA's revocations hold in both modes.
-                String revoked = selfIssued ? null : revokedChain(presented, now);
+                String revoked = selfIssued(presented) ? null : revokedChain(presented, now);
                 return revoked == null ? pinned
                         : new Identification.Anonymous(Identification.Reason.REVOKED, revoked);
             }
@@ -111,7 +109,13 @@ public record NodeTrust(List<Mode> modes, CaTrust ca, List<IdRule> idRules, Revo
         if (pinned == null || validated instanceof Identification.Authenticated) {
             return validated;
         }
-        return selfIssued ? pinned : validated;
+        return selfIssued(presented) ? pinned : validated;
+    }
+
+    /** @return whether the certificate is its own issuer, as a Rudder agent's self-signed certificate is */
+    private static boolean selfIssued(ClientCertificate presented) {
+        X509Certificate leaf = presented.certificate();
+        return leaf.getSubjectX500Principal().equals(leaf.getIssuerX500Principal());
     }
 
     /** @return why the certificate's verified chain is revoked, or null when it does not verify or is not revoked */
@@ -142,33 +146,41 @@ public record NodeTrust(List<Mode> modes, CaTrust ca, List<IdRule> idRules, Revo
         if (revoked != null) {
             return new Identification.Anonymous(Identification.Reason.REVOKED, revoked);
         }
-        String subject = presented.certificate().getSubjectX500Principal().getName();
+        // The subject (for a refusal of a verified certificate) and the rules' misses are only formatted on refusal:
+        // this runs on every request of certificate-validation mode.
         String id = null;
-        List<String> misses = new ArrayList<>(idRules.size());
+        List<String> misses = null;
         for (IdRule rule : idRules) {
             IdRule.Outcome outcome = rule.read(presented);
             if (outcome.id() != null) {
                 id = outcome.id();
                 break;
             }
+            if (misses == null) {
+                misses = new ArrayList<>(idRules.size());
+            }
             misses.add(rule.text() + ": " + outcome.problem());
         }
         if (id == null) {
             return new Identification.Anonymous(Identification.Reason.NO_NODE_ID, "the certificate is signed by "
                     + "the CA but no id rule ([nodes] id_rules) finds a node id in it: " + String.join("; ", misses),
-                    subject);
+                    subject(presented));
         }
         NodeId node;
         try {
             node = new NodeId(id);
         } catch (IllegalArgumentException e) {
             return new Identification.Anonymous(Identification.Reason.INVALID_UID,
-                    "the node id read in the certificate is not a node id: " + e.getMessage(), subject);
+                    "the node id read in the certificate is not a node id: " + e.getMessage(), subject(presented));
         }
         if (registry.node(node).isEmpty()) {
             return new Identification.Anonymous(Identification.Reason.NODE_NOT_LISTED, "node " + node + " (certificate "
-                    + "signed by the CA) is not in nodeslist.json: not accepted yet, or deleted", subject);
+                    + "signed by the CA) is not in nodeslist.json: not accepted yet, or deleted", subject(presented));
         }
         return new Identification.Authenticated(node, presented.sha256(), Mode.CERT_VALIDATION);
+    }
+
+    private static String subject(ClientCertificate presented) {
+        return presented.certificate().getSubjectX500Principal().getName();
     }
 }
