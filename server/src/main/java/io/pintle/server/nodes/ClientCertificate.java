@@ -11,8 +11,8 @@ import java.util.Optional;
 
 /**
  * What identification reads from a client certificate that depends on the certificate alone: its validity
- * period, the subject's {@code UID} (or why there is none), its DNS and URI SANs, its key pins, and the chain the
- * client sent with it. Parsing the subject and hashing the key twice cost more than the rest of a cached file
+ * period, the subject's {@code UID} (or why there is none), its key pins, the chain the client sent with it, and,
+ * when a SAN id rule asks, its DNS and URI SANs. Parsing the subject and hashing the key twice cost more than the rest of a cached file
  * request, so the TLS layer computes this once per connection and {@link NodeTrust#identify} uses it on every
  * request of that connection, against whatever snapshot the request runs on. The chain's verification against a
  * CA bundle is kept here too ({@link #verified}), for as long as the bundle is the same object.
@@ -23,22 +23,17 @@ import java.util.Optional;
  * @param notAfter end of validity
  * @param uid the subject's UID, or null when it has none or it cannot be decoded
  * @param uidProblem why the UID cannot be decoded, or null
- * @param dnsNames its DNS subject alternative names
- * @param uris its URI subject alternative names
  * @param sha256 the key's sha256 pin
  * @param sha512 the key's sha512 pin
  * @param memo the chain's last verification
  */
 public record ClientCertificate(X509Certificate certificate, List<X509Certificate> chain, Instant notBefore,
-        Instant notAfter, String uid, String uidProblem, List<String> dnsNames, List<String> uris, KeyHash sha256,
-        KeyHash sha512, Memo memo) {
+        Instant notAfter, String uid, String uidProblem, KeyHash sha256, KeyHash sha512, Memo memo) {
     public ClientCertificate {
         Objects.requireNonNull(certificate);
         chain = List.copyOf(chain);
         Objects.requireNonNull(notBefore);
         Objects.requireNonNull(notAfter);
-        dnsNames = List.copyOf(dnsNames);
-        uris = List.copyOf(uris);
         Objects.requireNonNull(sha256);
         Objects.requireNonNull(sha512);
         Objects.requireNonNull(memo);
@@ -66,27 +61,8 @@ public record ClientCertificate(X509Certificate certificate, List<X509Certificat
         } catch (IllegalArgumentException e) {
             problem = e.getMessage();
         }
-        List<String> dns = new ArrayList<>();
-        List<String> uris = new ArrayList<>();
-        try {
-            Collection<List<?>> names = certificate.getSubjectAlternativeNames();
-            if (names != null) {
-                for (List<?> name : names) {
-                    if (name.size() == 2 && name.get(0) instanceof Integer type && name.get(1) instanceof String value) {
-                        if (type == IdRule.San.DNS) {
-                            dns.add(value);
-                        } else if (type == IdRule.San.URI) {
-                            uris.add(value);
-                        }
-                    }
-                }
-            }
-        } catch (CertificateParsingException e) {
-            // An undecodable SAN extension names no id: SAN rules then find nothing, and say so.
-        }
         return new ClientCertificate(certificate, chain, certificate.getNotBefore().toInstant(),
-                certificate.getNotAfter().toInstant(), uid, problem, dns, uris,
-                KeyHash.sha256(certificate.getPublicKey()), KeyHash.of("sha512", certificate.getPublicKey()),
+                certificate.getNotAfter().toInstant(), uid, problem, KeyHash.sha256(certificate.getPublicKey()), KeyHash.of("sha512", certificate.getPublicKey()),
                 new Memo());
     }
 
@@ -125,9 +101,59 @@ public record ClientCertificate(X509Certificate certificate, List<X509Certificat
         return verdict;
     }
 
-    /** The last verification of the chain (one per connection; a race only verifies twice). */
+    /** @return its DNS subject alternative names (read when a SAN id rule first asks, then kept) */
+    public List<String> dnsNames() {
+        return sans().dns();
+    }
+
+    /** @return its URI subject alternative names (read when a SAN id rule first asks, then kept) */
+    public List<String> uris() {
+        return sans().uris();
+    }
+
+    /** Only SAN id rules read them: not parsed for every connection of the default pinning mode. */
+    private Memo.Sans sans() {
+        Memo.Sans sans = memo.sans;
+        if (sans == null) {
+            sans = Memo.Sans.of(certificate);
+            memo.sans = sans;
+        }
+        return sans;
+    }
+
+    /**
+     * What is computed of the certificate on demand and kept for the connection: the chain's last verification,
+     * the SANs. A race only computes twice.
+     */
     public static final class Memo {
         private volatile Entry entry;
+        private volatile Sans sans;
+
+        /** DNS and URI subject alternative names. */
+        private record Sans(List<String> dns, List<String> uris) {
+            static Sans of(X509Certificate certificate) {
+                List<String> dns = new ArrayList<>();
+                List<String> uris = new ArrayList<>();
+                try {
+                    Collection<List<?>> names = certificate.getSubjectAlternativeNames();
+                    if (names != null) {
+                        for (List<?> name : names) {
+                            if (name.size() == 2 && name.get(0) instanceof Integer type
+                                    && name.get(1) instanceof String value) {
+                                if (type == IdRule.San.DNS) {
+                                    dns.add(value);
+                                } else if (type == IdRule.San.URI) {
+                                    uris.add(value);
+                                }
+                            }
+                        }
+                    }
+                } catch (CertificateParsingException e) {
+                    // An undecodable SAN extension names no id: SAN rules then find nothing, and say so.
+                }
+                return new Sans(List.copyOf(dns), List.copyOf(uris));
+            }
+        }
 
         record Entry(CaTrust trust, CaTrust.Verdict verdict) {}
     }
