@@ -285,11 +285,11 @@ public final class SnapshotLoader {
         }
         List<Revocations.Crl> crls = new ArrayList<>();
         for (Path file : nodes.crlFiles()) {
-            crls.addAll(Revocations.parseCrls(contents.get(file), file, ca));
+            crls.addAll(crls(file, contents, reuse, ca));
         }
         Path fetched = fetchedCrl(config);
         if (fetched != null && contents.containsKey(fetched)) {
-            crls.addAll(Revocations.parseCrls(contents.get(fetched), fetched, ca));
+            crls.addAll(crls(fetched, contents, reuse, ca));
         }
         Path deniedFile = nodes.deniedKeysFile();
         byte[] denied = deniedFile != null ? contents.get(deniedFile) : null;
@@ -307,6 +307,28 @@ public final class SnapshotLoader {
                 ? ApacheIdRules.parse(contents.get(nodesAuth), nodesAuth)
                 : nodes.idRules();
         return new NodeTrust(nodes.authentication(), ca, idRules, revocations);
+    }
+
+    /**
+     * A CRL file's lists: the previous snapshot's when the file's bytes and the CA bundle they were verified against
+     * are the same (a CA's list can hold thousands of entries, and most reloads are for the node list), else parsed
+     * and verified.
+     */
+    private static List<Revocations.Crl> crls(Path file, Map<Path, byte[]> contents, Reuse reuse, CaTrust ca)
+            throws IOException {
+        ServerSnapshot previous = reuse.previous();
+        if (previous != null && reuse.unchanged(file) && previous.trust().ca() == ca) {
+            List<Revocations.Crl> kept = new ArrayList<>();
+            for (Revocations.Crl crl : previous.trust().revocations().crls()) {
+                if (crl.file().equals(file)) {
+                    kept.add(crl);
+                }
+            }
+            if (!kept.isEmpty()) {
+                return kept;
+            }
+        }
+        return Revocations.parseCrls(contents.get(file), file, ca);
     }
 
     /** The server's key and the password files: kept as their digest only, never their bytes. */
