@@ -213,11 +213,10 @@ public final class AclEvaluator {
                         + "the CA (" + anonymous.reason().code() + "), in an allowed network");
             }
             if (!trust.pinning()) {
-                Identification.Anonymous anonymous = identification instanceof Identification.Anonymous a ? a : null;
-                return new Decision.Deny(anonymous != null ? anonymous.reason().code() : "certificate-not-trusted",
-                        "uploads need a client certificate signed by the CA ([nodes] ca_file) in "
-                                + "certificate-validation mode" + (anonymous != null ? ": " + anonymous.detail()
-                                        : ", not a pinned one"));
+                // Without pinning every authenticated caller is a CA one, admitted above: this one is anonymous.
+                Identification.Anonymous anonymous = (Identification.Anonymous) identification;
+                return new Decision.Deny(anonymous.reason().code(), "uploads need a client certificate signed by the "
+                        + "CA ([nodes] ca_file) in certificate-validation mode: " + anonymous.detail());
             }
         }
         if (authorization == null || !authorization.regionMatches(true, 0, BASIC, 0, BASIC.length())) {
