@@ -181,7 +181,7 @@ class CaModeIT {
     @Test
     void aCrlRefusesTheNextRequestOfAnOpenConnectionAndOfAResumedSession() throws Exception {
         NodeKeys node = caNode("ca-revoked", "ca-revoked", List.of());
-        SSLContext context = ClientTls.context(node.certificatePath(), node.keyPath(), Set.of(sandbox.serverPin()));
+        SSLContext context = tls(node, sandbox.serverPin());
         Path session = dir.resolve("ca-revoked.session");
         assertThat(openssl(node, session, false)).contains("HTTP/1.1 200");
         try (SSLSocket socket = (SSLSocket) context.getSocketFactory().createSocket("127.0.0.1", server.port())) {
@@ -288,8 +288,8 @@ class CaModeIT {
                 "ca_file = \"lib/policy_server_ca.pem\"",
                 "denied_keys_file = \"lib/denied-keys\""));
         try (TestServer migrating = TestServer.start(both)) {
-            SSLContext pinnedTls = ClientTls.context(pinned.certificatePath(), pinned.keyPath(), Set.of(both.serverPin()));
-            SSLContext caTls = ClientTls.context(byUid.certificatePath(), byUid.keyPath(), Set.of(both.serverPin()));
+            SSLContext pinnedTls = tls(pinned, both.serverPin());
+            SSLContext caTls = tls(byUid, both.serverPin());
             try (SSLSocket pinnedSocket = (SSLSocket) pinnedTls.getSocketFactory().createSocket("127.0.0.1",
                     migrating.port());
                     SSLSocket caSocket = (SSLSocket) caTls.getSocketFactory().createSocket("127.0.0.1",
@@ -356,19 +356,21 @@ class CaModeIT {
     // ---- plumbing: HTTP/1.1 by hand, so that "the same connection" is certain
 
     private static String get(TestServer target, String pin, NodeKeys node, String path) throws Exception {
-        SSLContext context = ClientTls.context(node.certificatePath(), node.keyPath(), Set.of(pin));
-        try (SSLSocket socket = (SSLSocket) context.getSocketFactory().createSocket("127.0.0.1", target.port())) {
+        try (SSLSocket socket = (SSLSocket) tls(node, pin).getSocketFactory().createSocket("127.0.0.1",
+                target.port())) {
             return request(socket, path);
         }
     }
 
     private static String get(NodeKeys node, String path) throws Exception {
-        SSLContext context = node != null
-                ? ClientTls.context(node.certificatePath(), node.keyPath(), Set.of(sandbox.serverPin()))
-                : ClientTls.context((javax.net.ssl.KeyManager[]) null, Set.of(sandbox.serverPin()));
-        try (SSLSocket socket = (SSLSocket) context.getSocketFactory().createSocket("127.0.0.1", server.port())) {
-            return request(socket, path);
-        }
+        return get(server, sandbox.serverPin(), node, path);
+    }
+
+    /** A client context presenting the node's certificate chain (none for null) and pinning the server's key. */
+    private static SSLContext tls(NodeKeys node, String pin) throws Exception {
+        return node != null
+                ? ClientTls.context(node.certificatePath(), node.keyPath(), Set.of(pin))
+                : ClientTls.context((javax.net.ssl.KeyManager[]) null, Set.of(pin));
     }
 
     private static String put(NodeKeys node, String path, String basic) throws Exception {
@@ -377,9 +379,7 @@ class CaModeIT {
 
     private static String put(TestServer target, String pin, NodeKeys node, String path, String basic)
             throws Exception {
-        SSLContext context = node != null
-                ? ClientTls.context(node.certificatePath(), node.keyPath(), Set.of(pin))
-                : ClientTls.context((javax.net.ssl.KeyManager[]) null, Set.of(pin));
+        SSLContext context = tls(node, pin);
         byte[] body = ("inventory of " + (node != null ? node.name() : "nobody")).getBytes(StandardCharsets.UTF_8);
         try (SSLSocket socket = (SSLSocket) context.getSocketFactory().createSocket("127.0.0.1", target.port())) {
             String head = "PUT " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: " + body.length + "\r\n"
