@@ -9,6 +9,7 @@ import io.pintle.server.policy.TreeScanner;
 import io.pintle.server.remoterun.PullChannels;
 import io.pintle.server.sharedfiles.SharedFileStore;
 import io.pintle.server.tls.NativeEngineRelease;
+import io.pintle.server.tls.TlsConnectionFactory;
 import io.pintle.server.reload.SnapshotHolder;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -133,7 +134,7 @@ public final class HttpServerFactory {
         HTTP2ServerConnectionFactory http2 = new HTTP2ServerConnectionFactory(http);
         ALPNServerConnectionFactory alpn = new ALPNServerConnectionFactory();
         alpn.setDefaultProtocol(http1.getProtocol());
-        SslConnectionFactory ssl = new SslConnectionFactory(tls, alpn.getProtocol());
+        SslConnectionFactory ssl = new TlsConnectionFactory(tls, alpn.getProtocol());
         ssl.addEventListener(new NativeEngineRelease());
 
         ServerConnector connector = new ServerConnector(server, -1, SELECTORS, ssl, alpn, http2, http1);
