@@ -12,7 +12,7 @@ import java.util.Optional;
 /**
  * What identification reads from a client certificate that depends on the certificate alone: its validity
  * period, the subject's {@code UID} (or why there is none), its key pins, the chain the client sent with it, and,
- * when a SAN id rule asks, its DNS and URI SANs. Parsing the subject and hashing the key twice cost more than the rest of a cached file
+ * when a SAN id rule asks, its DNS and URI SANs. Parsing the subject and hashing the key cost more than the rest of a cached file
  * request, so the TLS layer computes this once per connection and {@link NodeTrust#identify} uses it on every
  * request of that connection, against whatever snapshot the request runs on. The chain's verification against a
  * CA bundle is kept here too ({@link #verified}), for as long as the bundle is the same object.
@@ -24,18 +24,16 @@ import java.util.Optional;
  * @param uid the subject's UID, or null when it has none or it cannot be decoded
  * @param uidProblem why the UID cannot be decoded, or null
  * @param sha256 the key's sha256 pin
- * @param sha512 the key's sha512 pin
  * @param memo the chain's last verification
  */
 public record ClientCertificate(X509Certificate certificate, List<X509Certificate> chain, Instant notBefore,
-        Instant notAfter, String uid, String uidProblem, KeyHash sha256, KeyHash sha512, Memo memo) {
+        Instant notAfter, String uid, String uidProblem, KeyHash sha256, Memo memo) {
     public ClientCertificate {
         Objects.requireNonNull(certificate);
         chain = List.copyOf(chain);
         Objects.requireNonNull(notBefore);
         Objects.requireNonNull(notAfter);
         Objects.requireNonNull(sha256);
-        Objects.requireNonNull(sha512);
         Objects.requireNonNull(memo);
     }
 
@@ -62,8 +60,7 @@ public record ClientCertificate(X509Certificate certificate, List<X509Certificat
             problem = e.getMessage();
         }
         return new ClientCertificate(certificate, chain, certificate.getNotBefore().toInstant(),
-                certificate.getNotAfter().toInstant(), uid, problem, KeyHash.sha256(certificate.getPublicKey()), KeyHash.of("sha512", certificate.getPublicKey()),
-                new Memo());
+                certificate.getNotAfter().toInstant(), uid, problem, KeyHash.sha256(certificate.getPublicKey()), new Memo());
     }
 
     /**
@@ -101,6 +98,22 @@ public record ClientCertificate(X509Certificate certificate, List<X509Certificat
         return verdict;
     }
 
+    /**
+     * Few fleets pin sha512 (Rudder writes sha256 key hashes), and the comparisons that need it (a sha512 pin in
+     * the node list or the deny list) are rare: hashed when first asked, then kept, rather than on every
+     * connection.
+     *
+     * @return the key's sha512 pin
+     */
+    public KeyHash sha512() {
+        KeyHash sha512 = memo.sha512;
+        if (sha512 == null) {
+            sha512 = KeyHash.of("sha512", certificate.getPublicKey());
+            memo.sha512 = sha512;
+        }
+        return sha512;
+    }
+
     /** @return its DNS subject alternative names (read when a SAN id rule first asks, then kept) */
     public List<String> dnsNames() {
         return sans().dns();
@@ -123,11 +136,12 @@ public record ClientCertificate(X509Certificate certificate, List<X509Certificat
 
     /**
      * What is computed of the certificate on demand and kept for the connection: the chain's last verification,
-     * the SANs. A race only computes twice.
+     * the SANs, the sha512 pin. A race only computes twice.
      */
     public static final class Memo {
         private volatile Entry entry;
         private volatile Sans sans;
+        private volatile KeyHash sha512;
 
         /** DNS and URI subject alternative names. */
         private record Sans(List<String> dns, List<String> uris) {

@@ -41,6 +41,8 @@ public final class NodeRegistry {
     private final Map<NodeId, Set<KeyHash>> certified;
     /** Every key either input pins, with the nodes it is pinned for: for counts, {@link #isPinned} and messages. */
     private final Map<KeyHash, Set<NodeId>> owners;
+    /** Whether any input pins a sha512 key hash: only then is a client's key hashed with sha512. */
+    private final boolean sha512Pins;
 
     private NodeRegistry(Map<NodeId, Node> nodes, Map<NodeId, Set<KeyHash>> certified,
             Map<KeyHash, Set<NodeId>> owners) {
@@ -48,6 +50,7 @@ public final class NodeRegistry {
         this.nodes = Collections.unmodifiableMap(nodes);
         this.certified = certified == null ? null : Collections.unmodifiableMap(certified);
         this.owners = Collections.unmodifiableMap(owners);
+        this.sha512Pins = owners.keySet().stream().anyMatch(key -> key.algorithm().equals("sha512"));
     }
 
     /**
@@ -251,9 +254,9 @@ public final class NodeRegistry {
                     "the client certificate UID is not a node id: " + e.getMessage());
         }
         KeyHash sha256 = presented.sha256();
-        KeyHash sha512 = presented.sha512();
+        KeyHash sha512 = sha512Pins ? presented.sha512() : null;
         Set<NodeId> bySha256 = owners.getOrDefault(sha256, Set.of());
-        Set<NodeId> bySha512 = owners.getOrDefault(sha512, Set.of());
+        Set<NodeId> bySha512 = sha512 != null ? owners.getOrDefault(sha512, Set.of()) : Set.of();
         if (bySha256.isEmpty() && bySha512.isEmpty()) {
             return new Identification.Anonymous(Identification.Reason.UNKNOWN_KEY,
                     "key " + sha256 + " (certificate UID " + uid + ") is not known to this server");
@@ -277,7 +280,7 @@ public final class NodeRegistry {
         }
         if (certified != null) {
             Set<KeyHash> keys = certified.getOrDefault(uid, Set.of());
-            if (!keys.contains(sha256) && !keys.contains(sha512)) {
+            if (!keys.contains(sha256) && (sha512 == null || !keys.contains(sha512))) {
                 return new Identification.Anonymous(Identification.Reason.PINS_DISAGREE,
                         "key " + sha256 + " of node " + uid + " is in nodeslist.json but no certificate of " + uid
                                 + " with that key is in the node certificates ([nodes] certificates); both must pin it");
