@@ -43,6 +43,8 @@ final class RequestObserver implements RequestLog {
     private final ServerMetrics metrics;
     private final SnapshotHolder snapshots;
     private final String adminConnector;
+    /** The last second the common form formatted. */
+    private volatile Stamp stamp;
 
     RequestObserver(ServerMetrics metrics, SnapshotHolder snapshots, String adminConnector) {
         this.metrics = metrics;
@@ -70,14 +72,17 @@ final class RequestObserver implements RequestLog {
         // Read per request so that a reload can turn the access log on or off.
         ServerConfig.Log log = snapshots.current().config().log();
         if (log.access() && ACCESS.isInfoEnabled()) {
-            Line line = new Line(Instant.ofEpochMilli(Request.getTimeStamp(request)).toString(),
+            long millis = Request.getTimeStamp(request);
+            boolean json = log.accessFormat() == ServerConfig.AccessFormat.JSON;
+            // The ISO time is the JSON form's only; the common form formats its own, once per second.
+            Line line = new Line(json ? Instant.ofEpochMilli(millis).toString() : null,
                     Request.getRemoteAddr(request), node(exchange), request.getMethod(), path,
                     uri != null ? uri.getQuery() : null, request.getConnectionMetaData().getProtocol(), status, bytes,
                     nanos / 1_000_000.0, admin ? adminConnector : "tls", route.label(), verdict(decision),
                     decision instanceof Decision.Deny deny ? deny.reason() : null,
                     decision instanceof Decision.Allow allow ? allow.rule() : null,
                     exchange != null ? exchange.incident() : null, auth(exchange));
-            ACCESS.info(log.accessFormat() == ServerConfig.AccessFormat.JSON ? json(line) : common(line, request));
+            ACCESS.info(json ? json(line) : common(line, millis, nanos));
         }
     }
 
@@ -118,11 +123,10 @@ final class RequestObserver implements RequestLog {
      * duration, decision, the trust mode that vouched for the certificate ({@code auth=}) and, when there is one,
      * the incident id.
      */
-    private static String common(Line line, Request request) {
-        StringBuilder text = new StringBuilder(160);
+    private String common(Line line, long millis, long nanos) {
+        StringBuilder text = new StringBuilder(200);
         text.append(line.client()).append(" - ").append(line.node() != null ? line.node() : "-")
-                .append(" [").append(COMMON_TIME.format(Instant.ofEpochMilli(Request.getTimeStamp(request))))
-                .append("] \"");
+                .append(" [").append(commonTime(millis)).append("] \"");
         quoted(text, line.method());
         text.append(' ');
         quoted(text, line.path() != null ? line.path() : "-");
@@ -131,8 +135,9 @@ final class RequestObserver implements RequestLog {
             quoted(text, line.query());
         }
         text.append(' ').append(line.protocol()).append("\" ").append(line.status()).append(' ')
-                .append(line.bytes() > 0 ? Long.toString(line.bytes()) : "-").append(' ')
-                .append(String.format(Locale.ROOT, "%.3fms", line.durationMs())).append(' ');
+                .append(line.bytes() > 0 ? Long.toString(line.bytes()) : "-").append(' ');
+        milliseconds(text, nanos);
+        text.append("ms ");
         if (line.decision() == null) {
             text.append('-');
         } else if (line.reason() != null) {
@@ -150,6 +155,38 @@ final class RequestObserver implements RequestLog {
         }
         return text.toString();
     }
+
+    /**
+     * @param millis a request's time
+     * @return its second as the common log format writes it, formatted once per second (a formatter's call
+     *     costs more than the rest of the line)
+     */
+    private String commonTime(long millis) {
+        long second = Math.floorDiv(millis, 1000);
+        Stamp last = stamp;
+        if (last == null || last.second() != second) {
+            last = new Stamp(second, COMMON_TIME.format(Instant.ofEpochSecond(second)));
+            stamp = last;
+        }
+        return last.text();
+    }
+
+    /** A duration in milliseconds with three decimals, as {@code %.3f} writes it but without a formatter. */
+    static void milliseconds(StringBuilder text, long nanos) {
+        long micros = (Math.max(nanos, 0) + 500) / 1000;
+        long fraction = micros % 1000;
+        text.append(micros / 1000).append('.');
+        if (fraction < 100) {
+            text.append('0');
+        }
+        if (fraction < 10) {
+            text.append('0');
+        }
+        text.append(fraction);
+    }
+
+    /** The common log format's time of one second; a race only formats twice. */
+    private record Stamp(long second, String text) {}
 
     /** Request lines come from the network: quotes, backslashes and control characters are escaped. */
     private static void quoted(StringBuilder text, String value) {
