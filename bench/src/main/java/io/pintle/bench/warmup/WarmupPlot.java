@@ -45,9 +45,9 @@ final class WarmupPlot {
                 max = Math.max(max, WarmupReport.medianAt(runs, s));
             }
         }
-        double yMax = max * 1.1;
+        double yMax = niceCeil(max * 1.05);
         g.setColor(Color.BLACK);
-        g.drawString(workload + " (median over the rounds; dashed: 5 s)", LEFT, top - 10);
+        g.drawString(workload + ": requests per second (median over the rounds; dashed: 5 s)", LEFT, top - 10);
         g.setColor(Color.GRAY);
         g.drawLine(LEFT, bottom, RIGHT, bottom);
         g.drawLine(LEFT, top, LEFT, bottom);
@@ -65,7 +65,6 @@ final class WarmupPlot {
             g.drawString(label, x - g.getFontMetrics().stringWidth(label) / 2, bottom + 16);
         }
         g.drawString("seconds since the spawn", (LEFT + RIGHT) / 2 - 60, bottom + 32);
-        g.drawString("req/s", 20, top + 4);
         g.setColor(new Color(200, 60, 40));
         g.setStroke(new BasicStroke(1, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10, new float[] {5, 4}, 0));
         g.drawLine(x(5, seconds), top, x(5, seconds), bottom);
@@ -90,6 +89,16 @@ final class WarmupPlot {
             index++;
         }
         g.setColor(Color.BLACK);
+    }
+
+    private static double niceCeil(double value) {
+        double magnitude = Math.pow(10, Math.floor(Math.log10(value)));
+        for (double step : new double[] {1, 2, 2.5, 5, 10}) {
+            if (step * magnitude >= value) {
+                return step * magnitude;
+            }
+        }
+        return 10 * magnitude;
     }
 
     private static int x(double second, int seconds) {

@@ -34,7 +34,7 @@ final class WarmupReport {
                 + " / steady | Pintle CPU | ab CPU (peak second) | other load on Pintle's CPU | failed |\n");
         md.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         byWorkload.forEach((workload, variants) -> variants.forEach((variant, runs) -> md.append(String.format(
-                Locale.ROOT, "| %s | %s | %d | %s | %s | %s | %s | %s | %s (%s) | %d |%n", workload, variant,
+                Locale.ROOT, "| %s | %s | %d | %s | %s | %s | %s | %s | %s (%s) | %s | %d |%n", workload, variant,
                 runs.size(), cell(runs, c -> c.listenMillis() / 1e3, 2), cell(runs, Curve::steadyRate, 0),
                 cell(runs, Curve::secondsTo80, 0), percentCell(runs, Curve::firstSecondsShare),
                 percentCell(runs, Curve::serverSteadyCpu), percentCell(runs, Curve::abSteadyCpu),
