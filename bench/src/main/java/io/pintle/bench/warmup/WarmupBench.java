@@ -119,6 +119,8 @@ public final class WarmupBench {
                 }
             }
         }
+        context.put("rounds", rounds.values().stream().mapToInt(Integer::intValue).max().orElse(0)
+                + " (over the merged runs)");
         context.put("merged from", String.join(", ", options.merge().stream().map(Path::toString).toList()));
         publish(context, curves, Instant.now().truncatedTo(ChronoUnit.SECONDS));
         return 0;
