@@ -1,0 +1,147 @@
+package io.pintle.server.cli;
+
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.UnsynchronizedAppenderBase;
+import ch.qos.logback.core.encoder.Encoder;
+import java.io.BufferedOutputStream;
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * The access log's appender: each line is encoded on the request's thread and queued without waking anyone; one
+ * writer thread wakes every {@code flushMillis} (50 ms by default, or when the queue is half full) and writes
+ * what was queued to stderr in one go. Logback's {@code AsyncAppender} in front of a {@code ConsoleAppender}
+ * woke its worker for every line and wrote every line with its own system call: with the server on one core that
+ * cost more than half of its keep-alive small-file rate (issue 23, {@code bench/perf}). As nginx's {@code
+ * access_log ... buffer= flush=}, a line reaches stderr at most {@code flushMillis} late.
+ *
+ * <p>No request waits for stderr (or a slow journald): the queue is bounded ({@code queueSize} lines, 16,384 by
+ * default), and when it is full lines are dropped and counted, and the count is written as a line of its own. At
+ * stop (Logback's, at exit: {@link Logging#flush}) what is queued is written; stderr itself is never closed.
+ *
+ * <p>In {@code logback.xml}: {@code <appender class="io.pintle.server.cli.AccessLogAppender">} with an
+ * {@code <encoder>}, optionally {@code <queueSize>} and {@code <flushMillis>}.
+ */
+public final class AccessLogAppender extends UnsynchronizedAppenderBase<ILoggingEvent> {
+    private final OutputStream target;
+    private final Queue<byte[]> queue = new ConcurrentLinkedQueue<>();
+    private final AtomicInteger queued = new AtomicInteger();
+    private final AtomicLong dropped = new AtomicLong();
+    private Encoder<ILoggingEvent> encoder;
+    private int queueSize = 16_384;
+    private long flushMillis = 50;
+    private volatile boolean running;
+    private Thread writer;
+
+    /** Writes to the process's stderr. */
+    public AccessLogAppender() {
+        this(new FileOutputStream(FileDescriptor.err));
+    }
+
+    /** @param target where the lines go (tests); never closed */
+    AccessLogAppender(OutputStream target) {
+        this.target = target;
+    }
+
+    /** @param encoder turns an event into its line */
+    public void setEncoder(Encoder<ILoggingEvent> encoder) {
+        this.encoder = encoder;
+    }
+
+    /** @param queueSize lines held at most before new ones are dropped (at least 16) */
+    public void setQueueSize(int queueSize) {
+        this.queueSize = queueSize;
+    }
+
+    /** @param flushMillis the longest a line waits to be written (10 ms to 10 s) */
+    public void setFlushMillis(long flushMillis) {
+        this.flushMillis = flushMillis;
+    }
+
+    @Override
+    public void start() {
+        if (encoder == null) {
+            addError("no encoder for appender " + name);
+            return;
+        }
+        if (queueSize < 16 || flushMillis < 10 || flushMillis > 10_000) {
+            addError("queueSize must be at least 16 and flushMillis between 10 and 10000");
+            return;
+        }
+        running = true;
+        writer = new Thread(this::writeLoop, "pintle-access-log");
+        writer.setDaemon(true);
+        writer.start();
+        super.start();
+    }
+
+    @Override
+    protected void append(ILoggingEvent event) {
+        if (queued.incrementAndGet() > queueSize) {
+            queued.decrementAndGet();
+            dropped.incrementAndGet();
+            return;
+        }
+        queue.add(encoder.encode(event));
+        if (queued.get() == queueSize / 2) {
+            LockSupport.unpark(writer);
+        }
+    }
+
+    @Override
+    public void stop() {
+        if (!isStarted()) {
+            return;
+        }
+        super.stop();
+        running = false;
+        LockSupport.unpark(writer);
+        try {
+            writer.join(TimeUnit.SECONDS.toMillis(5));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void writeLoop() {
+        OutputStream out = new BufferedOutputStream(target, 64 * 1024);
+        long pause = TimeUnit.MILLISECONDS.toNanos(flushMillis);
+        boolean last = false;
+        while (!last) {
+            last = !running;
+            if (!last) {
+                LockSupport.parkNanos(this, pause);
+            }
+            try {
+                writeQueued(out);
+            } catch (IOException e) {
+                addError("cannot write the access log", e);
+            }
+        }
+    }
+
+    /** Writes what is queued, then the count of lines dropped since the last write, in as few writes as fit. */
+    private void writeQueued(OutputStream out) throws IOException {
+        int written = 0;
+        for (byte[] line = queue.poll(); line != null; line = queue.poll()) {
+            out.write(line);
+            written++;
+        }
+        queued.addAndGet(-written);
+        long lost = dropped.getAndSet(0);
+        if (lost > 0) {
+            out.write(("pintle: " + lost + " access log lines dropped, the access log queue was full (" + queueSize
+                    + " lines)\n").getBytes(StandardCharsets.UTF_8));
+        }
+        out.flush();
+    }
+}
