@@ -65,8 +65,8 @@ final class PerCoreReport {
             header.append(" pintle-b | pintle-b / Pintle |");
             rule.append("---:|---:|");
         }
-        header.append(" server CPU ms / 1000 (Pintle, nginx") .append(b ? ", b" : "").append(") | server core busy |"
-                + " generator core busy | generator-limited |");
+        header.append(" server CPU ms / 1000 (Pintle, nginx").append(b ? ", b" : "")
+                .append(") | server process (core busy) | generator process (core busy) | generator-limited |");
         rule.append("---:|---:|---:|---|");
         md.append(header).append('\n').append(rule).append('\n');
         for (PerCoreRow row : rows) {
@@ -98,7 +98,7 @@ final class PerCoreReport {
 
         if (rows.stream().anyMatch(r -> r.kind() == PerCoreRow.Kind.LATENCY)) {
             md.append("## Latencies\n\n| row | generator | Pintle p50 / p99 | nginx p50 / p99 | Pintle / nginx (p50)"
-                    + " |").append(b ? " pintle-b p50 / p99 |" : "").append(" generator core busy |"
+                    + " |").append(b ? " pintle-b p50 / p99 |" : "").append(" generator process (core busy) |"
                     + " generator-limited |\n|---|---|---:|---:|---:|").append(b ? "---:|" : "")
                     .append("---:|---|\n");
             for (PerCoreRow row : rows) {
@@ -144,6 +144,11 @@ final class PerCoreReport {
                 remarks.add(row.comment());
             }
             row.figures().forEach((name, f) -> {
+                if (f.othersCores() > PerCoreBench.DISTURBED) {
+                    remarks.add(String.format(Locale.ROOT, "%s, %s: disturbed, other processes took %.2f cores"
+                            + " during its median window (each window measured up to %d times).", row.label(), name,
+                            f.othersCores(), PerCoreBench.ATTEMPTS));
+                }
                 if (f.failed() > 0) {
                     remarks.add(String.format(Locale.ROOT, "%s, %s: %,d exchanges failed or answered otherwise"
                             + " (first: %s).", row.label(), name, f.failed(), f.firstError()));

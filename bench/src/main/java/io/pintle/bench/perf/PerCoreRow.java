@@ -40,11 +40,13 @@ record PerCoreRow(String group, String label, String generator, Kind kind, Strin
      * @param serverCoreBusy the server CPU's busy share over the window, kernel work included (median; NaN when the
      *     servers are not pinned to one CPU)
      * @param generatorCoreBusy the generator CPU's busy share likewise
+     * @param othersCores other processes' CPU over the window, in cores (median): the machine is shared
      * @param failed exchanges that failed or were answered otherwise, all rounds
      * @param firstError the first failure a generator named, or empty
      */
     record Figures(double value, List<Double> rounds, double p99Millis, double cpuPerThousand, double serverShare,
-            double generatorShare, double serverCoreBusy, double generatorCoreBusy, long failed, String firstError) {
+            double generatorShare, double serverCoreBusy, double generatorCoreBusy, double othersCores, long failed,
+            String firstError) {
         boolean generatorLimited() {
             return generatorShare >= PerCoreBench.GENERATOR_LIMIT;
         }

@@ -175,6 +175,7 @@ final class PerCoreRows {
                     median(list.stream().map(Sample::generatorShare).toList()),
                     median(list.stream().map(Sample::serverCoreBusy).toList()),
                     median(list.stream().map(Sample::generatorCoreBusy).toList()),
+                    median(list.stream().map(Sample::othersCores).toList()),
                     list.stream().mapToLong(s -> s.output().failed()).sum(), first));
         });
         return figures;
@@ -210,15 +211,21 @@ final class PerCoreRows {
             HttpClient http = Load.client(bench.agentTls(), false, false, agents);
             try {
                 URI base = URI.create("https://127.0.0.1:" + contender.ports().get(ServerKey.RSA_4096));
-                Load.Herd herd = Load.herd(http, base.resolve(common),
+                Load.Herd herd;
+                PerCoreBench.Paused paused = bench.pauseOthers(contender, ServerKey.RSA_4096);
+                try {
+                    herd = Load.herd(http, base.resolve(common),
                         bench.expect(304, 0, contender, common), base.resolve(rules),
                         bench.expect(200, rulesBytes, contender, rules), agents, PerCoreBench.HERD_SPREAD,
                         contender.processes().apply(ServerKey.RSA_4096));
+                } finally {
+                    paused.close();
+                }
                 double p50 = Load.percentileMillis(herd.latencies(), 50);
                 double p99 = Load.percentileMillis(herd.latencies(), 99);
                 double cpuPerThousand = herd.cpu().server() * herd.cpu().seconds() * 1e3 / herd.agents() * 1e3;
                 figures.put(name, new PerCoreRow.Figures(p50, List.of(p50), p99, cpuPerThousand, herd.cpu().server(),
-                        herd.cpu().client(), Double.NaN, Double.NaN, herd.errors(), herd.errorKinds().isEmpty() ? ""
+                        herd.cpu().client(), Double.NaN, Double.NaN, herd.cpu().others(), herd.errors(), herd.errorKinds().isEmpty() ? ""
                                 : herd.errorKinds().toString()));
                 comment.append(String.format(Locale.ROOT, "%s%s: all done in %.1f s", comment.isEmpty() ? "" : "; ",
                         name, herd.completionSeconds()));
