@@ -66,7 +66,6 @@ public final class PerCoreBench {
     private final PerCoreOptions options;
     private final PrintStream progress;
     private final List<PerCoreRow> rows = new ArrayList<>();
-    private final List<String> notes = new ArrayList<>();
     private final Map<String, String> etags = new LinkedHashMap<>();
     private final Map<String, Contender> contenders = new LinkedHashMap<>();
     private final List<AutoCloseable> running = new ArrayList<>();
@@ -156,7 +155,7 @@ public final class PerCoreBench {
         try {
             double minutes = (System.nanoTime() - start) / 6e10;
             String markdown = PerCoreReport.render(new PerCoreReport.Context(date, minutes, options, nginxVersion,
-                    versions(), notes), rows);
+                    versions()), rows);
             ReportOutput.publish(markdown, options.output(), progress);
             ReportOutput.plot(options.plot(), file -> PerCoreReport.plot(rows, date, file), progress);
             return failed ? 1 : 0;
@@ -618,10 +617,6 @@ public final class PerCoreBench {
     void add(PerCoreRow row) {
         rows.add(row);
         progress.println(PerCoreReport.summary(row));
-    }
-
-    void note(String note) {
-        notes.add(note);
     }
 
     void failed() {

@@ -25,10 +25,8 @@ final class PerCoreReport {
      * @param options what it ran with
      * @param nginxVersion {@code nginx -v}
      * @param versions the generators' and Pintle's JVM's first version lines
-     * @param notes remarks gathered during the run
      */
-    record Context(Instant date, double minutes, PerCoreOptions options, String nginxVersion, List<String> versions,
-            List<String> notes) {}
+    record Context(Instant date, double minutes, PerCoreOptions options, String nginxVersion, List<String> versions) {}
 
     static String render(Context context, List<PerCoreRow> rows) {
         PerCoreOptions o = context.options();
@@ -155,7 +153,6 @@ final class PerCoreReport {
                 }
             });
         }
-        remarks.addAll(context.notes());
         if (!remarks.isEmpty()) {
             md.append("## Notes\n\n");
             remarks.forEach(r -> md.append("- ").append(r).append('\n'));

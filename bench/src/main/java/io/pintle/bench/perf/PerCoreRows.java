@@ -225,8 +225,8 @@ final class PerCoreRows {
                 double p99 = Load.percentileMillis(herd.latencies(), 99);
                 double cpuPerThousand = herd.cpu().server() * herd.cpu().seconds() * 1e3 / herd.agents() * 1e3;
                 figures.put(name, new PerCoreRow.Figures(p50, List.of(p50), p99, cpuPerThousand, herd.cpu().server(),
-                        herd.cpu().client(), Double.NaN, Double.NaN, herd.cpu().others(), herd.errors(), herd.errorKinds().isEmpty() ? ""
-                                : herd.errorKinds().toString()));
+                        herd.cpu().client(), Double.NaN, Double.NaN, herd.cpu().others(), herd.errors(),
+                        herd.errorKinds().isEmpty() ? "" : herd.errorKinds().toString()));
                 comment.append(String.format(Locale.ROOT, "%s%s: all done in %.1f s", comment.isEmpty() ? "" : "; ",
                         name, herd.completionSeconds()));
                 if (herd.errors() > 0) {

@@ -95,7 +95,8 @@ class GeneratorOutputTest {
     void accessLogTurnedOnInTheBlock() {
         assertThat(PerCoreBench.accessLogOn("[log]\naccess = false\n[limits]\nx = 1"))
                 .isEqualTo("[log]\naccess = true\n[limits]\nx = 1");
-        assertThat(PerCoreBench.accessLogOn("[log]\nlevel = \"info\"")).isEqualTo("[log]\naccess = true\nlevel = \"info\"");
+        assertThat(PerCoreBench.accessLogOn("[log]\nlevel = \"info\""))
+                .isEqualTo("[log]\naccess = true\nlevel = \"info\"");
         assertThat(PerCoreBench.accessLogOn("[limits]\nx = 1")).isEqualTo("[limits]\nx = 1\n[log]\naccess = true");
     }
 
