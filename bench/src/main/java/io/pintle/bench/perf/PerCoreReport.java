@@ -197,9 +197,11 @@ final class PerCoreReport {
                     PerCoreRow.Figures n = r.figures().get(PerCoreBench.NGINX);
                     double cheaper = p == null || n == null || p.cpuPerThousand() == 0 ? Double.NaN
                             : n.cpuPerThousand() / p.cpuPerThousand();
+                    boolean disturbed = r.figures().values().stream()
+                            .anyMatch(f -> f.othersCores() > PerCoreBench.DISTURBED);
                     return new RatioBars.Bar(shorten(r.label()) + (r.generatorLimited().isEmpty() ? ""
-                            : " (gen.-limited)"), r.ratio(PerCoreBench.PINTLE, PerCoreBench.NGINX), cheaper,
-                            TARGET);
+                            : " (gen.-limited)") + (disturbed ? " (disturbed)" : ""),
+                            r.ratio(PerCoreBench.PINTLE, PerCoreBench.NGINX), cheaper, TARGET);
                 }).toList();
         RatioBars.write("Pintle / nginx per core: server on one CPU, C generator on the other (bench/perf, " + date
                         + ")", bars,
@@ -210,7 +212,8 @@ final class PerCoreReport {
     }
 
     private static String shorten(String label) {
-        return label.replace(", RSA-4096 client certificate", "").replace("New TLS connection", "New conn.")
+        return label.replace(" client certificate", " client cert.").replace("TCP_NODELAY client", "NODELAY")
+                .replace("Nagle client", "Nagle").replace("New TLS connection", "New conn.")
                 .replace(" server key", "").replace("conditional GET (304)", "304").replace("GET 1 KiB (200)",
                         "1 KiB").replace(" (no TCP_NODELAY)", "");
     }
