@@ -13,8 +13,9 @@ import java.util.List;
  * @param busy busy ticks per core (user, nice, system, irq, softirq, steal)
  * @param total all ticks per core
  */
-record CoreCpu(long[] busy, long[] total) {
-    static CoreCpu read() {
+public record CoreCpu(long[] busy, long[] total) {
+    /** @return every core's ticks now (none if /proc/stat cannot be read) */
+    public static CoreCpu read() {
         try {
             List<String> lines = Files.readAllLines(Path.of("/proc/stat"));
             int cores = (int) lines.stream().filter(l -> l.matches("^cpu\\d+ .*")).count();
@@ -44,7 +45,7 @@ record CoreCpu(long[] busy, long[] total) {
      * @param cpus a taskset CPU list of one CPU (e.g. "1"), or null
      * @return the share of that core busy between {@code earlier} and this, or NaN
      */
-    double busySince(CoreCpu earlier, String cpus) {
+    public double busySince(CoreCpu earlier, String cpus) {
         if (cpus == null || !cpus.matches("\\d+")) {
             return Double.NaN;
         }

@@ -61,6 +61,27 @@ final class Contenders {
 
     private static PintleServer startPintle(PerfLayout layout, PerfOptions options, Path work, ServerKey key)
             throws IOException, InterruptedException {
+        List<String> command = new ArrayList<>();
+        command.add(options.pintleJava());
+        command.addAll(options.pintleJvmOptions());
+        return startPintle(layout, command, options.pintleJar(), options.pintleConfig(), options.pintleTlsProvider(),
+                key, "pintle-" + key.label(), work);
+    }
+
+    /**
+     * Starts one Pintle JVM and waits for it to listen.
+     *
+     * @param launcher the command up to the JVM's options included ({@code [taskset -c 0] java -Xmx…})
+     * @param jar the server's runnable jar
+     * @param block TOML appended to the demo's configuration
+     * @param tlsProvider its {@code [tls] provider}, or null for Pintle's default
+     * @param key the server key it serves with
+     * @param name names its configuration and log files (unique per JVM)
+     * @param work where its log goes
+     * @return the running server
+     */
+    static PintleServer startPintle(PerfLayout layout, List<String> launcher, Path jar, String block,
+            String tlsProvider, ServerKey key, String name, Path work) throws IOException, InterruptedException {
         int port = Ports.free();
         // The demo sizes its own [limits] for one person with curl; the benchmark's configuration sets its own.
         String demoLimits = "[limits]\nmax_connections = " + DemoLayout.MAX_CONNECTIONS + "\n";
@@ -77,17 +98,14 @@ final class Contenders {
         String config = listen.replaceFirst("listen = \"127.0.0.1:" + port + "\"")
                 .replace("certificate = \"server/agent.cert\"", "certificate = \"" + files.certificate() + "\"")
                 .replace("key = \"server/localhost.priv\"", "key = \"" + files.key() + "\""
-                        + (options.pintleTlsProvider() != null
-                                ? "\nprovider = \"" + options.pintleTlsProvider() + "\"" : ""))
-                + "\n" + options.pintleConfig() + "\n";
+                        + (tlsProvider != null ? "\nprovider = \"" + tlsProvider + "\"" : ""))
+                + "\n" + block + "\n";
         // Relative paths in the configuration are relative to its file: keep it beside the demo's.
-        Path configFile = layout.directory().resolve("pintle-perf-" + key.label() + ".toml");
+        Path configFile = layout.directory().resolve(name + ".toml");
         Files.writeString(configFile, config);
-        List<String> command = new ArrayList<>();
-        command.add(options.pintleJava());
-        command.addAll(options.pintleJvmOptions());
-        command.addAll(List.of("-jar", options.pintleJar().toString(), "serve", "--config", configFile.toString()));
-        Path log = work.resolve("pintle-" + key.label() + ".log");
+        List<String> command = new ArrayList<>(launcher);
+        command.addAll(List.of("-jar", jar.toString(), "serve", "--config", configFile.toString()));
+        Path log = work.resolve(name + ".log");
         Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
         try {
             Ports.awaitListening(port, PINTLE_START_LIMIT, process);

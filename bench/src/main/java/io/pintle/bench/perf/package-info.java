@@ -1,8 +1,11 @@
 /**
- * {@code bench/perf} (issue 9): Pintle against nginx (TLS 1.3, client certificates required and pinned) and
- * cf-serverd on the same files on loopback, side by side in one run: keep-alive small-file rates, TLS handshake
- * rates by server key type, large-file throughput and CPU per GB, 10,000 idle connections, and a herd of agent
- * updates. Each server runs in processes of its own; this JVM is the load generator, and the report says how
- * much CPU it and every other process took in each window.
+ * {@code bench/perf}: Pintle against nginx on the same files and keys on loopback, side by side in one run.
+ *
+ * <p>The default method (issue 23, {@link io.pintle.bench.perf.PerCoreBench}) pins every server to one CPU and every
+ * load generator to the other, uses C generators ({@code ab}, {@code h2load}, the harness's own {@code tlsconn})
+ * wherever one does the job, keeps the Java generator for the herd, runs each row's contenders in interleaved rounds
+ * and says per row whether the generator was the limit. The previous method ({@link io.pintle.bench.perf.PerfBench},
+ * issue 9, {@code bench/perf --java-rows}) runs this JVM as the load generator on the servers' cores, with the
+ * large-file, idle-connection and cf-serverd rows.
  */
 package io.pintle.bench.perf;

@@ -86,8 +86,19 @@ public final class Nginx implements AutoCloseable {
      * @throws IOException if it does not start
      */
     public static Nginx run(Path prefix, Path config, int port) throws IOException, InterruptedException {
-        Process process = new ProcessBuilder("nginx", "-p", prefix + "/", "-c", config.toString(),
-                "-g", "daemon off;")
+        return run(List.of(), prefix, config, port);
+    }
+
+    /**
+     * {@link #run(Path, Path, int)} under a launcher: {@code taskset -c 0} pins the master, and so its workers.
+     *
+     * @param launcher the command prefix, or nothing
+     */
+    public static Nginx run(List<String> launcher, Path prefix, Path config, int port)
+            throws IOException, InterruptedException {
+        List<String> command = new java.util.ArrayList<>(launcher);
+        command.addAll(List.of("nginx", "-p", prefix + "/", "-c", config.toString(), "-g", "daemon off;"));
+        Process process = new ProcessBuilder(command)
                 .redirectErrorStream(true)
                 .redirectOutput(prefix.resolve("stdout.log").toFile())
                 .start();

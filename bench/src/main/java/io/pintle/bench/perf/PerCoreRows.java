@@ -1,0 +1,244 @@
+package io.pintle.bench.perf;
+
+import io.pintle.bench.perf.PerCoreBench.Client;
+import io.pintle.bench.perf.PerCoreBench.Contender;
+import io.pintle.bench.perf.PerCoreBench.Sample;
+import java.net.URI;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import org.eclipse.jetty.client.HttpClient;
+
+/**
+ * The rows of issue 23, group by group ({@link PerCoreOptions#ROWS}), each run in interleaved rounds: in round
+ * {@code r} the contenders run one after the other, starting with the {@code r}-th, so that none is always first
+ * after another's window.
+ */
+final class PerCoreRows {
+    private static final ServerKey[] NEW_CONNECTION_KEYS = {ServerKey.RSA_4096, ServerKey.RSA_2048, ServerKey.ECDSA};
+
+    private final PerCoreBench bench;
+    private final PerCoreOptions options;
+
+    PerCoreRows(PerCoreBench bench) {
+        this.bench = bench;
+        this.options = bench.options();
+    }
+
+    /** The generator of one window for one contender. */
+    @FunctionalInterface
+    private interface Window {
+        Sample run(Contender contender) throws Exception;
+    }
+
+    void run(String group) throws Exception {
+        int seconds = (int) options.window().toSeconds();
+        int concurrency = options.newConnectionConcurrency();
+        switch (group) {
+            case "newconn" -> {
+                for (boolean conditional : new boolean[] {true, false}) {
+                    for (ServerKey key : NEW_CONNECTION_KEYS) {
+                        rate(group, newConnectionLabel(key, Client.EC, conditional, "TCP_NODELAY client"),
+                                "tlsconn -n, " + concurrency + " at once", "conn/s", servers(),
+                                c -> bench.measure(c, key, bench.tlsconnCommand(c, key, Client.EC, true, concurrency,
+                                        conditional, seconds), GeneratorOutput::tlsconn));
+                    }
+                }
+                // As Rudder's agents connect: their RSA-4096 key signs every handshake, on the generator's core.
+                ServerKey key = ServerKey.RSA_4096;
+                rate(group, newConnectionLabel(key, Client.AGENT, true, "TCP_NODELAY client"),
+                        "tlsconn -n, " + concurrency + " at once", "conn/s", servers(),
+                        c -> bench.measure(c, key, bench.tlsconnCommand(c, key, Client.AGENT, true, concurrency,
+                                true, seconds), GeneratorOutput::tlsconn));
+            }
+            case "nagle" -> {
+                for (ServerKey key : NEW_CONNECTION_KEYS) {
+                    rate(group, newConnectionLabel(key, Client.EC, true, "Nagle client (no TCP_NODELAY)"),
+                            "ab -E, " + concurrency + " at once", "conn/s", servers(),
+                            c -> bench.measure(c, key, bench.abNewConnectionCommand(c, key, Client.EC, seconds),
+                                    out -> GeneratorOutput.ab(out, true)));
+                }
+            }
+            case "firstbyte" -> {
+                for (boolean nodelay : new boolean[] {false, true}) {
+                    ServerKey key = ServerKey.RSA_4096;
+                    String label = "Request → first byte of the answer after the handshake, " + key.title()
+                            + " server key, " + Client.AGENT.title() + ", conditional GET, "
+                            + (nodelay ? "TCP_NODELAY client" : "Nagle client");
+                    latency(group, label, "tlsconn" + (nodelay ? " -n" : "") + ", 1 at a time",
+                            c -> bench.measure(c, key, bench.tlsconnCommand(c, key, Client.AGENT, nodelay, 1, true,
+                                    seconds), GeneratorOutput::tlsconn));
+                }
+            }
+            case "keepalive" -> {
+                ServerKey key = ServerKey.RSA_2048;
+                rate(group, "Keep-alive, 1 KiB file, client certificate, HTTP/1.x, 16 connections",
+                        "ab -k -E, 16 connections", "req/s", servers(),
+                        c -> bench.measure(c, key, bench.abKeepAliveCommand(c, key, seconds),
+                                out -> GeneratorOutput.ab(out, false)));
+                rate(group, "Keep-alive, 1 KiB file (/common/, no client certificate), HTTP/2, 16 streams",
+                        "h2load -c 1 -m 16", "req/s", servers(),
+                        c -> bench.measure(c, key, bench.h2loadCommand(c, key, seconds), GeneratorOutput::h2load));
+            }
+            case "accesslog" -> {
+                ServerKey key = ServerKey.RSA_2048;
+                List<String> pair = List.of(PerCoreBench.PINTLE, PerCoreBench.PINTLE_LOG);
+                accessLog(group, "Access log on vs off: keep-alive, 1 KiB file, HTTP/1.x, 16 connections",
+                        "ab -k -E, 16 connections", "req/s", pair,
+                        c -> bench.measure(c, key, bench.abKeepAliveCommand(c, key, seconds),
+                                out -> GeneratorOutput.ab(out, false)));
+                accessLog(group, "Access log on vs off: " + newConnectionLabel(key, Client.EC, false,
+                        "TCP_NODELAY client"), "tlsconn -n, " + concurrency + " at once", "conn/s", pair,
+                        c -> bench.measure(c, key, bench.tlsconnCommand(c, key, Client.EC, true, concurrency, false,
+                                seconds), GeneratorOutput::tlsconn));
+            }
+            case "herd" -> {
+                for (int agents : options.herdAgents()) {
+                    herd(agents);
+                }
+            }
+            case "warmup" -> bench.add(new PerCoreRow(group, "Warm-up curve: rate per second for the first 60 s"
+                    + " after start", "see bench/warmup", PerCoreRow.Kind.ELSEWHERE, "", Map.of(),
+                    "Measured by bench/warmup, not here."));
+            default -> throw new IllegalArgumentException("no row group " + group);
+        }
+    }
+
+    private static String newConnectionLabel(ServerKey key, Client certificate, boolean conditional, String client) {
+        return "New TLS connection + " + (conditional ? "conditional GET (304)" : "GET 1 KiB (200)") + ", "
+                + key.title() + " server key, " + certificate.title() + ", " + client;
+    }
+
+    /** Pintle, nginx and pintle-b when it runs. */
+    private List<String> servers() {
+        List<String> names = new ArrayList<>(List.of(PerCoreBench.PINTLE, PerCoreBench.NGINX));
+        if (bench.contenders().containsKey(PerCoreBench.PINTLE_B)) {
+            names.add(PerCoreBench.PINTLE_B);
+        }
+        return names;
+    }
+
+    private void rate(String group, String label, String generator, String unit, List<String> names,
+            Window window) throws Exception {
+        Map<String, List<Sample>> samples = rounds(label, names, window);
+        bench.add(new PerCoreRow(group, label, generator, PerCoreRow.Kind.RATE, unit, figures(samples, false), ""));
+    }
+
+    private void accessLog(String group, String label, String generator, String unit, List<String> names,
+            Window window) throws Exception {
+        Map<String, List<Sample>> samples = rounds(label, names, window);
+        bench.add(new PerCoreRow(group, label, generator, PerCoreRow.Kind.ACCESS_LOG, unit, figures(samples, false),
+                ""));
+    }
+
+    private void latency(String group, String label, String generator, Window window)
+            throws Exception {
+        Map<String, List<Sample>> samples = rounds(label, servers(), window);
+        bench.add(new PerCoreRow(group, label, generator, PerCoreRow.Kind.LATENCY, "ms", figures(samples, true),
+                ""));
+    }
+
+    private Map<String, List<Sample>> rounds(String label, List<String> names, Window window) throws Exception {
+        Map<String, List<Sample>> samples = new LinkedHashMap<>();
+        names.forEach(name -> samples.put(name, new ArrayList<>()));
+        for (int round = 0; round < options.rounds(); round++) {
+            for (int i = 0; i < names.size(); i++) {
+                String name = names.get((round + i) % names.size());
+                Sample sample = window.run(bench.contenders().get(name));
+                samples.get(name).add(sample);
+                GeneratorOutput out = sample.output();
+                bench.progress().printf(Locale.ROOT, "%s, %s, round %d: %.1f/s, first byte p50 %.2f ms, server"
+                                + " %.0f %% of a core (core %.0f %% busy), generator %.0f %% (core %.0f %%), %d failed"
+                                + " %s%n", label, name, round + 1, out.rate(), out.firstByteP50Millis(),
+                        sample.serverShare() * 100, sample.serverCoreBusy() * 100, sample.generatorShare() * 100,
+                        sample.generatorCoreBusy() * 100, out.failed(), out.firstError());
+            }
+        }
+        return samples;
+    }
+
+    private static Map<String, PerCoreRow.Figures> figures(Map<String, List<Sample>> samples, boolean latency) {
+        Map<String, PerCoreRow.Figures> figures = new LinkedHashMap<>();
+        samples.forEach((name, list) -> {
+            List<Double> values = list.stream().map(s -> latency ? s.output().firstByteP50Millis()
+                    : s.output().rate()).toList();
+            String first = list.stream().map(s -> s.output().firstError()).filter(e -> !e.isEmpty()).findFirst()
+                    .orElse("");
+            figures.put(name, new PerCoreRow.Figures(median(values),
+                    values, median(list.stream().map(s -> s.output().firstByteP99Millis()).toList()),
+                    median(list.stream().map(Sample::cpuPerThousand).toList()),
+                    median(list.stream().map(Sample::serverShare).toList()),
+                    median(list.stream().map(Sample::generatorShare).toList()),
+                    median(list.stream().map(Sample::serverCoreBusy).toList()),
+                    median(list.stream().map(Sample::generatorCoreBusy).toList()),
+                    median(list.stream().map(Sample::othersCores).toList()),
+                    list.stream().mapToLong(s -> s.output().failed()).sum(), first));
+        });
+        return figures;
+    }
+
+    static double median(List<Double> values) {
+        List<Double> sorted = values.stream().filter(v -> !Double.isNaN(v)).sorted(Comparator.naturalOrder())
+                .toList();
+        if (sorted.isEmpty()) {
+            return Double.NaN;
+        }
+        int n = sorted.size();
+        return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
+    }
+
+    /**
+     * The Java generator's herd (no C generator does it): agents started at an even pace over 10 s, each a new
+     * connection with RSA-4096 on both sides and an agent update's two conditional GETs. One round per contender:
+     * a herd is long, and its latencies are a distribution already.
+     */
+    private void herd(int agents) throws Exception {
+        String label = String.format(Locale.ROOT, "Herd: %,d agent updates started over %d s (new connection,"
+                + " RSA-4096 both sides, 2 conditional GETs): latency per update", agents,
+                PerCoreBench.HERD_SPREAD.toSeconds());
+        String common = PerfLayout.commonPath();
+        String rules = bench.layout().rulesPath();
+        long rulesBytes = Files.size(bench.layout().share().resolve(bench.layout().agent())
+                .resolve("rules/rudder.tar.bz2"));
+        Map<String, PerCoreRow.Figures> figures = new LinkedHashMap<>();
+        StringBuilder comment = new StringBuilder();
+        for (String name : servers()) {
+            Contender contender = bench.contenders().get(name);
+            HttpClient http = Load.client(bench.agentTls(), false, false, agents);
+            try {
+                URI base = URI.create("https://127.0.0.1:" + contender.ports().get(ServerKey.RSA_4096));
+                Load.Herd herd;
+                PerCoreBench.Paused paused = bench.pauseOthers(contender, ServerKey.RSA_4096);
+                try {
+                    herd = Load.herd(http, base.resolve(common),
+                        bench.expect(304, 0, contender, common), base.resolve(rules),
+                        bench.expect(200, rulesBytes, contender, rules), agents, PerCoreBench.HERD_SPREAD,
+                        contender.processes().apply(ServerKey.RSA_4096));
+                } finally {
+                    paused.close();
+                }
+                double p50 = Load.percentileMillis(herd.latencies(), 50);
+                double p99 = Load.percentileMillis(herd.latencies(), 99);
+                double cpuPerThousand = herd.cpu().server() * herd.cpu().seconds() * 1e3 / herd.agents() * 1e3;
+                figures.put(name, new PerCoreRow.Figures(p50, List.of(p50), p99, cpuPerThousand, herd.cpu().server(),
+                        herd.cpu().client(), Double.NaN, Double.NaN, herd.cpu().others(), herd.errors(),
+                        herd.errorKinds().isEmpty() ? "" : herd.errorKinds().toString()));
+                comment.append(String.format(Locale.ROOT, "%s%s: all done in %.1f s", comment.isEmpty() ? "" : "; ",
+                        name, herd.completionSeconds()));
+                if (herd.errors() > 0) {
+                    bench.failed();
+                }
+                bench.progress().printf(Locale.ROOT, "%s, %s: p50 %.0f ms, p99 %.0f ms, done in %.1f s, errors %d%n",
+                        label, name, p50, p99, herd.completionSeconds(), herd.errors());
+            } finally {
+                http.stop();
+            }
+        }
+        bench.add(new PerCoreRow("herd", label, "Java (Jetty client in the harness JVM, on the generator CPU)",
+                PerCoreRow.Kind.LATENCY, "ms", figures, "Herd: " + comment + "."));
+    }
+}
