@@ -3,7 +3,6 @@ package io.pintle.server.cli;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.UnsynchronizedAppenderBase;
 import ch.qos.logback.core.encoder.Encoder;
-import java.io.BufferedOutputStream;
 import java.io.FileDescriptor;
 import java.io.FileOutputStream;
 import java.io.IOException;
@@ -19,7 +18,7 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * The access log's appender: each line is encoded on the request's thread and queued without waking anyone; one
  * writer thread wakes every {@code flushMillis} (50 ms by default, or when the queue is half full) and writes
- * what was queued to stderr in one go. Logback's {@code AsyncAppender} in front of a {@code ConsoleAppender}
+ * what was queued to stderr in a few writes (whole lines, up to 4 KiB each). Logback's {@code AsyncAppender} in front of a {@code ConsoleAppender}
  * woke its worker for every line and wrote every line with its own system call: with the server on one core that
  * cost more than half of its keep-alive small-file rate (issue 23, {@code bench/perf}). As nginx's {@code
  * access_log ... buffer= flush=}, a line reaches stderr at most {@code flushMillis} late.
@@ -86,13 +85,15 @@ public final class AccessLogAppender extends UnsynchronizedAppenderBase<ILogging
 
     @Override
     protected void append(ILoggingEvent event) {
-        if (queued.incrementAndGet() > queueSize) {
+        byte[] line = encoder.encode(event);
+        int count = queued.incrementAndGet();
+        if (count > queueSize) {
             queued.decrementAndGet();
             dropped.incrementAndGet();
             return;
         }
-        queue.add(encoder.encode(event));
-        if (queued.get() == queueSize / 2) {
+        queue.add(line);
+        if (count == queueSize / 2) {
             LockSupport.unpark(writer);
         }
     }
@@ -113,7 +114,7 @@ public final class AccessLogAppender extends UnsynchronizedAppenderBase<ILogging
     }
 
     private void writeLoop() {
-        OutputStream out = new BufferedOutputStream(target, 64 * 1024);
+        LineBatches out = new LineBatches(target);
         long pause = TimeUnit.MILLISECONDS.toNanos(flushMillis);
         boolean last = false;
         while (!last) {
@@ -130,18 +131,54 @@ public final class AccessLogAppender extends UnsynchronizedAppenderBase<ILogging
     }
 
     /** Writes what is queued, then the count of lines dropped since the last write, in as few writes as fit. */
-    private void writeQueued(OutputStream out) throws IOException {
+    private void writeQueued(LineBatches out) throws IOException {
         int written = 0;
         for (byte[] line = queue.poll(); line != null; line = queue.poll()) {
-            out.write(line);
+            out.line(line);
             written++;
         }
         queued.addAndGet(-written);
         long lost = dropped.getAndSet(0);
         if (lost > 0) {
-            out.write(("pintle: " + lost + " access log lines dropped, the access log queue was full (" + queueSize
+            out.line(("pintle: " + lost + " access log lines dropped, the access log queue was full (" + queueSize
                     + " lines)\n").getBytes(StandardCharsets.UTF_8));
         }
         out.flush();
+    }
+
+    /**
+     * Whole lines, in writes of at most {@value #WRITE_BYTES} bytes (one longer line alone): stderr is shared with
+     * the other log lines, and a write up to that size reaches a pipe in one piece (PIPE_BUF), so no other line
+     * lands inside an access line.
+     */
+    private static final class LineBatches {
+        static final int WRITE_BYTES = 4096;
+        private final OutputStream target;
+        private final byte[] buffer = new byte[WRITE_BYTES];
+        private int length;
+
+        LineBatches(OutputStream target) {
+            this.target = target;
+        }
+
+        void line(byte[] line) throws IOException {
+            if (length + line.length > WRITE_BYTES) {
+                flush();
+            }
+            if (line.length > WRITE_BYTES) {
+                target.write(line);
+                return;
+            }
+            System.arraycopy(line, 0, buffer, length, line.length);
+            length += line.length;
+        }
+
+        void flush() throws IOException {
+            if (length > 0) {
+                target.write(buffer, 0, length);
+                length = 0;
+            }
+            target.flush();
+        }
     }
 }

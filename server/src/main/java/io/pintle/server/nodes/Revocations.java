@@ -40,6 +40,8 @@ public final class Revocations {
     private final List<Crl> crls;
     private final Map<X500Principal, List<X509CRL>> byIssuer;
     private final Set<KeyHash> denied;
+    /** Whether the deny list names a sha512 pin: only then is a client's key hashed with sha512. */
+    private final boolean deniedSha512;
     private final Path deniedFile;
 
     /**
@@ -56,6 +58,7 @@ public final class Revocations {
         index.replaceAll((issuer, list) -> List.copyOf(list));
         this.byIssuer = Collections.unmodifiableMap(index);
         this.denied = Set.copyOf(denied);
+        this.deniedSha512 = this.denied.stream().anyMatch(key -> key.algorithm().equals("sha512"));
         this.deniedFile = deniedFile;
     }
 
@@ -228,7 +231,7 @@ public final class Revocations {
             return null;
         }
         KeyHash hit = denied.contains(certificate.sha256()) ? certificate.sha256()
-                : denied.contains(certificate.sha512()) ? certificate.sha512() : null;
+                : deniedSha512 && denied.contains(certificate.sha512()) ? certificate.sha512() : null;
         return hit == null ? null : "key " + hit + " is in the deny list ([nodes] denied_keys_file)";
     }
 

@@ -73,7 +73,11 @@ public final class TlsConnectionFactory extends SslConnectionFactory {
             if (filled > 0 && getSSLEngine().getHandshakeStatus() != HandshakeStatus.NOT_HANDSHAKING) {
                 // On Linux, setting it while an acknowledgement is pending sends it now; the kernel leaves
                 // quick-ACK mode again by itself.
-                channel.setOption(ExtendedSocketOptions.TCP_QUICKACK, true);
+                try {
+                    channel.setOption(ExtendedSocketOptions.TCP_QUICKACK, true);
+                } catch (IOException e) {
+                    // Only a closed channel refuses it: the read that follows sees that. Never fail a read for it.
+                }
             }
             return filled;
         }
