@@ -144,24 +144,8 @@ final class Contenders {
             int port = Ports.free();
             ports.put(key, port);
             ServerKey.Files files = layout.serverKeys().get(key);
-            servers.addAll(List.of(
-                    "  server {",
-                    "    listen 127.0.0.1:" + port + " ssl http2;",
-                    "    ssl_certificate " + files.certificate() + ";",
-                    "    ssl_certificate_key " + files.key() + ";",
-                    "    ssl_protocols TLSv1.3;",
-                    "    ssl_session_cache shared:perf-" + key.label() + ":20m;",
-                    "    ssl_session_tickets on;",
-                    "    ssl_client_certificate " + layout.directory().resolve("lib/nodescerts.pem") + ";",
-                    "    ssl_verify_client on;",
-                    "    ssl_verify_depth 1;",
-                    "    root " + root + ";",
-                    "    location ~ ^/policies/(?<node>[^/]+)/ {",
-                    "      if ($client_uid != $node) { return 403; }",
-                    "    }",
-                    "    location /common/ { }",
-                    "    location / { return 404; }",
-                    "  }"));
+            servers.addAll(nginxServer(key, port, files, layout.directory().resolve("lib/nodescerts.pem"), root,
+                    "on"));
         }
         List<String> lines = new ArrayList<>(List.of(
                 Nginx.userDirective(),
@@ -187,5 +171,34 @@ final class Contenders {
         // The master binds every listener before it forks the workers: one listening means all do.
         Nginx nginx = Nginx.run(prefix, config, ports.get(ServerKey.RSA_2048));
         return new NginxServer(nginx, Map.copyOf(ports), config);
+    }
+    /**
+     * One nginx {@code server} block of the benchmarks: TLS 1.3 with the key's files, the nodes' certificates as
+     * trust anchors, {@code /policies/<id>/} only to the certificate whose UID is {@code <id>} (the {@code
+     * $client_uid} map), {@code /common/} to anyone the TLS layer admits.
+     *
+     * @param verifyClient nginx's {@code ssl_verify_client}: {@code on} or {@code optional}
+     * @return its lines
+     */
+    static List<String> nginxServer(ServerKey key, int port, ServerKey.Files files, Path nodesCertificates, Path root,
+            String verifyClient) {
+        return List.of(
+                "  server {",
+                "    listen 127.0.0.1:" + port + " ssl http2;",
+                "    ssl_certificate " + files.certificate() + ";",
+                "    ssl_certificate_key " + files.key() + ";",
+                "    ssl_protocols TLSv1.3;",
+                "    ssl_session_cache shared:perf-" + key.label() + ":20m;",
+                "    ssl_session_tickets on;",
+                "    ssl_client_certificate " + nodesCertificates + ";",
+                "    ssl_verify_client " + verifyClient + ";",
+                "    ssl_verify_depth 1;",
+                "    root " + root + ";",
+                "    location ~ ^/policies/(?<node>[^/]+)/ {",
+                "      if ($client_uid != $node) { return 403; }",
+                "    }",
+                "    location /common/ { }",
+                "    location / { return 404; }",
+                "  }");
     }
 }

@@ -283,24 +283,8 @@ public final class PerCoreBench {
             int port = Ports.free();
             nginxPorts.put(key, port);
             ServerKey.Files files = layout.serverKeys().get(key);
-            lines.addAll(List.of(
-                    "  server {",
-                    "    listen 127.0.0.1:" + port + " ssl http2;",
-                    "    ssl_certificate " + files.certificate() + ";",
-                    "    ssl_certificate_key " + files.key() + ";",
-                    "    ssl_protocols TLSv1.3;",
-                    "    ssl_session_cache shared:perf-" + key.label() + ":20m;",
-                    "    ssl_session_tickets on;",
-                    "    ssl_client_certificate " + layout.directory().resolve("lib/nodescerts.pem") + ";",
-                    "    ssl_verify_client optional;",
-                    "    ssl_verify_depth 1;",
-                    "    root " + root + ";",
-                    "    location ~ ^/policies/(?<node>[^/]+)/ {",
-                    "      if ($client_uid != $node) { return 403; }",
-                    "    }",
-                    "    location /common/ { }",
-                    "    location / { return 404; }",
-                    "  }"));
+            lines.addAll(Contenders.nginxServer(key, port, files, layout.directory().resolve("lib/nodescerts.pem"),
+                    root, "optional"));
         }
         lines.add("}");
         lines.add("");
