@@ -125,33 +125,45 @@ final class Contenders {
     }
 
     /**
+     * How the two methods run nginx; the rest of its configuration is the same.
+     *
+     * @param processes the directives on worker processes
+     * @param keepaliveRequests requests per kept-alive connection (also HTTP/2's per connection)
+     * @param verifyClient {@code ssl_verify_client}: {@code on} (Rudder's vhost requires a certificate) or
+     *     {@code optional} (Pintle's {@code want}: {@code /common/} answers without one)
+     */
+    record NginxSetup(List<String> processes, long keepaliveRequests, String verifyClient) {
+        /** Issue 9's method: as many workers as cores, as Debian's default configuration ("auto"). */
+        static final NginxSetup ALL_CORES = new NginxSetup(
+                List.of("worker_processes auto;", "worker_rlimit_nofile 20000;"), 1_000_000, "on");
+        /**
+         * The per-core method: one worker (on one core, as Pintle is), h2load never reconnects, and the HTTP/2
+         * row's h2load cannot present a certificate.
+         */
+        static final NginxSetup ONE_CORE = new NginxSetup(List.of("worker_processes 1;"), 100_000_000, "optional");
+    }
+
+    /**
      * nginx as Rudder's Apache vhost serves (rudder-domain.md, "Apache routes used"), with what bench/sync's
-     * {@link Nginx} does: TLS 1.3 only; a client certificate required and verified against the nodes' certificates
+     * {@link Nginx} does: TLS 1.3 only; a client certificate verified against the nodes' certificates
      * ({@code nodescerts.pem}: the node certificates are self-signed, so each is its own trust anchor, i.e.
      * pinned); the certificate's {@code UID} must be the node id in {@code /policies/<id>/…}; {@code /common/}
-     * for any verified node. Sized for the idle-connection row: 16,384 connections per worker, 5-minute
-     * keep-alive.
+     * for any node the TLS layer admits. Sized for the idle-connection row: 16,384 connections per worker,
+     * 5-minute keep-alive. One listener per server key.
+     *
+     * @param launcher the command prefix (taskset), or nothing
      */
-    static NginxServer startNginx(PerfLayout layout, Path work) throws IOException, InterruptedException {
+    static NginxServer startNginx(PerfLayout layout, Path work, NginxSetup setup, List<String> launcher)
+            throws IOException, InterruptedException {
         Path prefix = Files.createDirectories(work.resolve("nginx"));
         Path root = Files.createDirectories(prefix.resolve("root"));
         Files.createSymbolicLink(root.resolve("policies"), layout.share());
         Files.createSymbolicLink(root.resolve("common"), layout.share().resolve("common"));
         Files.createDirectories(prefix.resolve("temp"));
-        Map<ServerKey, Integer> ports = new EnumMap<>(ServerKey.class);
-        List<String> servers = new ArrayList<>();
-        for (ServerKey key : ServerKey.values()) {
-            int port = Ports.free();
-            ports.put(key, port);
-            ServerKey.Files files = layout.serverKeys().get(key);
-            servers.addAll(nginxServer(key, port, files, layout.directory().resolve("lib/nodescerts.pem"), root,
-                    "on"));
-        }
-        List<String> lines = new ArrayList<>(List.of(
-                Nginx.userDirective(),
-                // As many workers as cores, as Debian's default configuration ("auto").
-                "worker_processes auto;",
-                "worker_rlimit_nofile 20000;",
+        List<String> lines = new ArrayList<>();
+        lines.add(Nginx.userDirective());
+        lines.addAll(setup.processes());
+        lines.addAll(List.of(
                 Nginx.pidAndErrorLog(prefix),
                 "events { worker_connections 16384; }",
                 "http {",
@@ -160,18 +172,25 @@ final class Contenders {
                 "  sendfile on;",
                 "  tcp_nopush on;",
                 "  keepalive_timeout 300s;",
-                "  keepalive_requests 1000000;",
+                "  keepalive_requests " + setup.keepaliveRequests() + ";",
                 Nginx.tempPaths(prefix.resolve("temp")),
                 Nginx.clientUidMap()));
-        lines.addAll(servers);
+        Map<ServerKey, Integer> ports = new EnumMap<>(ServerKey.class);
+        for (ServerKey key : ServerKey.values()) {
+            int port = Ports.free();
+            ports.put(key, port);
+            lines.addAll(nginxServer(key, port, layout.serverKeys().get(key),
+                    layout.directory().resolve("lib/nodescerts.pem"), root, setup.verifyClient()));
+        }
         lines.add("}");
         lines.add("");
         Path config = prefix.resolve("nginx.conf");
         Files.writeString(config, String.join("\n", lines));
         // The master binds every listener before it forks the workers: one listening means all do.
-        Nginx nginx = Nginx.run(prefix, config, ports.get(ServerKey.RSA_2048));
+        Nginx nginx = Nginx.run(launcher, prefix, config, ports.get(ServerKey.RSA_2048));
         return new NginxServer(nginx, Map.copyOf(ports), config);
     }
+
     /**
      * One nginx {@code server} block of the benchmarks: TLS 1.3 with the key's files, the nodes' certificates as
      * trust anchors, {@code /policies/<id>/} only to the certificate whose UID is {@code <id>} (the {@code
@@ -180,7 +199,7 @@ final class Contenders {
      * @param verifyClient nginx's {@code ssl_verify_client}: {@code on} or {@code optional}
      * @return its lines
      */
-    static List<String> nginxServer(ServerKey key, int port, ServerKey.Files files, Path nodesCertificates, Path root,
+    private static List<String> nginxServer(ServerKey key, int port, ServerKey.Files files, Path nodesCertificates, Path root,
             String verifyClient) {
         return List.of(
                 "  server {",

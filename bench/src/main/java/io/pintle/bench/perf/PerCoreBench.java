@@ -5,7 +5,6 @@ import io.pintle.bench.harness.CommandLine;
 import io.pintle.bench.harness.HarnessMain;
 import io.pintle.bench.harness.ReportOutput;
 import io.pintle.bench.sync.Nginx;
-import io.pintle.bench.sync.Ports;
 import io.pintle.bench.sync.ProcessCpu;
 import io.pintle.client.ClientTls;
 import java.io.IOException;
@@ -253,44 +252,14 @@ public final class PerCoreBench {
     }
 
     /**
-     * nginx as bench/perf's other rows run it (TLS 1.3, the nodes' certificates as trust anchors, the UID check on
-     * {@code /policies/<id>/}), with one worker (on one core, as Pintle is), no access log, and the client
-     * certificate requested but optional, as Pintle does ({@code want}): {@code /common/} answers without one
-     * (the HTTP/2 row's h2load cannot present one), {@code /policies/} refuses a caller without one (no UID).
+     * nginx as bench/perf's other rows run it ({@link Contenders#startNginx}), with one worker (on one core, as
+     * Pintle is) and the client certificate optional, as Pintle's {@code want} ({@link
+     * Contenders.NginxSetup#ONE_CORE}).
      */
     private Nginx startNginx(List<String> pin) throws IOException, InterruptedException {
-        Path prefix = Files.createDirectories(work.resolve("nginx"));
-        Path root = Files.createDirectories(prefix.resolve("root"));
-        Files.createSymbolicLink(root.resolve("policies"), layout.share());
-        Files.createSymbolicLink(root.resolve("common"), layout.share().resolve("common"));
-        Files.createDirectories(prefix.resolve("temp"));
-        List<String> lines = new ArrayList<>(List.of(
-                Nginx.userDirective(),
-                "worker_processes 1;",
-                Nginx.pidAndErrorLog(prefix),
-                "events { worker_connections 16384; }",
-                "http {",
-                "  access_log off;",
-                "  default_type application/octet-stream;",
-                "  sendfile on;",
-                "  tcp_nopush on;",
-                "  keepalive_timeout 300s;",
-                // Also HTTP/2's requests per connection (1,000 by default): h2load does not reconnect.
-                "  keepalive_requests 100000000;",
-                Nginx.tempPaths(prefix.resolve("temp")),
-                Nginx.clientUidMap()));
-        for (ServerKey key : ServerKey.values()) {
-            int port = Ports.free();
-            nginxPorts.put(key, port);
-            ServerKey.Files files = layout.serverKeys().get(key);
-            lines.addAll(Contenders.nginxServer(key, port, files, layout.directory().resolve("lib/nodescerts.pem"),
-                    root, "optional"));
-        }
-        lines.add("}");
-        lines.add("");
-        Path config = prefix.resolve("nginx.conf");
-        Files.writeString(config, String.join("\n", lines));
-        return Nginx.run(pin, prefix, config, nginxPorts.get(ServerKey.RSA_2048));
+        Contenders.NginxServer server = Contenders.startNginx(layout, work, Contenders.NginxSetup.ONE_CORE, pin);
+        nginxPorts.putAll(server.ports());
+        return server.nginx();
     }
 
     /** Reads every server's ETag of the paths the rows ask for (HEAD with the key of the node that owns them). */
