@@ -113,25 +113,27 @@ public final class AccessLogAppender extends UnsynchronizedAppenderBase<ILogging
         }
     }
 
+    /** Writes what was queued every pause, and once more after the stop, which wakes it at once. */
     private void writeLoop() {
         LineBatches out = new LineBatches(target);
         long pause = TimeUnit.MILLISECONDS.toNanos(flushMillis);
-        boolean last = false;
-        while (!last) {
-            last = !running;
-            if (!last) {
-                LockSupport.parkNanos(this, pause);
-            }
-            try {
-                writeQueued(out);
-            } catch (IOException e) {
-                addError("cannot write the access log", e);
-            }
+        while (running) {
+            LockSupport.parkNanos(this, pause);
+            writeQueued(out);
         }
+        writeQueued(out);
     }
 
     /** Writes what is queued, then the count of lines dropped since the last write, in as few writes as fit. */
-    private void writeQueued(LineBatches out) throws IOException {
+    private void writeQueued(LineBatches out) {
+        try {
+            writeLines(out);
+        } catch (IOException e) {
+            addError("cannot write the access log", e);
+        }
+    }
+
+    private void writeLines(LineBatches out) throws IOException {
         int written = 0;
         for (byte[] line = queue.poll(); line != null; line = queue.poll()) {
             out.line(line);
