@@ -35,6 +35,9 @@ record GeneratorOutput(long completed, long expected, long failed, double second
     private static final Pattern TLSCONN = Pattern.compile("connections=(\\d+) ok=(\\d+) errors=(\\d+)"
             + " wrong_status=(\\d+) seconds=([\\d.]+) handshake_p50_us=(-?[\\d.]+) first_byte_p50_us=(-?[\\d.]+)"
             + " first_byte_p99_us=(-?[\\d.]+) first_error=(\\S+)");
+    private static final Pattern TLSCONN_HERD = Pattern.compile("herd agents=(\\d+) updates_ok=(\\d+)"
+            + " update_errors=(\\d+) completion_seconds=([\\d.]+) update_p50_us=(-?[\\d.]+) update_p99_us=(-?[\\d.]+)"
+            + " update_max_us=(-?[\\d.]+) connect_p99_us=(-?[\\d.]+) connect_max_us=(-?[\\d.]+)");
 
     /**
      * @return the exchanges per second that went as expected
@@ -119,6 +122,45 @@ record GeneratorOutput(long completed, long expected, long failed, double second
         return new GeneratorOutput(connections + errors, ok, connections + errors - ok,
                 Double.parseDouble(line.group(5)), p50 < 0 ? Double.NaN : p50 / 1e3, p99 < 0 ? Double.NaN : p99 / 1e3,
                 first);
+    }
+
+    /**
+     * What tlsconn's herd mode adds: per agent update (two new connections, one request each), from its scheduled
+     * start to its last byte.
+     *
+     * @param agents agents started
+     * @param ok updates whose two answers had the expected statuses
+     * @param errors updates that failed
+     * @param completionSeconds from the first agent's start to the last one's end
+     * @param p50Millis update latency, median
+     * @param p99Millis 99th percentile
+     * @param maxMillis the slowest
+     * @param connectP99Millis TCP connect (SYN to established) of the herd's connections, 99th percentile: above a
+     *     second, some SYNs were dropped (a full accept queue) and retransmitted
+     * @param connectMaxMillis the slowest connect
+     */
+    record Herd(long agents, long ok, long errors, double completionSeconds, double p50Millis, double p99Millis,
+            double maxMillis, double connectP99Millis, double connectMaxMillis) {}
+
+    /**
+     * tlsconn's herd line.
+     *
+     * @param output what tlsconn printed on standard output in herd mode
+     * @return the herd's figures
+     * @throws IllegalArgumentException if there is no herd line
+     */
+    static Herd tlsconnHerd(String output) {
+        Matcher line = TLSCONN_HERD.matcher(output);
+        if (!line.find()) {
+            throw new IllegalArgumentException("no herd line in tlsconn's output: " + tail(output));
+        }
+        double[] micros = new double[5];
+        for (int i = 0; i < micros.length; i++) {
+            double value = Double.parseDouble(line.group(5 + i));
+            micros[i] = value < 0 ? Double.NaN : value / 1e3;
+        }
+        return new Herd(Long.parseLong(line.group(1)), Long.parseLong(line.group(2)), Long.parseLong(line.group(3)),
+                Double.parseDouble(line.group(4)), micros[0], micros[1], micros[2], micros[3], micros[4]);
     }
 
     private static long number(Pattern pattern, String output, String generator, int group) {

@@ -32,13 +32,12 @@ import org.eclipse.jetty.client.ContentResponse;
 import org.eclipse.jetty.client.HttpClient;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpMethod;
-import org.eclipse.jetty.http.HttpVersion;
 
 /**
  * Entry point of {@code bench/perf} (issue 23's method): every server pinned to the server CPU (Pintle, one JVM per
  * server key type; nginx with one worker and no access log), every load generator pinned to the other CPU, C
- * generators ({@code ab}, {@code h2load} and the harness's own {@code tlsconn}) for every row that has one, and
- * the Java generator for the herd. Each row runs its contenders in interleaved rounds (A, B, A, B…, the order
+ * generators ({@code ab}, {@code h2load} and the harness's own {@code tlsconn}, whose herd mode plays the herd)
+ * for every row. Each row runs its contenders in interleaved rounds (A, B, A, B…, the order
  * rotated every round) and reports the median rate of each, the ratio Pintle/nginx, the server CPU per 1000
  * requests and whether the generator was the limit (its process busy ≥ 90 % of its core).
  *
@@ -165,7 +164,7 @@ public final class PerCoreBench {
 
     // ---- set-up
 
-    /** This JVM runs the Java generator's rows and reads the C generators: on the generator CPUs, all its threads. */
+    /** This JVM starts and reads the C generators: on the generator CPUs, all its threads. */
     private void pinSelf() throws IOException, InterruptedException {
         if (options.generatorCpus() == null) {
             return;
@@ -378,6 +377,27 @@ public final class PerCoreBench {
         return command;
     }
 
+    /**
+     * tlsconn's herd: {@code agents} agent updates started at an even pace over {@link #HERD_SPREAD}, each two new
+     * connections with the EC node's certificate: the common library with its current ETag (304), then the node's
+     * policies with the previous generation's (200 and the archive).
+     */
+    List<String> tlsconnHerdCommand(Contender contender, ServerKey key, int agents) {
+        List<String> command = generatorPrefix();
+        command.addAll(List.of(tlsconn.toString(), "-p", contender.ports().get(key).toString(), "-n", "-a",
+                Integer.toString(agents), "-r", Long.toString(HERD_SPREAD.toSeconds()), "-C",
+                home(Client.EC).resolve("agent.cert").toString(), "-K", home(Client.EC).resolve("localhost.priv")
+                        .toString(), "-u", PerfLayout.commonPath(), "-H", "If-None-Match: " + etag(contender,
+                        PerfLayout.commonPath()), "-s", "304", "-U", ecRulesPath(), "-V",
+                "If-None-Match: \"previous-generation\"", "-S", "200"));
+        return command;
+    }
+
+    /** @return the EC node's policies archive, the second request of its update */
+    String ecRulesPath() {
+        return "/policies/" + layout.demo().linux2() + "/rules/rudder.tar.bz2";
+    }
+
     /** ab without keep-alive (a new connection per request, no TCP_NODELAY), conditional GETs. */
     List<String> abNewConnectionCommand(Contender contender, ServerKey key, Client client, int seconds) {
         List<String> command = generatorPrefix();
@@ -430,11 +450,17 @@ public final class PerCoreBench {
      */
     Sample measure(Contender contender, ServerKey key, List<String> command, Function<String, GeneratorOutput> parse)
             throws IOException, InterruptedException {
+        return measure(contender, key, command, parse, generatorLimit());
+    }
+
+    /** The same with the generator's own time limit (a herd runs until its last agent is done). */
+    Sample measure(Contender contender, ServerKey key, List<String> command, Function<String, GeneratorOutput> parse,
+            Duration limit) throws IOException, InterruptedException {
         Sample sample = null;
         for (int attempt = 1; attempt <= ATTEMPTS; attempt++) {
             Paused paused = pauseOthers(contender, key);
             try {
-                sample = measureAlone(contender, key, command, parse);
+                sample = measureAlone(contender, key, command, parse, limit);
             } finally {
                 paused.close();
             }
@@ -505,7 +531,7 @@ public final class PerCoreBench {
     }
 
     private Sample measureAlone(Contender contender, ServerKey key, List<String> command,
-            Function<String, GeneratorOutput> parse) throws IOException, InterruptedException {
+            Function<String, GeneratorOutput> parse, Duration limit) throws IOException, InterruptedException {
         List<ProcessHandle> server = contender.processes().apply(key);
         double serverBefore = ProcessCpu.millis(server);
         double generatorBefore = ProcessCpu.childrenMillis();
@@ -513,7 +539,7 @@ public final class PerCoreBench {
         double machineBefore = ProcessCpu.machineBusyMillis();
         CoreCpu coresBefore = CoreCpu.read();
         long start = System.nanoTime();
-        GeneratorOutput output = generator(command, parse);
+        GeneratorOutput output = parse.apply(run(command, limit));
         long end = System.nanoTime();
         CoreCpu cores = CoreCpu.read();
         double generator = ProcessCpu.childrenMillis() - generatorBefore;
@@ -528,7 +554,11 @@ public final class PerCoreBench {
 
     private GeneratorOutput generator(List<String> command, Function<String, GeneratorOutput> parse)
             throws IOException, InterruptedException {
-        return parse.apply(run(command, options.window().plus(options.warmup()).plusSeconds(60)));
+        return parse.apply(run(command, generatorLimit()));
+    }
+
+    private Duration generatorLimit() {
+        return options.window().plus(options.warmup()).plusSeconds(60);
     }
 
     private String run(List<String> command, Duration limit) throws IOException, InterruptedException {
@@ -599,10 +629,5 @@ public final class PerCoreBench {
                 Files.deleteIfExists(path);
             }
         }
-    }
-
-    /** The Java generator's expected answers, for the herd. */
-    Load.Expect expect(int status, long length, Contender contender, String path) {
-        return new Load.Expect(status, length, etag(contender, path), HttpVersion.HTTP_1_1);
     }
 }

@@ -21,7 +21,7 @@ import java.util.Set;
  * @param rounds measured windows per row and contender, interleaved
  * @param window each window's length
  * @param warmup the unmeasured load each Pintle JVM gets before the first row (per generator and key)
- * @param herdAgents agents in each herd row (the Java generator's)
+ * @param herdAgents agents in each herd row (tlsconn's herd mode)
  * @param newConnectionConcurrency connections being set up at once in the new-connection rows
  * @param serverCpus the CPU list every server is pinned to
  * @param generatorCpus the CPU list every load generator is pinned to

@@ -3,7 +3,7 @@
  *
  * <p>The default method (issue 23, {@link io.pintle.bench.perf.PerCoreBench}) pins every server to one CPU and every
  * load generator to the other, uses C generators ({@code ab}, {@code h2load}, the harness's own {@code tlsconn})
- * wherever one does the job, keeps the Java generator for the herd, runs each row's contenders in interleaved rounds
+ * for every row (the herd too: tlsconn's herd mode), runs each row's contenders in interleaved rounds
  * and says per row whether the generator was the limit. The previous method ({@link io.pintle.bench.perf.PerfBench},
  * issue 9, {@code bench/perf --java-rows}) runs this JVM as the load generator on the servers' cores, with the
  * large-file, idle-connection and cf-serverd rows.

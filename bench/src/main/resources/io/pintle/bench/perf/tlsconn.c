@@ -12,6 +12,16 @@
  * (what a Nagle client waits for when the server sends nothing after the handshake) and the first error, if any.
  * The server is not authenticated: a benchmark on loopback, against servers this harness started.
  *
+ * Herd mode (-a AGENTS): instead of -c threads looping, AGENTS agents start at an even pace over -r SECONDS, each in
+ * its own thread (an open loop: a slow server does not slow the arrivals), and each does what one
+ * `rudder agent update` does after a new generation: a new connection for the first request (-u, -H, -s: the
+ * common library with its current ETag, 304), then a new connection for the second (-U, -V, -S: its policies with
+ * the previous generation's ETag, 200 and the archive), as rudder-client runs one curl process per request. An
+ * update's latency runs from its scheduled start to the second answer's last byte, so time spent waiting in the
+ * server's accept queue or for a SYN retransmission counts. Every socket has 60 s send and receive timeouts. Prints
+ * a second line: herd agents=N updates_ok=N update_errors=N completion_seconds=S update_p50_us=… update_p99_us=…
+ * update_max_us=… connect_p99_us=… connect_max_us=… (connect: SYN to established).
+ *
  * Build: gcc -O2 -o tlsconn tlsconn.c -lssl -lcrypto -lpthread
  */
 #define _GNU_SOURCE
@@ -21,32 +31,45 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
 #define MAX_SAMPLES 2000000
 
+/* One kind of request: its bytes and the status it must get. */
+struct exchange {
+    char request[4096];
+    int expected_status;
+};
+
 static SSL_CTX *ctx;
 static struct sockaddr_in address;
 static int nodelay;
-static int expected_status = 200;
-static char request[4096];
+static struct exchange first_exchange = {.expected_status = 200}, second_exchange = {.expected_status = 200};
 static double deadline;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static long connections, ok, errors, wrong_status, samples;
-static double *handshake_us, *first_byte_us;
+static double *handshake_us, *first_byte_us, *connect_us;
 static char first_error[256];
+/* Herd mode. */
+static long agents, updates_ok, update_errors;
+static double spread = 10, herd_start, last_end;
+static double *update_us;
 
 static double now(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return t.tv_sec + t.tv_nsec / 1e9;
 }
+
+static double percentile(double *values, long n, double p);
 
 static void fail(const char *what) {
     pthread_mutex_lock(&lock);
@@ -62,8 +85,8 @@ static void fail(const char *what) {
     ERR_clear_error();
 }
 
-/* One connection; returns 0 on success. */
-static int one(void) {
+/* One connection with one exchange; returns 0 when answered with the expected status. */
+static int one(const struct exchange *exchange) {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     if (fd < 0) {
         fail("socket");
@@ -73,12 +96,19 @@ static int one(void) {
         int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     }
+    if (agents > 0) {
+        /* A herd waits long, but not forever: connect() also gives up after the send timeout. */
+        struct timeval timeout = {.tv_sec = 60};
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
+    }
     double start = now();
     if (connect(fd, (struct sockaddr *) &address, sizeof address) != 0) {
         close(fd);
         fail("connect");
         return -1;
     }
+    double connected = now();
     SSL *ssl = SSL_new(ctx);
     SSL_set_fd(ssl, fd);
     int result = -1;
@@ -87,8 +117,8 @@ static int one(void) {
         goto done;
     }
     double handshaken = now();
-    size_t length = strlen(request);
-    if (SSL_write(ssl, request, (int) length) != (int) length) {
+    size_t length = strlen(exchange->request);
+    if (SSL_write(ssl, exchange->request, (int) length) != (int) length) {
         fail("write");
         goto done;
     }
@@ -140,18 +170,19 @@ static int one(void) {
     }
     pthread_mutex_lock(&lock);
     connections++;
-    if (status == expected_status) {
+    if (status == exchange->expected_status) {
         ok++;
+        result = 0;
     } else {
         wrong_status++;
     }
     if (samples < MAX_SAMPLES) {
         handshake_us[samples] = (handshaken - start) * 1e6;
         first_byte_us[samples] = (first - sent) * 1e6;
+        connect_us[samples] = (connected - start) * 1e6;
         samples++;
     }
     pthread_mutex_unlock(&lock);
-    result = 0;
 done:
     SSL_free(ssl);
     close(fd);
@@ -161,9 +192,63 @@ done:
 static void *worker(void *unused) {
     (void) unused;
     while (now() < deadline) {
-        one();
+        one(&first_exchange);
     }
     return NULL;
+}
+
+/* One agent's update; its argument is its index, which sets its scheduled start. */
+static void *agent(void *argument) {
+    long index = (long) (intptr_t) argument;
+    double scheduled = herd_start + spread * (double) index / (double) agents;
+    int failed = one(&first_exchange) != 0 || one(&second_exchange) != 0;
+    double end = now();
+    pthread_mutex_lock(&lock);
+    if (failed) {
+        update_errors++;
+    } else {
+        update_us[updates_ok++] = (end - scheduled) * 1e6;
+    }
+    if (end > last_end) {
+        last_end = end;
+    }
+    pthread_mutex_unlock(&lock);
+    return NULL;
+}
+
+static void sleep_until(double when) {
+    double wait = when - now();
+    if (wait > 0) {
+        struct timespec t = {.tv_sec = (time_t) wait, .tv_nsec = (long) ((wait - (double) (time_t) wait) * 1e9)};
+        nanosleep(&t, NULL);
+    }
+}
+
+/* Herd mode: starts the agents on schedule, waits for them all, prints the herd line. */
+static int herd(void) {
+    update_us = malloc((size_t) agents * sizeof *update_us);
+    pthread_t *ids = calloc((size_t) agents, sizeof *ids);
+    pthread_attr_t attributes;
+    pthread_attr_init(&attributes);
+    pthread_attr_setstacksize(&attributes, 256 * 1024);
+    herd_start = now();
+    for (long i = 0; i < agents; i++) {
+        sleep_until(herd_start + spread * (double) i / (double) agents);
+        if (pthread_create(&ids[i], &attributes, agent, (void *) (intptr_t) i) != 0) {
+            fprintf(stderr, "tlsconn: cannot start agent %ld\n", i);
+            return 1;
+        }
+    }
+    for (long i = 0; i < agents; i++) {
+        pthread_join(ids[i], NULL);
+    }
+    printf("herd agents=%ld updates_ok=%ld update_errors=%ld completion_seconds=%.3f update_p50_us=%.0f"
+           " update_p99_us=%.0f update_max_us=%.0f", agents, updates_ok, update_errors, last_end - herd_start,
+           percentile(update_us, updates_ok, 50), percentile(update_us, updates_ok, 99),
+           percentile(update_us, updates_ok, 100));
+    printf(" connect_p99_us=%.0f connect_max_us=%.0f\n", percentile(connect_us, samples, 99),
+           percentile(connect_us, samples, 100));
+    return 0;
 }
 
 static int compare(const void *a, const void *b) {
@@ -183,9 +268,9 @@ static double percentile(double *values, long n, double p) {
 int main(int argc, char **argv) {
     int port = 0, threads = 1;
     double seconds = 5;
-    const char *certificate = NULL, *key = NULL, *path = "/", *header = NULL;
+    const char *certificate = NULL, *key = NULL, *path = "/", *header = NULL, *path2 = NULL, *header2 = NULL;
     int opt;
-    while ((opt = getopt(argc, argv, "p:c:t:nC:K:u:H:s:")) != -1) {
+    while ((opt = getopt(argc, argv, "p:c:t:nC:K:u:H:s:a:r:U:V:S:")) != -1) {
         switch (opt) {
             case 'p': port = atoi(optarg); break;
             case 'c': threads = atoi(optarg); break;
@@ -195,10 +280,17 @@ int main(int argc, char **argv) {
             case 'K': key = optarg; break;
             case 'u': path = optarg; break;
             case 'H': header = optarg; break;
-            case 's': expected_status = atoi(optarg); break;
+            case 's': first_exchange.expected_status = atoi(optarg); break;
+            case 'a': agents = atol(optarg); break;
+            case 'r': spread = atof(optarg); break;
+            case 'U': path2 = optarg; break;
+            case 'V': header2 = optarg; break;
+            case 'S': second_exchange.expected_status = atoi(optarg); break;
             default:
                 fprintf(stderr, "usage: tlsconn -p PORT [-c THREADS] [-t SECONDS] [-n] [-C CERT -K KEY] [-u PATH]"
-                                " [-H 'Name: value'] [-s STATUS]\n");
+                                " [-H 'Name: value'] [-s STATUS]\n"
+                                "       tlsconn -p PORT -a AGENTS [-r SECONDS] [-n] [-C CERT -K KEY] -u PATH"
+                                " [-H 'Name: value'] [-s STATUS] -U PATH [-V 'Name: value'] [-S STATUS]\n");
                 return 2;
         }
     }
@@ -206,8 +298,18 @@ int main(int argc, char **argv) {
         fprintf(stderr, "tlsconn: -p PORT and -c THREADS > 0 needed\n");
         return 2;
     }
-    snprintf(request, sizeof request, "GET %s HTTP/1.1\r\nHost: localhost\r\nUser-Agent: tlsconn\r\n%s%s"
-             "Connection: close\r\n\r\n", path, header ? header : "", header ? "\r\n" : "");
+    if (agents < 0 || (agents > 0 && (path2 == NULL || spread <= 0))) {
+        fprintf(stderr, "tlsconn: herd mode needs -a AGENTS > 0, -U PATH and -r SECONDS > 0\n");
+        return 2;
+    }
+    snprintf(first_exchange.request, sizeof first_exchange.request, "GET %s HTTP/1.1\r\nHost: localhost\r\n"
+             "User-Agent: tlsconn\r\n%s%sConnection: close\r\n\r\n", path, header ? header : "",
+             header ? "\r\n" : "");
+    if (path2) {
+        snprintf(second_exchange.request, sizeof second_exchange.request, "GET %s HTTP/1.1\r\nHost: localhost\r\n"
+                 "User-Agent: tlsconn\r\n%s%sConnection: close\r\n\r\n", path2, header2 ? header2 : "",
+                 header2 ? "\r\n" : "");
+    }
     ctx = SSL_CTX_new(TLS_client_method());
     SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION);
     SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
@@ -222,7 +324,17 @@ int main(int argc, char **argv) {
     address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     handshake_us = malloc(MAX_SAMPLES * sizeof *handshake_us);
     first_byte_us = malloc(MAX_SAMPLES * sizeof *first_byte_us);
+    connect_us = malloc(MAX_SAMPLES * sizeof *connect_us);
     double start = now();
+    if (agents > 0) {
+        int status = herd();
+        double elapsed = now() - start;
+        printf("connections=%ld ok=%ld errors=%ld wrong_status=%ld seconds=%.3f handshake_p50_us=%.0f"
+               " first_byte_p50_us=%.0f first_byte_p99_us=%.0f first_error=%s\n", connections, ok, errors,
+               wrong_status, elapsed, percentile(handshake_us, samples, 50), percentile(first_byte_us, samples, 50),
+               percentile(first_byte_us, samples, 99), first_error[0] ? first_error : "none");
+        return status;
+    }
     deadline = start + seconds;
     pthread_t *ids = calloc((size_t) threads, sizeof *ids);
     for (int i = 0; i < threads; i++) {

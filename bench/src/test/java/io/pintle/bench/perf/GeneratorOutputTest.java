@@ -85,6 +85,28 @@ class GeneratorOutputTest {
     }
 
     @Test
+    void tlsconnHerdLines() throws IOException {
+        String output = captured("tlsconn-herd.out");
+        GeneratorOutput.Herd herd = GeneratorOutput.tlsconnHerd(output);
+
+        assertThat(herd.agents()).isEqualTo(2000);
+        assertThat(herd.ok()).isEqualTo(1998);
+        assertThat(herd.errors()).isEqualTo(2);
+        assertThat(herd.completionSeconds()).isEqualTo(21.012);
+        assertThat(herd.p50Millis()).isEqualTo(5320.14);
+        assertThat(herd.p99Millis()).isEqualTo(15743.002);
+        assertThat(herd.maxMillis()).isEqualTo(16788.311);
+        assertThat(herd.connectP99Millis()).isEqualTo(11293.417);
+        // The connections' line beside it: every connection of the herd, the failed ones' first error.
+        GeneratorOutput connections = GeneratorOutput.tlsconn(output);
+        assertThat(connections.expected()).isEqualTo(3996);
+        assertThat(connections.failed()).isEqualTo(2);
+        assertThat(connections.firstError()).isEqualTo("handshake");
+        assertThatThrownBy(() -> GeneratorOutput.tlsconnHerd(captured("tlsconn.out")))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("no herd line");
+    }
+
+    @Test
     void outputWithoutSummaryIsRefused() {
         assertThatThrownBy(() -> GeneratorOutput.ab("SSL read failed (5) - closing connection\n", true))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("ab's output");
