@@ -54,6 +54,15 @@ public final class HttpServerFactory {
     public static final int MAX_THREADS = 200;
     /** An idle keep-alive connection is closed after this long; agents make two requests per run. */
     public static final long IDLE_TIMEOUT_MS = 30_000;
+    /**
+     * The node-facing listener's accept queue (listen backlog) when the server binds it itself, as the socket unit's
+     * {@code Backlog=} when systemd does; the kernel caps it at {@code net.core.somaxconn} (4096 by default). Jetty's
+     * default (0) leaves the JDK's 50: a herd of agents connecting faster than the handshakes complete overflows it,
+     * and the kernel drops their SYNs, which curl's TCP retries one second later, then three. nginx asks for 511.
+     */
+    public static final int ACCEPT_QUEUE = 4096;
+    /** A/B switch for benchmarks: {@code -Dpintle.tls.acceptQueue=0} is Jetty's (the JDK's) default. */
+    public static final String ACCEPT_QUEUE_SWITCH = "pintle.tls.acceptQueue";
     /** Largest request header block: agents send a handful of short headers. */
     public static final int MAX_REQUEST_HEADER_BYTES = 8 * 1024;
     /** Graceful stop lets in-flight downloads finish for at most this long. */
@@ -142,6 +151,7 @@ public final class HttpServerFactory {
         connector.setHost(listen.host());
         connector.setPort(listen.port());
         connector.setIdleTimeout(IDLE_TIMEOUT_MS);
+        connector.setAcceptQueueSize(Integer.getInteger(ACCEPT_QUEUE_SWITCH, ACCEPT_QUEUE));
         return connector;
     }
 
