@@ -3,25 +3,30 @@ package io.pintle.server.tls;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.NetworkChannel;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLEngineResult.HandshakeStatus;
 import jdk.net.ExtendedSocketOptions;
 import org.eclipse.jetty.io.EndPoint;
 import org.eclipse.jetty.io.ssl.SslConnection;
+import org.eclipse.jetty.io.ssl.SslHandshakeListener;
 import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.server.SslConnectionFactory;
+import org.eclipse.jetty.util.ProcessorUtils;
 import org.eclipse.jetty.util.ssl.SslContextFactory;
 
 /**
- * Jetty's TLS connection factory, whose connections acknowledge what they read during the handshake at once
+ * Jetty's TLS connection factory, whose connections (1) acknowledge what they read during the handshake at once
  * (Linux {@code TCP_QUICKACK}), so that a client whose next write waits behind Nagle's algorithm does not wait for
- * the server's delayed acknowledgement.
+ * the server's delayed acknowledgement, and (2) run their handshake steps through a {@link HandshakeGate}, one
+ * step at a time per core, handshakes under way first.
  *
- * <p>Twice in a TLS 1.3 handshake with a client certificate the client writes something the server does not
- * answer: its last flight (certificate, verify, finished), after which it writes its request at once — a server
- * can issue its session tickets only after that flight, and BoringSSL (Conscrypt, the default provider) writes
- * them with the first response, not before (an empty wrap after the handshake produces nothing: checked) —; and,
- * with the JDK's client, the compatibility change_cipher_spec it writes alone before that flight. Without
+ * <p>Quick ACK. Twice in a TLS 1.3 handshake with a client certificate the client writes something the server
+ * does not answer: its last flight (certificate, verify, finished), after which it writes its request at once — a
+ * server can issue its session tickets only after that flight, and BoringSSL (Conscrypt, the default provider)
+ * writes them with the first response, not before (an empty wrap after the handshake produces nothing: checked) —;
+ * and, with the JDK's client, the compatibility change_cipher_spec it writes alone before that flight. Without
  * {@code TCP_NODELAY} (Python's {@code ssl}, {@code ab}, the JDK's sockets, many HTTP libraries; curl sets it)
  * the kernel holds the client's next small write until the previous one is acknowledged, and the server, having
  * nothing to send, acknowledges it only when its delayed-ACK timer fires, 40 ms or more on Linux. Measured with
@@ -29,15 +34,24 @@ import org.eclipse.jetty.util.ssl.SslContextFactory;
  * right after the server's bare ACK. nginx does not stall because OpenSSL sends its tickets right after the
  * handshake, and the ACK rides with them. Asking for a quick ACK after each read of the handshake sends that ACK
  * at once: a system call per handshake read (two or three per connection), and at most as many small packets.
+ * Where the option is not supported (not Linux) there are no quick ACKs.
  *
- * <p>Off with {@code -Dpintle.tls.quickAckHandshake=false} (Jetty's own factory then), for benchmarks' A/B runs.
- * Where the option is not supported (not Linux) the connections are Jetty's own.
+ * <p>Handshake gate: see {@link HandshakeGate}. A step holds its permit until the read it was given is processed
+ * or the handshake ends, whichever is first: the first request, which may arrive with the client's last flight and
+ * may block (an upload), runs after the permit is given back.
+ *
+ * <p>A/B switches for benchmarks: {@code -Dpintle.tls.quickAckHandshake=false}, {@code
+ * -Dpintle.tls.handshakeGate=false}; both off gives Jetty's own connections.
  */
 public final class TlsConnectionFactory extends SslConnectionFactory {
     /** The system property that turns the quick ACKs off: {@code false} turns them off. */
     public static final String SWITCH = "pintle.tls.quickAckHandshake";
+    /** The system property that turns the handshake gate off: {@code false} turns it off. */
+    public static final String GATE_SWITCH = "pintle.tls.handshakeGate";
 
     private final boolean quickAck;
+    /** Null when off. */
+    private final HandshakeGate gate;
 
     /**
      * @param tls the TLS configuration
@@ -46,31 +60,98 @@ public final class TlsConnectionFactory extends SslConnectionFactory {
     public TlsConnectionFactory(SslContextFactory.Server tls, String nextProtocol) {
         super(tls, nextProtocol);
         this.quickAck = !"false".equals(System.getProperty(SWITCH));
+        this.gate = "false".equals(System.getProperty(GATE_SWITCH)) ? null
+                : new HandshakeGate(ProcessorUtils.availableProcessors());
     }
 
     @Override
     protected SslConnection newSslConnection(Connector connector, EndPoint endPoint, SSLEngine engine) {
-        if (quickAck && endPoint.getTransport() instanceof NetworkChannel channel
-                && channel.supportedOptions().contains(ExtendedSocketOptions.TCP_QUICKACK)) {
-            return new QuickAckConnection(connector, endPoint, engine, channel);
+        NetworkChannel channel = quickAck && endPoint.getTransport() instanceof NetworkChannel network
+                && network.supportedOptions().contains(ExtendedSocketOptions.TCP_QUICKACK) ? network : null;
+        if (channel == null && gate == null) {
+            return super.newSslConnection(connector, endPoint, engine);
         }
-        return super.newSslConnection(connector, endPoint, engine);
+        return new PintleSslConnection(connector, endPoint, engine, channel, gate);
     }
 
-    /** As Jetty's, and a quick ACK after each read while the handshake lasts. */
-    private final class QuickAckConnection extends SslConnection {
+    /** As Jetty's, with quick ACKs while the handshake lasts (if {@code channel}) and gated steps (if {@code gate}). */
+    private final class PintleSslConnection extends SslConnection implements SslHandshakeListener,
+            HandshakeGate.Waiter {
         private final NetworkChannel channel;
+        private final HandshakeGate gate;
+        /** Set once the handshake has succeeded or failed: reads no longer go through the gate. */
+        private volatile boolean handshakeOver;
+        /** Whether a step has run: the next one is a handshake under way's. Steps of a connection never overlap. */
+        private volatile boolean underWay;
+        /** Whether the running step holds a permit: given back once, at the handshake's end or the step's. */
+        private final AtomicBoolean holding = new AtomicBoolean();
 
-        QuickAckConnection(Connector connector, EndPoint endPoint, SSLEngine engine, NetworkChannel channel) {
+        PintleSslConnection(Connector connector, EndPoint endPoint, SSLEngine engine, NetworkChannel channel,
+                HandshakeGate gate) {
             super(connector.getByteBufferPool(), connector.getExecutor(), getSslContextFactory(), endPoint, engine,
                     isDirectBuffersForEncryption(), isDirectBuffersForDecryption());
             this.channel = channel;
+            this.gate = gate;
+            if (gate != null) {
+                addHandshakeListener(this);
+            }
+        }
+
+        @Override
+        public void onFillable() {
+            if (gate == null || handshakeOver) {
+                super.onFillable();
+            } else if (gate.enter(this, underWay)) {
+                step();
+            }
+            // else queued: resume() runs the step when a permit is free. Nothing else reads meanwhile: the read
+            // interest was used up by this call and is asked again only by the step.
+        }
+
+        @Override
+        public void resume() {
+            try {
+                getExecutor().execute(this::step);
+            } catch (RejectedExecutionException e) {
+                gate.exit();
+                close();
+            }
+        }
+
+        /** Runs with a permit taken for it. */
+        private void step() {
+            holding.set(true);
+            underWay = true;
+            try {
+                super.onFillable();
+            } finally {
+                release();
+            }
+        }
+
+        private void release() {
+            if (holding.compareAndSet(true, false)) {
+                gate.exit();
+            }
+        }
+
+        @Override
+        public void handshakeSucceeded(Event event) {
+            handshakeOver = true;
+            release();
+        }
+
+        @Override
+        public void handshakeFailed(Event event, Throwable failure) {
+            handshakeOver = true;
+            release();
         }
 
         @Override
         protected int networkFill(ByteBuffer input) throws IOException {
             int filled = super.networkFill(input);
-            if (filled > 0 && getSSLEngine().getHandshakeStatus() != HandshakeStatus.NOT_HANDSHAKING) {
+            if (channel != null && filled > 0
+                    && getSSLEngine().getHandshakeStatus() != HandshakeStatus.NOT_HANDSHAKING) {
                 // On Linux, setting it while an acknowledgement is pending sends it now; the kernel leaves
                 // quick-ACK mode again by itself.
                 try {
