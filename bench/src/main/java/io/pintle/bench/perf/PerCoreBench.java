@@ -49,6 +49,14 @@ public final class PerCoreBench {
     static final String NGINX = "nginx";
     static final String PINTLE_B = "pintle-b";
     static final String PINTLE_LOG = "Pintle, access log on";
+    /**
+     * The access log row's other side: a JVM like {@link #PINTLE_LOG} with the log off, started and warmed with it.
+     * Comparing with {@link #PINTLE}'s RSA-2048 JVM, which has served every earlier row by then, measured the JVMs'
+     * age (a new-connection JVM's rate climbs for about two minutes of load as the JIT catches up) more than the
+     * log: 12.7–15.7 % then, within ±4.5 % between JVMs of the same age
+     * (bench/results/accesslog-newconn-profile-2026-12-04.md).
+     */
+    static final String PINTLE_LOG_OFF = "Pintle, access log off";
     /** A generator busy this share of its core or more limited the row. */
     static final double GENERATOR_LIMIT = 0.90;
     static final Duration HERD_SPREAD = Duration.ofSeconds(10);
@@ -217,6 +225,8 @@ public final class PerCoreBench {
         }
         if (options.rows().contains("accesslog")) {
             String logged = accessLogOn(options.pintleConfig());
+            contenders.put(PINTLE_LOG_OFF, startPintleSet(PINTLE_LOG_OFF, "pintle-log-off",
+                    options.pintleJvmOptions(), options.pintleConfig(), List.of(ServerKey.RSA_2048), pin));
             contenders.put(PINTLE_LOG, startPintleSet(PINTLE_LOG, "pintle-log", options.pintleJvmOptions(), logged,
                     List.of(ServerKey.RSA_2048), pin));
         }
@@ -331,7 +341,7 @@ public final class PerCoreBench {
                 }
                 if (key == ServerKey.RSA_2048) {
                     generator(abKeepAliveCommand(contender, key, seconds), out -> GeneratorOutput.ab(out, false));
-                    if (!contender.name().equals(PINTLE_LOG)) {
+                    if (!contender.name().equals(PINTLE_LOG) && !contender.name().equals(PINTLE_LOG_OFF)) {
                         generator(h2loadCommand(contender, key, seconds), GeneratorOutput::h2load);
                     }
                 }

@@ -83,7 +83,7 @@ final class PerCoreRows {
             }
             case "accesslog" -> {
                 ServerKey key = ServerKey.RSA_2048;
-                List<String> pair = List.of(PerCoreBench.PINTLE, PerCoreBench.PINTLE_LOG);
+                List<String> pair = List.of(PerCoreBench.PINTLE_LOG_OFF, PerCoreBench.PINTLE_LOG);
                 accessLog(group, "Access log on vs off: keep-alive, 1 KiB file, HTTP/1.x, 16 connections",
                         "ab -k -E, 16 connections", "req/s", pair,
                         c -> bench.measure(c, key, bench.abKeepAliveCommand(c, key, seconds),

@@ -273,6 +273,9 @@ public final class HttpServerFactory {
             if (ssl != null) {
                 ssl.addBean(new HandshakeCounter(metrics));
             }
+            if (ssl instanceof TlsConnectionFactory gated && gated.handshakesWaiting() != null) {
+                metrics.handshakeGate(gated.handshakesWaiting());
+            }
             if (connector instanceof AbstractConnector counted) {
                 connections.put(connector.getName(), () -> counted.getConnectedEndPoints().size());
             }

@@ -33,6 +33,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.function.IntSupplier;
 import java.util.function.LongSupplier;
 
 /**
@@ -237,6 +238,20 @@ public final class ServerMetrics implements ReloadListener {
                 .help("Open connections, by listener")
                 .labelNames("listener")
                 .callback(callback -> copy.forEach((name, count) -> callback.call(count.getAsLong(), name)))
+                .register(registry);
+    }
+
+    /**
+     * Registers the handshake gate's gauge; called once, when the TLS listener exists with a gate.
+     *
+     * @param waiting handshaking connections waiting for their next step
+     */
+    public void handshakeGate(IntSupplier waiting) {
+        GaugeWithCallback.builder()
+                .name("pintle_tls_handshakes_waiting")
+                .help("Handshaking connections waiting for a core (one handshake step per core at a time): above 0"
+                        + " for long, agents connect faster than the server signs")
+                .callback(callback -> callback.call(waiting.getAsInt()))
                 .register(registry);
     }
 

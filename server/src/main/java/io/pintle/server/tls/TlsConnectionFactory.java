@@ -3,8 +3,8 @@ package io.pintle.server.tls;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.NetworkChannel;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.IntSupplier;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLEngineResult.HandshakeStatus;
 import jdk.net.ExtendedSocketOptions;
@@ -64,6 +64,11 @@ public final class TlsConnectionFactory extends SslConnectionFactory {
                 : new HandshakeGate(ProcessorUtils.availableProcessors());
     }
 
+    /** @return the number of handshaking connections waiting for a step, or null when the gate is off */
+    public IntSupplier handshakesWaiting() {
+        return gate == null ? null : gate::waiting;
+    }
+
     @Override
     protected SslConnection newSslConnection(Connector connector, EndPoint endPoint, SSLEngine engine) {
         NetworkChannel channel = quickAck && endPoint.getTransport() instanceof NetworkChannel network
@@ -112,7 +117,8 @@ public final class TlsConnectionFactory extends SslConnectionFactory {
         public void resume() {
             try {
                 getExecutor().execute(this::step);
-            } catch (RejectedExecutionException e) {
+            } catch (RuntimeException e) {
+                // A stopping pool refuses new work: give the permit on, and end this connection.
                 gate.exit();
                 close();
             }

@@ -76,6 +76,8 @@ class ObservabilityIT {
             assertThat(server.metric("pintle_tls_handshakes_total{protocol=\"TLSv1.3\"}")).isGreaterThanOrEqualTo(2.0);
             assertThat(server.metric("pintle_tls_handshake_failures_total")).isNotNull();
             assertThat(server.metric("pintle_connections{listener=\"tls\"}")).isNotNull();
+            // Nobody handshakes while the scrape runs: the gate is idle.
+            assertThat(server.metric("pintle_tls_handshakes_waiting")).isEqualTo(0.0);
             // This scrape's own connection is open on the admin listener.
             assertThat(server.metric("pintle_connections{listener=\"admin\"}")).isGreaterThanOrEqualTo(1.0);
             assertThat(server.metric("pintle_snapshot_generation")).isEqualTo(1.0);
