@@ -37,7 +37,7 @@ record GeneratorOutput(long completed, long expected, long failed, double second
             + " first_byte_p99_us=(-?[\\d.]+) first_error=(\\S+)");
     private static final Pattern TLSCONN_HERD = Pattern.compile("herd agents=(\\d+) updates_ok=(\\d+)"
             + " update_errors=(\\d+) completion_seconds=([\\d.]+) update_p50_us=(-?[\\d.]+) update_p99_us=(-?[\\d.]+)"
-            + " update_max_us=(-?[\\d.]+) connect_p99_us=(-?[\\d.]+) connect_max_us=(-?[\\d.]+)");
+            + " update_max_us=(-?[\\d.]+) connect_p99_us=(-?[\\d.]+) connect_max_us=(-?[\\d.]+) connect_errors=(\\d+)");
 
     /**
      * @return the exchanges per second that went as expected
@@ -138,9 +138,10 @@ record GeneratorOutput(long completed, long expected, long failed, double second
      * @param connectP99Millis TCP connect (SYN to established) of the herd's connections, 99th percentile: above a
      *     second, some SYNs were dropped (a full accept queue) and retransmitted
      * @param connectMaxMillis the slowest connect
+     * @param connectErrors connections that never got established (refused, or past the 60 s timeout)
      */
     record Herd(long agents, long ok, long errors, double completionSeconds, double p50Millis, double p99Millis,
-            double maxMillis, double connectP99Millis, double connectMaxMillis) {}
+            double maxMillis, double connectP99Millis, double connectMaxMillis, long connectErrors) {}
 
     /**
      * tlsconn's herd line.
@@ -160,7 +161,8 @@ record GeneratorOutput(long completed, long expected, long failed, double second
             micros[i] = value < 0 ? Double.NaN : value / 1e3;
         }
         return new Herd(Long.parseLong(line.group(1)), Long.parseLong(line.group(2)), Long.parseLong(line.group(3)),
-                Double.parseDouble(line.group(4)), micros[0], micros[1], micros[2], micros[3], micros[4]);
+                Double.parseDouble(line.group(4)), micros[0], micros[1], micros[2], micros[3], micros[4],
+                Long.parseLong(line.group(10)));
     }
 
     private static long number(Pattern pattern, String output, String generator, int group) {

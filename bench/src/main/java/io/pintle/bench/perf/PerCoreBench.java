@@ -196,7 +196,7 @@ public final class PerCoreBench {
         }
         Path binary = work.resolve("tlsconn");
         String output = run(List.of("gcc", "-O2", "-o", binary.toString(), source.toString(), "-lssl", "-lcrypto",
-                "-lpthread"), Duration.ofSeconds(60));
+                "-lpthread", "-lm"), Duration.ofSeconds(60));
         if (!Files.isExecutable(binary)) {
             throw new IOException("gcc could not build tlsconn (apt-get install gcc libssl-dev): " + output);
         }

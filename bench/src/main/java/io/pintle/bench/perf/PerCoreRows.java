@@ -252,10 +252,13 @@ final class PerCoreRows {
                     median(list.stream().map(Sample::othersCores).toList()),
                     runs.stream().mapToLong(GeneratorOutput.Herd::errors).sum(), first));
             comment.append(String.format(Locale.ROOT, "%s%s: last update done %s s after the first start, connect"
-                            + " p99 %s ms (max %s)", comment.isEmpty() ? "" : "; ", name,
+                            + " p99 %s ms (max %s), failed updates %s, connections never established %s",
+                    comment.isEmpty() ? "" : "; ", name,
                     join(runs.stream().map(GeneratorOutput.Herd::completionSeconds).toList(), "%.1f"),
                     join(runs.stream().map(GeneratorOutput.Herd::connectP99Millis).toList(), "%.0f"),
-                    join(runs.stream().map(GeneratorOutput.Herd::connectMaxMillis).toList(), "%.0f")));
+                    join(runs.stream().map(GeneratorOutput.Herd::connectMaxMillis).toList(), "%.0f"),
+                    join(runs.stream().map(h -> (double) h.errors()).toList(), "%.0f"),
+                    join(runs.stream().map(h -> (double) h.connectErrors()).toList(), "%.0f")));
         }
         bench.add(new PerCoreRow("herd", label, "tlsconn -n -a " + agents + " (one thread per agent)",
                 PerCoreRow.Kind.LATENCY, "ms", figures, "Herd, per round: " + comment + ". Server CPU per 1000 is per"

@@ -20,9 +20,10 @@
  * update's latency runs from its scheduled start to the second answer's last byte, so time spent waiting in the
  * server's accept queue or for a SYN retransmission counts. Every socket has 60 s send and receive timeouts. Prints
  * a second line: herd agents=N updates_ok=N update_errors=N completion_seconds=S update_p50_us=… update_p99_us=…
- * update_max_us=… connect_p99_us=… connect_max_us=… (connect: SYN to established).
+ * update_max_us=… connect_p99_us=… connect_max_us=… connect_errors=N (connect: SYN to established, of the
+ * connections that got there; connect_errors: those that did not, e.g. after the 60 s timeout).
  *
- * Build: gcc -O2 -o tlsconn tlsconn.c -lssl -lcrypto -lpthread
+ * Build: gcc -O2 -o tlsconn tlsconn.c -lssl -lcrypto -lpthread -lm
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -31,6 +32,7 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <pthread.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,7 +61,7 @@ static long connections, ok, errors, wrong_status, samples;
 static double *handshake_us, *first_byte_us, *connect_us;
 static char first_error[256];
 /* Herd mode. */
-static long agents, updates_ok, update_errors;
+static long agents, updates_ok, update_errors, connect_errors;
 static double spread = 10, herd_start, last_end;
 static double *update_us;
 
@@ -106,6 +108,9 @@ static int one(const struct exchange *exchange) {
     if (connect(fd, (struct sockaddr *) &address, sizeof address) != 0) {
         close(fd);
         fail("connect");
+        pthread_mutex_lock(&lock);
+        connect_errors++;
+        pthread_mutex_unlock(&lock);
         return -1;
     }
     double connected = now();
@@ -228,6 +233,11 @@ static void sleep_until(double when) {
 static int herd(void) {
     update_us = malloc((size_t) agents * sizeof *update_us);
     pthread_t *ids = calloc((size_t) agents, sizeof *ids);
+    char *started = calloc((size_t) agents, 1);
+    if (update_us == NULL || ids == NULL || started == NULL) {
+        fprintf(stderr, "tlsconn: out of memory for %ld agents\n", agents);
+        return 1;
+    }
     pthread_attr_t attributes;
     pthread_attr_init(&attributes);
     pthread_attr_setstacksize(&attributes, 256 * 1024);
@@ -235,19 +245,30 @@ static int herd(void) {
     for (long i = 0; i < agents; i++) {
         sleep_until(herd_start + spread * (double) i / (double) agents);
         if (pthread_create(&ids[i], &attributes, agent, (void *) (intptr_t) i) != 0) {
-            fprintf(stderr, "tlsconn: cannot start agent %ld\n", i);
-            return 1;
+            /* Counted as a failed update; the others go on, and are all joined before anything is read. */
+            pthread_mutex_lock(&lock);
+            update_errors++;
+            if (!first_error[0]) {
+                snprintf(first_error, sizeof first_error, "cannot_start_agent_thread");
+            }
+            pthread_mutex_unlock(&lock);
+            ids[i] = 0;
+            started[i] = 0;
+            continue;
         }
+        started[i] = 1;
     }
     for (long i = 0; i < agents; i++) {
-        pthread_join(ids[i], NULL);
+        if (started[i]) {
+            pthread_join(ids[i], NULL);
+        }
     }
     printf("herd agents=%ld updates_ok=%ld update_errors=%ld completion_seconds=%.3f update_p50_us=%.0f"
            " update_p99_us=%.0f update_max_us=%.0f", agents, updates_ok, update_errors, last_end - herd_start,
            percentile(update_us, updates_ok, 50), percentile(update_us, updates_ok, 99),
            percentile(update_us, updates_ok, 100));
-    printf(" connect_p99_us=%.0f connect_max_us=%.0f\n", percentile(connect_us, samples, 99),
-           percentile(connect_us, samples, 100));
+    printf(" connect_p99_us=%.0f connect_max_us=%.0f connect_errors=%ld\n", percentile(connect_us, samples, 99),
+           percentile(connect_us, samples, 100), connect_errors);
     return 0;
 }
 
@@ -261,8 +282,9 @@ static double percentile(double *values, long n, double p) {
         return -1;
     }
     qsort(values, (size_t) n, sizeof *values, compare);
-    long i = (long) (p / 100.0 * (double) n);
-    return values[i >= n ? n - 1 : i];
+    /* Nearest rank: the smallest value with at least p % of the values at or below it. */
+    long i = (long) ceil(p / 100.0 * (double) n) - 1;
+    return values[i < 0 ? 0 : i >= n ? n - 1 : i];
 }
 
 int main(int argc, char **argv) {

@@ -97,6 +97,7 @@ class GeneratorOutputTest {
         assertThat(herd.p99Millis()).isEqualTo(15743.002);
         assertThat(herd.maxMillis()).isEqualTo(16788.311);
         assertThat(herd.connectP99Millis()).isEqualTo(11293.417);
+        assertThat(herd.connectErrors()).isEqualTo(3);
         // The connections' line beside it: every connection of the herd, the failed ones' first error.
         GeneratorOutput connections = GeneratorOutput.tlsconn(output);
         assertThat(connections.expected()).isEqualTo(3996);

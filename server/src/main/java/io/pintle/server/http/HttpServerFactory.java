@@ -274,7 +274,7 @@ public final class HttpServerFactory {
                 ssl.addBean(new HandshakeCounter(metrics));
             }
             if (ssl instanceof TlsConnectionFactory gated && gated.handshakesWaiting() != null) {
-                metrics.handshakeGate(gated.handshakesWaiting());
+                metrics.handshakeGate(gated.handshakesWaiting(), gated.handshakeStepsRunning());
             }
             if (connector instanceof AbstractConnector counted) {
                 connections.put(connector.getName(), () -> counted.getConnectedEndPoints().size());

@@ -245,13 +245,19 @@ public final class ServerMetrics implements ReloadListener {
      * Registers the handshake gate's gauge; called once, when the TLS listener exists with a gate.
      *
      * @param waiting handshaking connections waiting for their next step
+     * @param running handshake steps running
      */
-    public void handshakeGate(IntSupplier waiting) {
+    public void handshakeGate(IntSupplier waiting, IntSupplier running) {
         GaugeWithCallback.builder()
                 .name("pintle_tls_handshakes_waiting")
                 .help("Handshaking connections waiting for a core (one handshake step per core at a time): above 0"
                         + " for long, agents connect faster than the server signs")
                 .callback(callback -> callback.call(waiting.getAsInt()))
+                .register(registry);
+        GaugeWithCallback.builder()
+                .name("pintle_tls_handshake_steps_running")
+                .help("Handshake steps computing now, at most one per core")
+                .callback(callback -> callback.call(running.getAsInt()))
                 .register(registry);
     }
 

@@ -2,15 +2,16 @@ package io.pintle.server.tls;
 
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Lets at most {@code permits} TLS handshake steps run at once (a step: what one read of a handshaking connection
  * makes the server compute: the server's flight and its signature after a ClientHello, the client's certificate
- * check and the end of the handshake after its last flight), and decides who runs next: a handshake already under
- * way before a new one, and new ones in the order they arrived.
+ * check and the end of the handshake after its last flight), and decides who runs next: a handshake the server has
+ * already answered before a new one, and new ones in the order they arrived.
  *
- * <p>Why: under a herd (more new connections per second than one core can sign for) every connection had its
+ * <p>Why: under a herd (more new connections per second than the cores can sign for) every connection had its
  * handshake run on a thread of its own, and the threads shared the cores: each signature took as long as all of
  * them together, so every connection finished late, the first ones with the last (processor sharing). With a step
  * at a time per core, a connection's steps run at full speed one after the other, a handshake that has begun
@@ -18,21 +19,43 @@ import java.util.concurrent.atomic.AtomicInteger;
  * latency drops for all but the last arrivals. A client that stalls mid-handshake holds no permit: permits are held
  * for the computation, never across a wait for the network.
  *
- * <p>Lock-free: two queues and a counter; no thread ever blocks on the gate.
+ * <p>Lock-free: two queues and a counter; no thread ever blocks on the gate. Each permit is a {@link Permit} given
+ * back once, however many times its release is asked for.
  */
 final class HandshakeGate {
     /** A connection waiting for its next step. */
     interface Waiter {
         /**
-         * The gate has taken a permit for this waiter: run the step (on another thread), then {@link #exit()}.
-         * Called on the thread that freed the permit, which must not run the step itself.
+         * The gate has taken a permit for this waiter: run the step on another thread (never on the caller's, which
+         * is freeing a permit of its own), and release the permit when it ends.
+         *
+         * @param permit the permit taken for it
+         * @return false when the step could not be started (the executor refused it): the gate takes the permit back
          */
-        void resume();
+        boolean resume(Permit permit);
+
+        /** @return false once the connection is closed: it is dropped from the queue without a permit */
+        boolean isOpen();
+    }
+
+    /** One step's right to run; {@link #release()} gives it back once, later calls do nothing. */
+    final class Permit {
+        private final AtomicBoolean held = new AtomicBoolean(true);
+
+        private Permit() {}
+
+        /** Gives the permit back (the first call only) and hands it on to a waiter, if any. */
+        void release() {
+            if (held.compareAndSet(true, false)) {
+                running.decrementAndGet();
+                drain();
+            }
+        }
     }
 
     private final int permits;
     private final AtomicInteger running = new AtomicInteger();
-    /** Handshakes already under way: their next step goes first. */
+    /** Handshakes the server has answered: their next step goes first. */
     private final Queue<Waiter> continuing = new ConcurrentLinkedQueue<>();
     /** New handshakes, in arrival order. */
     private final Queue<Waiter> fresh = new ConcurrentLinkedQueue<>();
@@ -49,23 +72,17 @@ final class HandshakeGate {
      * A step wants to run.
      *
      * @param waiter the connection
-     * @param underWay whether its handshake has had a step already
-     * @return true when it holds a permit and runs now (then it calls {@link #exit()}); false when it was queued, and
-     *     {@link Waiter#resume()} will be called when its turn comes
+     * @param underWay whether the server has answered its handshake already
+     * @return the permit when it runs now (the caller releases it); null when it was queued, and
+     *     {@link Waiter#resume} will be called when its turn comes
      */
-    boolean enter(Waiter waiter, boolean underWay) {
+    Permit enter(Waiter waiter, boolean underWay) {
         if (continuing.isEmpty() && fresh.isEmpty() && tryAcquire()) {
-            return true;
+            return new Permit();
         }
         (underWay ? continuing : fresh).offer(waiter);
         drain();
-        return false;
-    }
-
-    /** A step that held a permit is over. */
-    void exit() {
-        running.decrementAndGet();
-        drain();
+        return null;
     }
 
     /** @return steps running now */
@@ -73,30 +90,48 @@ final class HandshakeGate {
         return running.get();
     }
 
-    /** @return connections waiting for a step */
+    /** @return connections waiting for a step (closed ones included until their turn comes) */
     int waiting() {
         return continuing.size() + fresh.size();
     }
 
     /**
      * Hands free permits to waiters. Either the thread that queues a waiter sees a free permit, or the thread that
-     * frees one sees the waiter: every queue change and permit change is atomic, so none is left behind.
+     * frees one sees the waiter: every queue change and permit change is atomic, so none is left behind. A loop,
+     * not a recursion: a refused resume gives its permit back here.
      */
     private void drain() {
         while (!continuing.isEmpty() || !fresh.isEmpty()) {
             if (!tryAcquire()) {
                 return;
             }
+            Waiter next = nextOpen();
+            if (next == null) {
+                // Another thread took them, or only closed ones were left: give the permit back and look again.
+                running.decrementAndGet();
+                continue;
+            }
+            boolean started = false;
+            try {
+                started = next.resume(new Permit());
+            } finally {
+                if (!started) {
+                    running.decrementAndGet();
+                }
+            }
+        }
+    }
+
+    /** @return the next waiter whose connection is still open, dropping closed ones, or null */
+    private Waiter nextOpen() {
+        while (true) {
             Waiter next = continuing.poll();
             if (next == null) {
                 next = fresh.poll();
             }
-            if (next == null) {
-                // Another thread took them: give the permit back and look again.
-                running.decrementAndGet();
-                continue;
+            if (next == null || next.isOpen()) {
+                return next;
             }
-            next.resume();
         }
     }
 

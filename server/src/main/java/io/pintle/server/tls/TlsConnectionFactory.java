@@ -3,7 +3,7 @@ package io.pintle.server.tls;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.NetworkChannel;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.IntSupplier;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLEngineResult.HandshakeStatus;
@@ -38,7 +38,9 @@ import org.eclipse.jetty.util.ssl.SslContextFactory;
  *
  * <p>Handshake gate: see {@link HandshakeGate}. A step holds its permit until the read it was given is processed
  * or the handshake ends, whichever is first: the first request, which may arrive with the client's last flight and
- * may block (an upload), runs after the permit is given back.
+ * may block (an upload), runs after the permit is given back. Jetty can also advance a handshake outside a read
+ * (when its flight did not fit the socket's send buffer, the write's completion goes on with it): that part, the
+ * cheap end of a handshake, runs ungated.
  *
  * <p>A/B switches for benchmarks: {@code -Dpintle.tls.quickAckHandshake=false}, {@code
  * -Dpintle.tls.handshakeGate=false}; both off gives Jetty's own connections.
@@ -69,6 +71,11 @@ public final class TlsConnectionFactory extends SslConnectionFactory {
         return gate == null ? null : gate::waiting;
     }
 
+    /** @return the number of handshake steps running, or null when the gate is off */
+    public IntSupplier handshakeStepsRunning() {
+        return gate == null ? null : gate::running;
+    }
+
     @Override
     protected SslConnection newSslConnection(Connector connector, EndPoint endPoint, SSLEngine engine) {
         NetworkChannel channel = quickAck && endPoint.getTransport() instanceof NetworkChannel network
@@ -86,10 +93,13 @@ public final class TlsConnectionFactory extends SslConnectionFactory {
         private final HandshakeGate gate;
         /** Set once the handshake has succeeded or failed: reads no longer go through the gate. */
         private volatile boolean handshakeOver;
-        /** Whether a step has run: the next one is a handshake under way's. Steps of a connection never overlap. */
-        private volatile boolean underWay;
-        /** Whether the running step holds a permit: given back once, at the handshake's end or the step's. */
-        private final AtomicBoolean holding = new AtomicBoolean();
+        /**
+         * The permit of the latest step, which the handshake's end gives back early. Two steps of one connection can
+         * overlap (a step re-arms the read interest before it returns, and the next read may start on another
+         * thread meanwhile): each step releases its own permit, and a permit is given back once however often it is
+         * released, so none is lost or given back twice.
+         */
+        private final AtomicReference<HandshakeGate.Permit> latest = new AtomicReference<>();
 
         PintleSslConnection(Connector connector, EndPoint endPoint, SSLEngine engine, NetworkChannel channel,
                 HandshakeGate gate) {
@@ -106,51 +116,59 @@ public final class TlsConnectionFactory extends SslConnectionFactory {
         public void onFillable() {
             if (gate == null || handshakeOver) {
                 super.onFillable();
-            } else if (gate.enter(this, underWay)) {
-                step();
+                return;
             }
-            // else queued: resume() runs the step when a permit is free. Nothing else reads meanwhile: the read
-            // interest was used up by this call and is asked again only by the step.
+            // Under way once the server has written its flight: a ClientHello cut in two reads is still new.
+            HandshakeGate.Permit permit = gate.enter(this, getBytesOut() > 0);
+            if (permit != null) {
+                step(permit);
+            }
+            // else queued: resume() runs the step when a permit is free. This connection's read interest was used
+            // up by this call and is asked again only by the step.
         }
 
         @Override
-        public void resume() {
+        public boolean resume(HandshakeGate.Permit permit) {
             try {
-                getExecutor().execute(this::step);
+                getExecutor().execute(() -> step(permit));
+                return true;
             } catch (RuntimeException e) {
-                // A stopping pool refuses new work: give the permit on, and end this connection.
-                gate.exit();
-                close();
+                // A stopping pool refuses new work: the gate takes the permit back; the connection, not read again,
+                // ends with the server or at its header timeout.
+                return false;
             }
         }
 
-        /** Runs with a permit taken for it. */
-        private void step() {
-            holding.set(true);
-            underWay = true;
+        @Override
+        public boolean isOpen() {
+            return getEndPoint().isOpen();
+        }
+
+        private void step(HandshakeGate.Permit permit) {
+            latest.set(permit);
             try {
                 super.onFillable();
             } finally {
-                release();
+                permit.release();
             }
         }
 
-        private void release() {
-            if (holding.compareAndSet(true, false)) {
-                gate.exit();
+        private void handshakeEnded() {
+            handshakeOver = true;
+            HandshakeGate.Permit permit = latest.get();
+            if (permit != null) {
+                permit.release();
             }
         }
 
         @Override
         public void handshakeSucceeded(Event event) {
-            handshakeOver = true;
-            release();
+            handshakeEnded();
         }
 
         @Override
         public void handshakeFailed(Event event, Throwable failure) {
-            handshakeOver = true;
-            release();
+            handshakeEnded();
         }
 
         @Override

@@ -78,6 +78,8 @@ class ObservabilityIT {
             assertThat(server.metric("pintle_connections{listener=\"tls\"}")).isNotNull();
             // Nobody handshakes while the scrape runs: the gate is idle.
             assertThat(server.metric("pintle_tls_handshakes_waiting")).isEqualTo(0.0);
+            // Every permit came back: a lost one would show here, the gate shut for good.
+            assertThat(server.metric("pintle_tls_handshake_steps_running")).isEqualTo(0.0);
             // This scrape's own connection is open on the admin listener.
             assertThat(server.metric("pintle_connections{listener=\"admin\"}")).isGreaterThanOrEqualTo(1.0);
             assertThat(server.metric("pintle_snapshot_generation")).isEqualTo(1.0);

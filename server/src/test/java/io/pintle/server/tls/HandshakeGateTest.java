@@ -5,41 +5,74 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 
 class HandshakeGateTest {
+    /** A connection that records its turn and keeps the permit it was given. */
+    private static final class Connection implements HandshakeGate.Waiter {
+        final String name;
+        final List<String> turns;
+        volatile boolean open = true;
+        boolean refuse;
+        HandshakeGate.Permit permit;
+
+        Connection(String name, List<String> turns) {
+            this.name = name;
+            this.turns = turns;
+        }
+
+        @Override
+        public boolean resume(HandshakeGate.Permit given) {
+            if (refuse) {
+                turns.add(name + " refused");
+                return false;
+            }
+            turns.add(name);
+            permit = given;
+            return true;
+        }
+
+        @Override
+        public boolean isOpen() {
+            return open;
+        }
+    }
+
     @Test
     void aHandshakeUnderWayGoesBeforeNewOnesAndNewOnesInArrivalOrder() {
         HandshakeGate gate = new HandshakeGate(1);
-        List<String> resumed = new ArrayList<>();
-        HandshakeGate.Waiter first = () -> resumed.add("first");
-        HandshakeGate.Waiter second = () -> resumed.add("second");
-        HandshakeGate.Waiter third = () -> resumed.add("third");
-        HandshakeGate.Waiter goingOn = () -> resumed.add("under way");
+        List<String> turns = new ArrayList<>();
+        Connection first = new Connection("first", turns);
+        Connection second = new Connection("second", turns);
+        Connection third = new Connection("third", turns);
+        Connection goingOn = new Connection("under way", turns);
 
-        assertThat(gate.enter(() -> resumed.add("running"), false)).isTrue();
-        assertThat(gate.enter(first, false)).isFalse();
-        assertThat(gate.enter(second, false)).isFalse();
-        assertThat(gate.enter(goingOn, true)).isFalse();
-        assertThat(gate.enter(third, false)).isFalse();
+        HandshakeGate.Permit running = gate.enter(new Connection("running", turns), false);
+        assertThat(running).isNotNull();
+        assertThat(gate.enter(first, false)).isNull();
+        assertThat(gate.enter(second, false)).isNull();
+        assertThat(gate.enter(goingOn, true)).isNull();
+        assertThat(gate.enter(third, false)).isNull();
         assertThat(gate.running()).isEqualTo(1);
         assertThat(gate.waiting()).isEqualTo(4);
-        assertThat(resumed).isEmpty();
+        assertThat(turns).isEmpty();
 
         // Each step's end hands its permit to exactly one waiter.
-        gate.exit();
-        assertThat(resumed).containsExactly("under way");
-        gate.exit();
-        gate.exit();
-        gate.exit();
-        assertThat(resumed).containsExactly("under way", "first", "second", "third");
+        running.release();
+        assertThat(turns).containsExactly("under way");
+        goingOn.permit.release();
+        first.permit.release();
+        second.permit.release();
+        assertThat(turns).containsExactly("under way", "first", "second", "third");
         assertThat(gate.running()).isEqualTo(1);
-        gate.exit();
+        third.permit.release();
         assertThat(gate.running()).isZero();
         assertThat(gate.waiting()).isZero();
     }
@@ -47,17 +80,82 @@ class HandshakeGateTest {
     @Test
     void aNewStepWaitsBehindWaitersEvenWhenAPermitIsFree() {
         HandshakeGate gate = new HandshakeGate(2);
-        List<String> resumed = new ArrayList<>();
-        assertThat(gate.enter(() -> resumed.add("a"), false)).isTrue();
-        assertThat(gate.enter(() -> resumed.add("b"), false)).isTrue();
-        assertThat(gate.enter(() -> resumed.add("c"), false)).isFalse();
-        gate.exit();
+        List<String> turns = new ArrayList<>();
+        HandshakeGate.Permit a = gate.enter(new Connection("a", turns), false);
+        assertThat(gate.enter(new Connection("b", turns), false)).isNotNull();
+        Connection c = new Connection("c", turns);
+        assertThat(gate.enter(c, false)).isNull();
+        a.release();
         // c has the freed permit: a newcomer does not overtake a waiter.
-        assertThat(resumed).containsExactly("c");
-        assertThat(gate.enter(() -> resumed.add("d"), false)).isFalse();
+        assertThat(turns).containsExactly("c");
+        assertThat(gate.enter(new Connection("d", turns), false)).isNull();
         assertThat(gate.running()).isEqualTo(2);
-        gate.exit();
-        assertThat(resumed).containsExactly("c", "d");
+        c.permit.release();
+        assertThat(turns).containsExactly("c", "d");
+    }
+
+    /**
+     * Two steps of one connection can overlap (a step re-arms the read interest before it returns) and the
+     * handshake's end releases the latest step's permit early: whatever the order, each permit goes back once.
+     */
+    @Test
+    void aPermitGoesBackOnceHoweverOftenItIsReleased() {
+        HandshakeGate gate = new HandshakeGate(2);
+        List<String> turns = new ArrayList<>();
+        Connection connection = new Connection("overlapping", turns);
+        HandshakeGate.Permit firstStep = gate.enter(connection, false);
+        HandshakeGate.Permit secondStep = gate.enter(connection, true);
+        assertThat(gate.running()).isEqualTo(2);
+
+        secondStep.release(); // the handshake ended during the second step
+        firstStep.release(); // the first step returns
+        secondStep.release(); // the second step returns
+        firstStep.release();
+
+        assertThat(gate.running()).isZero();
+        Connection next = new Connection("next", turns);
+        assertThat(gate.enter(next, false)).isNotNull();
+        assertThat(gate.enter(new Connection("and next", turns), false)).isNotNull();
+        assertThat(gate.running()).isEqualTo(2);
+    }
+
+    @Test
+    void closedConnectionsAreDroppedFromTheQueueWithoutAPermit() {
+        HandshakeGate gate = new HandshakeGate(1);
+        List<String> turns = new ArrayList<>();
+        HandshakeGate.Permit running = gate.enter(new Connection("running", turns), false);
+        Connection closed = new Connection("closed", turns);
+        Connection open = new Connection("open", turns);
+        gate.enter(closed, false);
+        gate.enter(open, false);
+        closed.open = false;
+
+        running.release();
+
+        assertThat(turns).containsExactly("open");
+        assertThat(gate.waiting()).isZero();
+        assertThat(gate.running()).isEqualTo(1);
+        open.permit.release();
+        assertThat(gate.running()).isZero();
+    }
+
+    @Test
+    void aRefusedResumeGivesThePermitToTheNextWaiter() {
+        HandshakeGate gate = new HandshakeGate(1);
+        List<String> turns = new ArrayList<>();
+        HandshakeGate.Permit running = gate.enter(new Connection("running", turns), false);
+        Connection refusing = new Connection("stopping pool", turns);
+        refusing.refuse = true;
+        Connection next = new Connection("next", turns);
+        gate.enter(refusing, false);
+        gate.enter(next, false);
+
+        running.release();
+
+        assertThat(turns).containsExactly("stopping pool refused", "next");
+        assertThat(gate.running()).isEqualTo(1);
+        next.permit.release();
+        assertThat(gate.running()).isZero();
     }
 
     @Test
@@ -71,23 +169,44 @@ class HandshakeGateTest {
         AtomicInteger done = new AtomicInteger();
         CountDownLatch all = new CountDownLatch(threads * stepsPerThread);
         ExecutorService pool = Executors.newFixedThreadPool(4);
-        Runnable step = () -> {
+        // A step, then its permit released twice, as a handshake's end and the step's own end both do.
+        Consumer<HandshakeGate.Permit> step = permit -> {
             int now = inside.incrementAndGet();
             most.accumulateAndGet(now, Math::max);
+            Thread.onSpinWait();
             inside.decrementAndGet();
             done.incrementAndGet();
-            gate.exit();
+            permit.release();
+            permit.release();
             all.countDown();
         };
+        List<Throwable> failures = new CopyOnWriteArrayList<>();
         try {
             List<Thread> callers = new ArrayList<>();
             for (int t = 0; t < threads; t++) {
                 boolean underWay = t % 2 == 0;
                 Thread caller = new Thread(() -> {
-                    for (int i = 0; i < stepsPerThread; i++) {
-                        if (gate.enter(() -> pool.execute(step), underWay)) {
-                            step.run();
+                    try {
+                        for (int i = 0; i < stepsPerThread; i++) {
+                            HandshakeGate.Waiter waiter = new HandshakeGate.Waiter() {
+                                @Override
+                                public boolean resume(HandshakeGate.Permit permit) {
+                                    pool.execute(() -> step.accept(permit));
+                                    return true;
+                                }
+
+                                @Override
+                                public boolean isOpen() {
+                                    return true;
+                                }
+                            };
+                            HandshakeGate.Permit permit = gate.enter(waiter, underWay);
+                            if (permit != null) {
+                                step.accept(permit);
+                            }
                         }
+                    } catch (Throwable e) {
+                        failures.add(e);
                     }
                 });
                 callers.add(caller);
@@ -101,6 +220,7 @@ class HandshakeGateTest {
         } finally {
             pool.shutdownNow();
         }
+        assertThat(failures).isEmpty();
         assertThat(done.get()).isEqualTo(threads * stepsPerThread);
         assertThat(most.get()).isBetween(1, permits);
         assertThat(gate.waiting()).isZero();
