@@ -261,7 +261,8 @@ final class PerCoreRows {
                     join(runs.stream().map(h -> (double) h.connectErrors()).toList(), "%.0f")));
         }
         bench.add(new PerCoreRow("herd", label, "tlsconn -n -a " + agents + " (one thread per agent)",
-                PerCoreRow.Kind.LATENCY, "ms", figures, "Herd, per round: " + comment + ". Server CPU per 1000 is per"
+                PerCoreRow.Kind.LATENCY, "ms", figures, String.format(Locale.ROOT, "Herd of %,d, per round: ", agents)
+                + comment + ". Server CPU per 1000 is per"
                 + " 1000 connections (2 per update)."));
     }
 
