@@ -11,6 +11,7 @@ import com.fasterxml.jackson.databind.cfg.CoercionInputShape;
 import com.fasterxml.jackson.databind.type.LogicalType;
 import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
 import com.fasterxml.jackson.dataformat.toml.TomlMapper;
+import io.pintle.server.acl.Cidr;
 import io.pintle.server.nodes.ApacheIdRules;
 import io.pintle.server.nodes.CaTrust;
 import io.pintle.server.nodes.IdRule;
@@ -271,7 +272,7 @@ public final class ConfigLoader {
         }
 
         ServerConfig validate(RawConfig raw) throws ConfigException {
-            RawGeneral general = raw.general() != null ? raw.general() : new RawGeneral(null, null, null, null);
+            RawGeneral general = raw.general() != null ? raw.general() : new RawGeneral(null, null, null, null, null);
             RawTls tls = raw.tls() != null ? raw.tls() : new RawTls(null, null, null, null, null);
             RawNodes nodes = raw.nodes() != null ? raw.nodes() : new RawNodes(null, null, null, null, null, null, null, null, null, null, null, null);
             RawNetworks networks = raw.networks() != null ? raw.networks() : new RawNetworks(null, null, null);
@@ -287,7 +288,8 @@ public final class ConfigLoader {
             ServerConfig.General validGeneral = new ServerConfig.General(
                     nodeId(general),
                     role(general.role()),
-                    listen("general.listen", general.listen() != null ? general.listen() : "0.0.0.0:443"));
+                    listen("general.listen", general.listen() != null ? general.listen() : "0.0.0.0:443"),
+                    proxyProtocolFrom(general.proxyProtocolFrom()));
 
             List<NodeTrust.Mode> authentication = authentication(nodes.authentication());
             // Only in certificate validation alone: with pinning on too, pinned agents still check the agent key.
@@ -826,6 +828,29 @@ public final class ConfigLoader {
             throw new ConfigException(source + ": 'log.access_format': expected common or json, not '" + text + "'");
         }
 
+        private List<Cidr> proxyProtocolFrom(List<String> raw) throws ConfigException {
+            if (raw == null) {
+                return List.of();
+            }
+            List<Cidr> networks = new ArrayList<>();
+            for (int i = 0; i < raw.size(); i++) {
+                String text = raw.get(i);
+                if (text == null || text.isBlank()) {
+                    throw new ConfigException(source + ": 'general.proxy_protocol_from[" + i + "]' is empty: "
+                            + "expected an IPv4 or IPv6 address or network (\"10.0.0.5\", \"10.0.0.0/24\", "
+                            + "\"2001:db8::/64\")");
+                }
+                try {
+                    networks.add(Cidr.parse(text.strip()));
+                } catch (IllegalArgumentException e) {
+                    throw new ConfigException(source + ": 'general.proxy_protocol_from[" + i + "]': '" + text
+                            + "' is not an IPv4 or IPv6 address or network (\"10.0.0.5\", \"10.0.0.0/24\", "
+                            + "\"2001:db8::/64\"; no host names)");
+                }
+            }
+            return networks;
+        }
+
         private NodeId nodeId(RawGeneral general) throws ConfigException {
             if (general.nodeId() != null && general.nodeIdFile() != null) {
                 throw new ConfigException(source + ": set 'general.node_id' or 'general.node_id_file', not both");
@@ -964,7 +989,8 @@ public final class ConfigLoader {
             @JsonProperty("node_id") String nodeId,
             @JsonProperty("node_id_file") String nodeIdFile,
             @JsonProperty("role") String role,
-            @JsonProperty("listen") String listen) {}
+            @JsonProperty("listen") String listen,
+            @JsonProperty("proxy_protocol_from") List<String> proxyProtocolFrom) {}
 
     record RawTls(
             @JsonProperty("certificate") String certificate,

@@ -1,5 +1,6 @@
 package io.pintle.server.config;
 
+import io.pintle.server.acl.Cidr;
 import io.pintle.server.nodes.CaTrust;
 import io.pintle.server.nodes.IdRule;
 import io.pintle.server.nodes.NodeId;
@@ -264,8 +265,26 @@ public record ServerConfig(
      * @param nodeId this server's node id
      * @param role root, relay or node
      * @param listen the node-facing TLS listener
+     * @param proxyProtocolFrom the addresses (load balancers) whose connections to the TLS listener must start with
+     *     a PROXY protocol header (HAProxy's {@code send-proxy-v2}, or v1), whose source address then stands for the
+     *     connection's; from every other address no header is accepted. Empty: off. Bound at start
      */
-    public record General(NodeId nodeId, Role role, Listen listen) {}
+    public record General(NodeId nodeId, Role role, Listen listen, List<Cidr> proxyProtocolFrom) {
+        public General {
+            proxyProtocolFrom = List.copyOf(proxyProtocolFrom);
+        }
+
+        /**
+         * Without the PROXY protocol.
+         *
+         * @param nodeId this server's node id
+         * @param role root, relay or node
+         * @param listen the node-facing TLS listener
+         */
+        public General(NodeId nodeId, Role role, Listen listen) {
+            this(nodeId, role, listen, List.of());
+        }
+    }
 
     /**
      * @param certificate PEM certificate (chain) the server presents

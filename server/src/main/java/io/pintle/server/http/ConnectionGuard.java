@@ -110,6 +110,11 @@ final class ConnectionGuard implements Connection.Listener {
                 long progress = bytesOut - lastBytesOut;
                 lastBytesOut = bytesOut;
                 EndPoint network = tls.getEndPoint();
+                // Behind a PROXY protocol header the TLS connection runs on Jetty's ProxyEndPoint, which wraps
+                // the socket's.
+                while (network instanceof EndPoint.Wrapper wrapper) {
+                    network = wrapper.unwrap();
+                }
                 if (network instanceof AbstractEndPoint socket && socket.getWriteFlusher().isPending()
                         && progress < minBytesPerCheck) {
                     close("slow-client", "read " + progress + " bytes in " + checkPeriodMs + " ms while a response "

@@ -141,7 +141,9 @@ public final class HttpServerFactory {
 
         HttpConnectionFactory http1 = new HttpConnectionFactory(http);
         HTTP2ServerConnectionFactory http2 = new HTTP2ServerConnectionFactory(http);
-        ALPNServerConnectionFactory alpn = new ALPNServerConnectionFactory();
+        // The protocols ALPN offers, named: by default it offers every factory of the connector but TLS and
+        // itself, which would include the PROXY protocol factory when there is one.
+        ALPNServerConnectionFactory alpn = new ALPNServerConnectionFactory(http2.getProtocol(), http1.getProtocol());
         alpn.setDefaultProtocol(http1.getProtocol());
         SslConnectionFactory ssl = new TlsConnectionFactory(tls, alpn.getProtocol());
         ssl.addEventListener(new NativeEngineRelease());
@@ -206,6 +208,13 @@ public final class HttpServerFactory {
 
         ServerConfig.Limits limits = config.limits();
         ServerConnector tlsConnector = tlsConnector(server, tls, config.general().listen());
+        if (!config.general().proxyProtocolFrom().isEmpty()) {
+            TrustedProxyConnectionFactory proxies = new TrustedProxyConnectionFactory(
+                    config.general().proxyProtocolFrom(),
+                    tlsConnector.getConnectionFactory(SslConnectionFactory.class), metrics);
+            tlsConnector.addFirstConnectionFactory(proxies);
+            tlsConnector.addConnectionFactory(proxies.proxiedTls());
+        }
         tlsConnector.setIdleTimeout(limits.idleTimeout().toMillis());
         tlsConnector.addEventListener(new ConnectionGuard(tlsConnector, limits.headerTimeout(),
                 limits.minResponseBytesPerSecond(), ConnectionGuard.RATE_CHECK_PERIOD, metrics));

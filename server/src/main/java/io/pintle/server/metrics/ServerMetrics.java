@@ -42,6 +42,10 @@ import java.util.function.LongSupplier;
  * snapshot, connection and JVM figures are read when {@code /metrics} is scraped.
  */
 public final class ServerMetrics implements ReloadListener {
+    /** Closed: from a listed PROXY protocol address, the connection did not start with a header. */
+    public static final String PROXY_HEADER_MISSING = "proxy-header-missing";
+    /** Closed: from a listed PROXY protocol address, a malformed or incomplete header. */
+    public static final String PROXY_HEADER_INVALID = "proxy-header-invalid";
     /** Request durations: from a cached 304 (about a millisecond) to a large archive on a slow link. */
     static final double[] REQUEST_SECONDS =
             {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300};
@@ -171,12 +175,16 @@ public final class ServerMetrics implements ReloadListener {
         connectionsClosed = Counter.builder()
                 .name("pintle_connections_closed_total")
                 .help("Connections the TLS listener closed to protect itself, by reason: header-timeout (no "
-                        + "complete request header in time) or slow-client (reading a response too slowly)")
+                        + "complete request header in time), slow-client (reading a response too slowly), "
+                        + "proxy-header-missing / proxy-header-invalid (from an address of "
+                        + "general.proxy_protocol_from: no PROXY protocol header / a malformed or incomplete one)")
                 .labelNames("reason")
                 .withoutExemplars()
                 .register(registry);
         connectionsClosed.labelValues("header-timeout");
         connectionsClosed.labelValues("slow-client");
+        connectionsClosed.labelValues(PROXY_HEADER_MISSING);
+        connectionsClosed.labelValues(PROXY_HEADER_INVALID);
 
         snapshotGauge(snapshots, "pintle_snapshot_generation", "Generation of the live snapshot",
                 ServerSnapshot::generation);
@@ -423,7 +431,8 @@ public final class ServerMetrics implements ReloadListener {
     /**
      * Counts one connection closed by the TLS listener's guard.
      *
-     * @param reason {@code header-timeout} or {@code slow-client}
+     * @param reason {@code header-timeout}, {@code slow-client}, {@link #PROXY_HEADER_MISSING} or {@link
+     *     #PROXY_HEADER_INVALID}
      */
     public void connectionClosed(String reason) {
         connectionsClosed.labelValues(reason).inc();

@@ -178,6 +178,8 @@ public final class Reloader {
     private static void requireNoRestartOnlyChange(ServerConfig live, ServerConfig next) throws ConfigException {
         String source = next.source() != null ? next.source() + ": " : "";
         check(source, "general.listen", live.general().listen(), next.general().listen());
+        check(source, "general.proxy_protocol_from", live.general().proxyProtocolFrom(),
+                next.general().proxyProtocolFrom());
         check(source, "admin.listen", live.admin().listen(), next.admin().listen());
         check(source, "general.node_id", live.general().nodeId(), next.general().nodeId());
         check(source, "general.role", live.general().role(), next.general().role());

@@ -615,4 +615,42 @@ class ConfigLoaderTest {
         assertRefused(node + "[networks]\npolicy_server_file = \"/etc/ps.conf\"\n", "'networks.policy_server_file'",
                 "root or a relay");
     }
+
+    @Test
+    void proxyProtocolIsOffByDefault() throws Exception {
+        assertThat(parse(ROOT_ID).general().proxyProtocolFrom()).isEmpty();
+        assertThat(parse(ROOT_ID + "proxy_protocol_from = []\n").general().proxyProtocolFrom()).isEmpty();
+    }
+
+    @Test
+    void proxyProtocolAddressesAreReadAsNetworks() throws Exception {
+        ServerConfig config = parse(ROOT_ID
+                + "proxy_protocol_from = [\"10.0.0.5/32\", \"10.0.0.6\", \"192.0.2.0/24\", \"2001:db8::7\", "
+                + "\"2001:db8:1::/48\"]\n");
+
+        assertThat(config.general().proxyProtocolFrom()).extracting(Object::toString).containsExactly(
+                "10.0.0.5/32", "10.0.0.6/32", "192.0.2.0/24", "2001:db8:0:0:0:0:0:7/128", "2001:db8:1:0:0:0:0:0/48");
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+            "10.0.0.300      | '10.0.0.300' is not an IPv4 or IPv6 address or network",
+            "10.0.0.0/33     | '10.0.0.0/33' is not an IPv4 or IPv6 address or network",
+            "proxy.example   | 'proxy.example' is not an IPv4 or IPv6 address or network",
+            "2001:db8::/129  | '2001:db8::/129' is not an IPv4 or IPv6 address or network",
+            "10.0.0.1/x      | '10.0.0.1/x' is not an IPv4 or IPv6 address or network"})
+    void badProxyProtocolAddressIsAConfigErrorNamingKeyAndValue(String value, String message) {
+        assertRefused(ROOT_ID + "proxy_protocol_from = [\"10.0.0.5\", \"" + value + "\"]\n",
+                "'general.proxy_protocol_from[1]'", message);
+    }
+
+    @Test
+    void emptyProxyProtocolAddressIsAConfigError() {
+        assertRefused(ROOT_ID + "proxy_protocol_from = [\"\"]\n", "'general.proxy_protocol_from[0]' is empty");
+    }
+
+    @Test
+    void proxyProtocolAddressesMustBeAList() {
+        assertRefused(ROOT_ID + "proxy_protocol_from = 7\n", "proxy_protocol_from");
+    }
 }

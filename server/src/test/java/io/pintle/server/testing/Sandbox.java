@@ -45,6 +45,7 @@ public final class Sandbox {
     private String listen = "127.0.0.1:0";
     private String uploadsExtra = "";
     private String nodesExtra = "";
+    private String generalExtra = "";
 
     /** The user of both password files, as Rudder's agents send it ({@code DAVUSER}). */
     public static final String UPLOAD_USER = "rudder";
@@ -343,6 +344,14 @@ public final class Sandbox {
     }
 
     /**
+     * @param keys extra keys of the {@code [general]} table the next {@link #config} writes ({@code
+     *     proxy_protocol_from = ["127.0.0.2"]}, for example)
+     */
+    public void generalConfig(String keys) {
+        generalExtra = keys;
+    }
+
+    /**
      * @param keys extra keys of the {@code [nodes]} table the next {@link #config} writes ({@code authentication =
      *     ["cert_validation"]}, for example)
      */
@@ -377,7 +386,7 @@ public final class Sandbox {
                 "[general]",
                 "node_id_file = \"server/uuid.hive\"",
                 "role = \"" + role + "\"",
-                "listen = \"" + listen + "\"",
+                "listen = \"" + listen + "\"" + (generalExtra.isEmpty() ? "" : "\n" + generalExtra),
                 "[nodes]",
                 "list = \"lib/nodeslist.json\"",
                 "certificates = [\"lib/nodescerts.pem\"]",
