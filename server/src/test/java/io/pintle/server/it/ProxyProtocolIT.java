@@ -91,6 +91,17 @@ class ProxyProtocolIT {
     }
 
     @Test
+    void aHeaderThatArrivesWithTheClientHelloIsReadAndTheHandshakeGoesOn() throws Exception {
+        // As a proxy that writes the header and the client's first bytes at once: TLS gets the rest of the read.
+        for (int i = 0; i < 20; i++) {
+            try (SSLSocket socket = open(PROXY, v2("192.0.2.30", 41_000 + i), node, new Socket[1], true)) {
+                write(socket, "/v1/whoami", "");
+                assertThat(RawHttp.readUntilClosed(socket)).contains("\"address\":\"192.0.2.30\"");
+            }
+        }
+    }
+
+    @Test
     void anIpv6SourceAndAVersion1LineAreReadToo() throws Exception {
         String v6 = get(PROXY, v2v6("2001:db8::10", 40_004), "/policies/node-1/rules/promises.cf");
         assertThat(RawHttp.status(v6)).as(v6).isEqualTo(200);
@@ -226,25 +237,31 @@ class ProxyProtocolIT {
 
     static Held hold(String from, byte[] header) throws Exception {
         Socket[] tcp = new Socket[1];
-        SSLSocket tls = open(from, header, node, tcp);
+        SSLSocket tls = open(from, header, node, tcp, false);
         return new Held(tcp[0], tls);
     }
 
     /** Connects from {@code from}, writes {@code header} in the clear, then does the TLS handshake as a node. */
     static SSLSocket open(String from, byte[] header, NodeKeys identity) throws Exception {
-        return open(from, header, identity, new Socket[1]);
+        return open(from, header, identity, new Socket[1], false);
     }
 
-    private static SSLSocket open(String from, byte[] header, NodeKeys identity, Socket[] opened) throws Exception {
-        Socket tcp = new Socket();
+    /**
+     * @param coalesced whether the header goes out with the first TLS bytes, in one write, rather than alone first
+     */
+    private static SSLSocket open(String from, byte[] header, NodeKeys identity, Socket[] opened, boolean coalesced)
+            throws Exception {
+        Socket tcp = coalesced ? new HeaderFirstSocket(header) : new Socket();
         opened[0] = tcp;
         try {
             tcp.bind(new InetSocketAddress(InetAddress.getByName(from), 0));
             tcp.connect(new InetSocketAddress(DIRECT, server.port()), 10_000);
             tcp.setSoTimeout(30_000);
-            OutputStream out = tcp.getOutputStream();
-            out.write(header);
-            out.flush();
+            if (!coalesced) {
+                OutputStream out = tcp.getOutputStream();
+                out.write(header);
+                out.flush();
+            }
             SSLContext context = ClientTls.context(identity.certificatePath(), identity.keyPath(),
                     Set.of(sandbox.serverPin()));
             SSLSocket tls = (SSLSocket) context.getSocketFactory().createSocket(tcp, DIRECT, server.port(), true);
@@ -253,6 +270,47 @@ class ProxyProtocolIT {
         } catch (Exception e) {
             tcp.close();
             throw e;
+        }
+    }
+
+    /** A socket whose first write is prefixed with the header: the TLS socket over it writes through it. */
+    private static final class HeaderFirstSocket extends Socket {
+        private final byte[] header;
+        private boolean sent;
+
+        HeaderFirstSocket(byte[] header) {
+            this.header = header;
+        }
+
+        @Override
+        public OutputStream getOutputStream() throws IOException {
+            OutputStream out = super.getOutputStream();
+            return new OutputStream() {
+                @Override
+                public void write(int b) throws IOException {
+                    write(new byte[] {(byte) b}, 0, 1);
+                }
+
+                @Override
+                public void write(byte[] bytes, int offset, int length) throws IOException {
+                    synchronized (HeaderFirstSocket.this) {
+                        if (!sent) {
+                            sent = true;
+                            byte[] both = new byte[header.length + length];
+                            System.arraycopy(header, 0, both, 0, header.length);
+                            System.arraycopy(bytes, offset, both, header.length, length);
+                            out.write(both);
+                            return;
+                        }
+                    }
+                    out.write(bytes, offset, length);
+                }
+
+                @Override
+                public void flush() throws IOException {
+                    out.flush();
+                }
+            };
         }
     }
 
