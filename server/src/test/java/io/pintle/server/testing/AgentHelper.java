@@ -46,12 +46,35 @@ public final class AgentHelper implements AutoCloseable {
                 "--setenv=PINTLE_AGENT_RUDDER=" + rudder, SCRIPT.toString()))
                 .redirectErrorStream(true).redirectOutput(log.toFile()).start();
         long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        while (!Files.exists(socket)) {
+        // The file appears at bind(), before listen(): a connection in between is refused (a test saw its remote
+        // run end in 20 ms with "cannot reach the agent helper" under load). Wait for the kernel to list it as
+        // listening; a probe connection instead would start the helper script for nothing.
+        while (!listening(socket)) {
             assertThat(process.isAlive()).as("systemd-socket-activate exited: %s", Files.readString(log)).isTrue();
             assertThat(System.nanoTime()).as("%s is not listening after 30 s", socket).isLessThan(deadline);
             Thread.sleep(20);
         }
         return new AgentHelper(process, socket);
+    }
+
+    /**
+     * Whether a Unix socket at this path is listening: a line of {@code /proc/net/unix} with its path and the
+     * accepting flag (__SO_ACCEPTCON, 0x10000) in its Flags column.
+     */
+    private static boolean listening(Path socket) throws IOException {
+        if (!Files.exists(socket)) {
+            return false;
+        }
+        String path = socket.toAbsolutePath().toString();
+        // "Num RefCount Protocol Flags Type St Inode Path"; readAllLines, not readString: procfs reports size 0.
+        for (String line : Files.readAllLines(Path.of("/proc/net/unix"))) {
+            String[] columns = line.trim().split("\\s+");
+            if (columns.length >= 8 && columns[7].equals(path)
+                    && (Long.parseLong(columns[3], 16) & 0x10000L) != 0) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** @return its socket */
