@@ -63,6 +63,8 @@ public final class HttpServerFactory {
     public static final int ACCEPT_QUEUE = 4096;
     /** A/B switch for benchmarks: {@code -Dpintle.tls.acceptQueue=0} is Jetty's (the JDK's) default. */
     public static final String ACCEPT_QUEUE_SWITCH = "pintle.tls.acceptQueue";
+    /** What ALPN offers, by preference: HTTP/2, then HTTP/1.1 (their ALPN ids). */
+    static final String[] ALPN_PROTOCOLS = {"h2", "http/1.1"};
     /** Largest request header block: agents send a handful of short headers. */
     public static final int MAX_REQUEST_HEADER_BYTES = 8 * 1024;
     /** Graceful stop lets in-flight downloads finish for at most this long. */
@@ -142,8 +144,9 @@ public final class HttpServerFactory {
         HttpConnectionFactory http1 = new HttpConnectionFactory(http);
         HTTP2ServerConnectionFactory http2 = new HTTP2ServerConnectionFactory(http);
         // The protocols ALPN offers, named: by default it offers every factory of the connector but TLS and
-        // itself, which would include the PROXY protocol factory when there is one.
-        ALPNServerConnectionFactory alpn = new ALPNServerConnectionFactory(http2.getProtocol(), http1.getProtocol());
+        // itself, which would include the PROXY protocol factory when there is one. ALPN's names: HTTP/1.1's
+        // factory is called "HTTP/1.1" (getProtocol()), which no client asks for; "http/1.1" is its ALPN id.
+        ALPNServerConnectionFactory alpn = new ALPNServerConnectionFactory(ALPN_PROTOCOLS);
         alpn.setDefaultProtocol(http1.getProtocol());
         SslConnectionFactory ssl = new TlsConnectionFactory(tls, alpn.getProtocol());
         ssl.addEventListener(new NativeEngineRelease());
