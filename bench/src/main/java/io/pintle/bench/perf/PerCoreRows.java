@@ -160,22 +160,24 @@ final class PerCoreRows {
 
     private static Map<String, PerCoreRow.Figures> figures(Map<String, List<Sample>> samples, boolean latency) {
         Map<String, PerCoreRow.Figures> figures = new LinkedHashMap<>();
-        samples.forEach((name, list) -> {
-            List<Double> values = list.stream().map(s -> latency ? s.output().firstByteP50Millis()
-                    : s.output().rate()).toList();
-            String first = list.stream().map(s -> s.output().firstError()).filter(e -> !e.isEmpty()).findFirst()
-                    .orElse("");
-            figures.put(name, new PerCoreRow.Figures(median(values),
-                    values, median(list.stream().map(s -> s.output().firstByteP99Millis()).toList()),
-                    median(list.stream().map(Sample::cpuPerThousand).toList()),
-                    median(list.stream().map(Sample::serverShare).toList()),
-                    median(list.stream().map(Sample::generatorShare).toList()),
-                    median(list.stream().map(Sample::serverCoreBusy).toList()),
-                    median(list.stream().map(Sample::generatorCoreBusy).toList()),
-                    median(list.stream().map(Sample::othersCores).toList()),
-                    list.stream().mapToLong(s -> s.output().failed()).sum(), first));
-        });
+        samples.forEach((name, list) -> figures.put(name, figures(list, list.stream().map(s -> latency
+                ? s.output().firstByteP50Millis() : s.output().rate()).toList(),
+                median(list.stream().map(s -> s.output().firstByteP99Millis()).toList()),
+                list.stream().mapToLong(s -> s.output().failed()).sum())));
         return figures;
+    }
+
+    /** One contender's figures: its rounds' values and p99 as given, the CPU shares from its samples. */
+    private static PerCoreRow.Figures figures(List<Sample> list, List<Double> values, double p99, long failed) {
+        String first = list.stream().map(s -> s.output().firstError()).filter(e -> !e.isEmpty()).findFirst()
+                .orElse("");
+        return new PerCoreRow.Figures(median(values), values, p99,
+                median(list.stream().map(Sample::cpuPerThousand).toList()),
+                median(list.stream().map(Sample::serverShare).toList()),
+                median(list.stream().map(Sample::generatorShare).toList()),
+                median(list.stream().map(Sample::serverCoreBusy).toList()),
+                median(list.stream().map(Sample::generatorCoreBusy).toList()),
+                median(list.stream().map(Sample::othersCores).toList()), failed, first);
     }
 
     static double median(List<Double> values) {
@@ -239,18 +241,9 @@ final class PerCoreRows {
         for (String name : names) {
             List<Sample> list = samples.get(name);
             List<GeneratorOutput.Herd> runs = herds.get(name);
-            List<Double> p50s = runs.stream().map(GeneratorOutput.Herd::p50Millis).toList();
-            String first = list.stream().map(s -> s.output().firstError()).filter(e -> !e.isEmpty()).findFirst()
-                    .orElse("");
-            figures.put(name, new PerCoreRow.Figures(median(p50s), p50s,
+            figures.put(name, figures(list, runs.stream().map(GeneratorOutput.Herd::p50Millis).toList(),
                     median(runs.stream().map(GeneratorOutput.Herd::p99Millis).toList()),
-                    median(list.stream().map(Sample::cpuPerThousand).toList()),
-                    median(list.stream().map(Sample::serverShare).toList()),
-                    median(list.stream().map(Sample::generatorShare).toList()),
-                    median(list.stream().map(Sample::serverCoreBusy).toList()),
-                    median(list.stream().map(Sample::generatorCoreBusy).toList()),
-                    median(list.stream().map(Sample::othersCores).toList()),
-                    runs.stream().mapToLong(GeneratorOutput.Herd::errors).sum(), first));
+                    runs.stream().mapToLong(GeneratorOutput.Herd::errors).sum()));
             comment.append(String.format(Locale.ROOT, "%s%s: last update done %s s after the first start, connect"
                             + " p99 %s ms (max %s), failed updates %s, connections never established %s",
                     comment.isEmpty() ? "" : "; ", name,
