@@ -1,5 +1,6 @@
 package io.pintle.bench.channels;
 
+import io.pintle.bench.plot.Axes;
 import io.pintle.bench.plot.Canvas;
 import java.awt.BasicStroke;
 import java.awt.Color;
@@ -35,7 +36,7 @@ final class ChannelsPlot {
         for (int count : perSecond) {
             max = Math.max(max, count);
         }
-        double yMax = niceCeil(max * 1.15);
+        double yMax = Axes.niceCeil(max * 1.15);
         int seconds = Math.max(1, perSecond.length);
         g.drawString(String.format(Locale.ROOT, "Update orders received per second after every node's "
                 + "rules/rudder.tar.bz2 changed (policy_update_rate = %d, splay = %d s)", r.options.rate(),
@@ -61,7 +62,7 @@ final class ChannelsPlot {
         long[] reports = ChannelsResult.received(r.runReports);
         long last = Math.max(r.doneNanos, Math.max(ChannelsResult.quantile(reports, 1),
                 ChannelsResult.quantile(orders, 1)));
-        double xMax = niceCeil(Math.max(1, last / 1e6));
+        double xMax = Axes.niceCeil(Math.max(1, last / 1e6));
         g.drawString(String.format(Locale.ROOT, "One order to every node: nodes that had it (blue) and whose "
                 + "report was taken (green), ms since the POST; done event (red)"), LEFT, top - 12);
         axes(g, top, bottom, r.options.nodes(), "nodes", xMax, "ms since POST /remote-run/all");
@@ -99,17 +100,7 @@ final class ChannelsPlot {
 
     private static void axes(Graphics2D g, int top, int bottom, double yMax, String yLabel, double xMax,
             String xLabel) {
-        g.setColor(Color.GRAY);
-        g.drawLine(LEFT, bottom, RIGHT, bottom);
-        g.drawLine(LEFT, top, LEFT, bottom);
-        for (int i = 0; i <= 4; i++) {
-            int y = bottom - (bottom - top) * i / 4;
-            g.setColor(new Color(230, 230, 230));
-            g.drawLine(LEFT + 1, y, RIGHT, y);
-            g.setColor(Color.BLACK);
-            String label = String.format(Locale.ROOT, "%,.0f", yMax * i / 4);
-            g.drawString(label, LEFT - 8 - g.getFontMetrics().stringWidth(label), y + 4);
-        }
+        Axes.frame(g, LEFT, RIGHT, top, bottom, yMax);
         for (int i = 0; i <= 10; i++) {
             int x = LEFT + (RIGHT - LEFT) * i / 10;
             String label = String.format(Locale.ROOT, "%,.0f", xMax * i / 10);
@@ -117,15 +108,5 @@ final class ChannelsPlot {
         }
         g.drawString(xLabel, (LEFT + RIGHT) / 2 - g.getFontMetrics().stringWidth(xLabel) / 2, bottom + 32);
         g.drawString(yLabel, 8, top + 4);
-    }
-
-    private static double niceCeil(double value) {
-        double magnitude = Math.pow(10, Math.floor(Math.log10(value)));
-        for (double step : new double[] {1, 2, 2.5, 5, 10}) {
-            if (step * magnitude >= value) {
-                return step * magnitude;
-            }
-        }
-        return 10 * magnitude;
     }
 }

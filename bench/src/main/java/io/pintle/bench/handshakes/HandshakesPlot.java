@@ -1,5 +1,6 @@
 package io.pintle.bench.handshakes;
 
+import io.pintle.bench.plot.Axes;
 import io.pintle.bench.plot.Canvas;
 import java.awt.Color;
 import java.io.IOException;
@@ -33,14 +34,7 @@ final class HandshakesPlot {
         Canvas.writePng(width, HEIGHT, title, g -> {
             g.setColor(Color.GRAY);
             g.drawLine(LEFT, BOTTOM, width - 20, BOTTOM);
-            for (int i = 0; i <= 5; i++) {
-                int y = BOTTOM - (BOTTOM - TOP) * i / 5;
-                g.setColor(new Color(230, 230, 230));
-                g.drawLine(LEFT + 1, y, width - 20, y);
-                g.setColor(Color.BLACK);
-                String label = String.format(Locale.ROOT, "%,.0f", max * i / 5);
-                g.drawString(label, LEFT - 8 - g.getFontMetrics().stringWidth(label), y + 4);
-            }
+            Axes.grid(g, LEFT, width - 20, TOP, BOTTOM, max, 5);
             g.drawString("handshakes/s", 8, TOP - 14);
             for (int k = 0; k < groups; k++) {
                 var key = r.options.serverKeys().get(k);

@@ -1,5 +1,6 @@
 package io.pintle.bench.warmup;
 
+import io.pintle.bench.plot.Axes;
 import io.pintle.bench.plot.Canvas;
 import java.awt.BasicStroke;
 import java.awt.Color;
@@ -8,7 +9,6 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 
 /** One panel per workload: each variant's rate per second since the spawn (median over the rounds). */
@@ -45,20 +45,10 @@ final class WarmupPlot {
                 max = Math.max(max, WarmupReport.medianAt(runs, s));
             }
         }
-        double yMax = niceCeil(max * 1.05);
+        double yMax = Axes.niceCeil(max * 1.05);
         g.setColor(Color.BLACK);
         g.drawString(workload + ": requests per second (median over the rounds; dashed: 5 s)", LEFT, top - 10);
-        g.setColor(Color.GRAY);
-        g.drawLine(LEFT, bottom, RIGHT, bottom);
-        g.drawLine(LEFT, top, LEFT, bottom);
-        for (int i = 0; i <= 4; i++) {
-            int y = bottom - (bottom - top) * i / 4;
-            g.setColor(new Color(230, 230, 230));
-            g.drawLine(LEFT + 1, y, RIGHT, y);
-            g.setColor(Color.BLACK);
-            String label = String.format(Locale.ROOT, "%,.0f", yMax * i / 4);
-            g.drawString(label, LEFT - 8 - g.getFontMetrics().stringWidth(label), y + 4);
-        }
+        Axes.frame(g, LEFT, RIGHT, top, bottom, yMax);
         for (int s = 0; s <= seconds; s += 5) {
             int x = x(s, seconds);
             String label = Integer.toString(s);
@@ -89,16 +79,6 @@ final class WarmupPlot {
             index++;
         }
         g.setColor(Color.BLACK);
-    }
-
-    private static double niceCeil(double value) {
-        double magnitude = Math.pow(10, Math.floor(Math.log10(value)));
-        for (double step : new double[] {1, 2, 2.5, 5, 10}) {
-            if (step * magnitude >= value) {
-                return step * magnitude;
-            }
-        }
-        return 10 * magnitude;
     }
 
     private static int x(double second, int seconds) {
