@@ -83,14 +83,16 @@ public final class TlsConnectionFactory extends SslConnectionFactory {
         if (channel == null && gate == null) {
             return super.newSslConnection(connector, endPoint, engine);
         }
-        return new PintleSslConnection(connector, endPoint, engine, channel, gate);
+        return new PintleSslConnection(connector, endPoint, engine, channel);
     }
 
-    /** As Jetty's, with quick ACKs while the handshake lasts (if {@code channel}) and gated steps (if {@code gate}). */
+    /**
+     * As Jetty's, with quick ACKs while the handshake lasts (if {@code channel}) and gated steps (if the factory has
+     * a {@link #gate}).
+     */
     private final class PintleSslConnection extends SslConnection implements SslHandshakeListener,
             HandshakeGate.Waiter {
         private final NetworkChannel channel;
-        private final HandshakeGate gate;
         /** Set once the handshake has succeeded or failed: reads no longer go through the gate. */
         private volatile boolean handshakeOver;
         /**
@@ -101,12 +103,10 @@ public final class TlsConnectionFactory extends SslConnectionFactory {
          */
         private final AtomicReference<HandshakeGate.Permit> latest = new AtomicReference<>();
 
-        PintleSslConnection(Connector connector, EndPoint endPoint, SSLEngine engine, NetworkChannel channel,
-                HandshakeGate gate) {
+        PintleSslConnection(Connector connector, EndPoint endPoint, SSLEngine engine, NetworkChannel channel) {
             super(connector.getByteBufferPool(), connector.getExecutor(), getSslContextFactory(), endPoint, engine,
                     isDirectBuffersForEncryption(), isDirectBuffersForDecryption());
             this.channel = channel;
-            this.gate = gate;
             if (gate != null) {
                 addHandshakeListener(this);
             }
