@@ -194,6 +194,12 @@ done:
     return result;
 }
 
+/* The exchange's request: a GET of path, with one extra header line if any, closing the connection after it. */
+static void format_request(struct exchange *exchange, const char *path, const char *header) {
+    snprintf(exchange->request, sizeof exchange->request, "GET %s HTTP/1.1\r\nHost: localhost\r\nUser-Agent: tlsconn"
+             "\r\n%s%sConnection: close\r\n\r\n", path, header ? header : "", header ? "\r\n" : "");
+}
+
 static void *worker(void *unused) {
     (void) unused;
     while (now() < deadline) {
@@ -324,13 +330,9 @@ int main(int argc, char **argv) {
         fprintf(stderr, "tlsconn: herd mode needs -a AGENTS > 0, -U PATH and -r SECONDS > 0\n");
         return 2;
     }
-    snprintf(first_exchange.request, sizeof first_exchange.request, "GET %s HTTP/1.1\r\nHost: localhost\r\n"
-             "User-Agent: tlsconn\r\n%s%sConnection: close\r\n\r\n", path, header ? header : "",
-             header ? "\r\n" : "");
+    format_request(&first_exchange, path, header);
     if (path2) {
-        snprintf(second_exchange.request, sizeof second_exchange.request, "GET %s HTTP/1.1\r\nHost: localhost\r\n"
-                 "User-Agent: tlsconn\r\n%s%sConnection: close\r\n\r\n", path2, header2 ? header2 : "",
-                 header2 ? "\r\n" : "");
+        format_request(&second_exchange, path2, header2);
     }
     ctx = SSL_CTX_new(TLS_client_method());
     SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION);
