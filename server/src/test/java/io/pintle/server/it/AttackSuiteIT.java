@@ -11,6 +11,7 @@ import io.pintle.server.Bootstrap;
 import io.pintle.server.config.ConfigLoader;
 import io.pintle.server.http.HttpServerFactory;
 import io.pintle.server.reload.SnapshotException;
+import io.pintle.server.testing.LogCapture;
 import io.pintle.server.testing.NodeKeys;
 import io.pintle.server.testing.RawHttp;
 import io.pintle.server.testing.Sandbox;
@@ -75,7 +76,6 @@ import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.slf4j.LoggerFactory;
 
 /**
  * Hostile clients against the real server (issue 8): each attack must be refused with a clear status and a log
@@ -102,8 +102,8 @@ class AttackSuiteIT {
 
     @BeforeAll
     static void start() throws Exception {
-        logs = attach(Logger.ROOT_LOGGER_NAME);
-        accessLog = attach("io.pintle.access");
+        logs = LogCapture.attach(Logger.ROOT_LOGGER_NAME);
+        accessLog = LogCapture.attach("io.pintle.access");
         sandbox = Sandbox.create(dir);
         attacker = sandbox.addNode("node-a", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
         victim = sandbox.addNode("node-v", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
@@ -117,19 +117,8 @@ class AttackSuiteIT {
     @AfterAll
     static void stop() {
         server.close();
-        detach(Logger.ROOT_LOGGER_NAME, logs);
-        detach("io.pintle.access", accessLog);
-    }
-
-    private static ListAppender<ILoggingEvent> attach(String logger) {
-        ListAppender<ILoggingEvent> appender = new ListAppender<>();
-        appender.start();
-        ((Logger) LoggerFactory.getLogger(logger)).addAppender(appender);
-        return appender;
-    }
-
-    private static void detach(String logger, ListAppender<ILoggingEvent> appender) {
-        ((Logger) LoggerFactory.getLogger(logger)).detachAppender(appender);
+        LogCapture.detach(Logger.ROOT_LOGGER_NAME, logs);
+        LogCapture.detach("io.pintle.access", accessLog);
     }
 
     /**

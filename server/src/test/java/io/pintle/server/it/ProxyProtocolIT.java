@@ -7,6 +7,7 @@ import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import io.pintle.client.ClientTls;
+import io.pintle.server.testing.LogCapture;
 import io.pintle.server.testing.NodeKeys;
 import io.pintle.server.testing.RawHttp;
 import io.pintle.server.testing.Sandbox;
@@ -33,7 +34,6 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.slf4j.LoggerFactory;
 
 /**
  * The TLS listener behind a load balancer that speaks the PROXY protocol ({@code [general] proxy_protocol_from}):
@@ -58,8 +58,8 @@ class ProxyProtocolIT {
 
     @BeforeAll
     static void start() throws Exception {
-        accessLog = attach("io.pintle.access");
-        logs = attach(Logger.ROOT_LOGGER_NAME);
+        accessLog = LogCapture.attach("io.pintle.access");
+        logs = LogCapture.attach(Logger.ROOT_LOGGER_NAME);
         sandbox = Sandbox.create(dir);
         node = sandbox.addNode("node-1", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
         sandbox.shareFile("node-1/rules/promises.cf", "bundle agent main {}".getBytes(StandardCharsets.US_ASCII));
@@ -71,8 +71,8 @@ class ProxyProtocolIT {
     @AfterAll
     static void stop() {
         server.close();
-        detach("io.pintle.access", accessLog);
-        detach(Logger.ROOT_LOGGER_NAME, logs);
+        LogCapture.detach("io.pintle.access", accessLog);
+        LogCapture.detach(Logger.ROOT_LOGGER_NAME, logs);
     }
 
     @Test
@@ -366,16 +366,5 @@ class ProxyProtocolIT {
         synchronized (logs) {
             return logs.list.stream().map(ILoggingEvent::getFormattedMessage).toList();
         }
-    }
-
-    private static ListAppender<ILoggingEvent> attach(String logger) {
-        ListAppender<ILoggingEvent> appender = new ListAppender<>();
-        appender.start();
-        ((Logger) LoggerFactory.getLogger(logger)).addAppender(appender);
-        return appender;
-    }
-
-    private static void detach(String logger, ListAppender<ILoggingEvent> appender) {
-        ((Logger) LoggerFactory.getLogger(logger)).detachAppender(appender);
     }
 }
