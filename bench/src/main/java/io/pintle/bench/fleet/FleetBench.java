@@ -1,0 +1,357 @@
+package io.pintle.bench.fleet;
+
+import io.pintle.bench.harness.CommandLine;
+import io.pintle.bench.harness.HarnessMain;
+import io.pintle.bench.sync.Ports;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * {@code bench/fleet}: a Rudder fleet on one machine. The root and each relay are Pintle servers in their own JVMs
+ * on their own loopback addresses, under socket activation as the package runs them (or, with {@code --replicas},
+ * root replicas behind HAProxy in TCP mode with the PROXY protocol v2); fleetagents plays every node's agent on its
+ * real schedule; this JVM lays the fleet out, plays the scenario (a generation, restarts, a replica killed), consumes
+ * the uploads as relayd would, measures CPU and memory of every process, and writes the report and its plots.
+ */
+public final class FleetBench {
+    private static final PrintStream PROGRESS = System.err;
+    /** How long after the schedule's end the agents may take to finish what they started. */
+    private static final long DRAIN_SECONDS = 180;
+
+    private final FleetOptions options;
+    private final FleetLayout layout;
+    private final List<FleetServer> servers = new ArrayList<>();
+    private final Map<String, Long> moments = new LinkedHashMap<>();
+    private final List<String> notes = new ArrayList<>();
+    private final AtomicLong uploadsConsumed = new AtomicLong();
+    private final Map<String, Long> uploadsByKind = new LinkedHashMap<>();
+    private Process haproxy;
+    private long[] relaySynced;
+    private long generationWritten;
+
+    private final String commandLine;
+
+    private FleetBench(FleetOptions options, String commandLine) {
+        this.options = options;
+        this.commandLine = commandLine;
+        this.layout = new FleetLayout(options);
+    }
+
+    public static void main(String[] args) {
+        HarnessMain.quietClientLogging();
+        System.exit(HarnessMain.run(args, FleetOptions::parse, "fleet benchmark", o -> new FleetBench(o, String.join(" ", args)).run()));
+    }
+
+    private int run() throws Exception {
+        Instant began = Instant.now();
+        Files.createDirectories(options.work());
+        int port = Ports.free();
+        long layoutStart = System.nanoTime();
+        layout.write(port, PROGRESS);
+        double layoutSeconds = (System.nanoTime() - layoutStart) / 1e9;
+        PROGRESS.printf("layout written in %.0f s%n", layoutSeconds);
+        Path binary = FleetAgents.build(layout.dir().resolve("agents"));
+
+        ProcessMeter meter;
+        FleetAgents agents = null;
+        Thread consumer = null;
+        try {
+            long serversStart = System.nanoTime();
+            startServers(port);
+            double serversSeconds = (System.nanoTime() - serversStart) / 1e9;
+            PROGRESS.printf("servers ready (relays synced) in %.0f s%n", serversSeconds);
+            notes.add(String.format("Servers started and relays' first sync done in %.0f s (layout: %.0f s).",
+                    serversSeconds, layoutSeconds));
+            consumer = new Thread(this::consumeUploads, "uploads-consumer");
+            consumer.setDaemon(true);
+            consumer.start();
+
+            agents = FleetAgents.start(binary, layout, options, PROGRESS);
+            long primeStart = System.currentTimeMillis();
+            long start = agents.awaitStart();
+            notes.add(String.format("Prime (every node's two policy GETs, to learn its ETags): %.0f s.",
+                    (start - primeStart) / 1000.0));
+            meter = new ProcessMeter(start);
+            for (FleetServer server : servers) {
+                meter.add(server.name, server::jvm);
+            }
+            FleetAgents finalAgents = agents;
+            meter.add("agents", () -> Optional.of(finalAgents.handle()));
+            if (haproxy != null) {
+                Process h = haproxy;
+                meter.add("haproxy", () -> h.isAlive() ? Optional.of(h.toHandle()) : Optional.empty());
+            }
+            meter.start();
+            moments.put("start", start);
+            play(start);
+            if (!agents.waitFor(Math.max(0, options.durationSeconds() - (System.currentTimeMillis() - start) / 1000)
+                    + DRAIN_SECONDS)) {
+                notes.add("The agents had not finished " + DRAIN_SECONDS + " s after the schedule's end: stopped.");
+                agents.close();
+            }
+            moments.put("end", System.currentTimeMillis());
+            meter.close();
+            consumer.interrupt();
+            consumer.join();
+            consumeOnce();
+            PROGRESS.println("agents done: " + agents.summary());
+
+            FleetEvents events = FleetEvents.read(agents.events());
+            FleetReport report = new FleetReport(options, layout, events, meter.points(), moments, relaySynced,
+                    generationWritten, notes, agents.summary(), uploadsByKind, began, commandLine);
+            report.write(options.output());
+            PROGRESS.println("report written to " + options.output());
+            return 0;
+        } finally {
+            if (consumer != null) {
+                consumer.interrupt();
+            }
+            if (agents != null) {
+                agents.close();
+            }
+            for (FleetServer server : servers) {
+                server.close();
+            }
+            if (haproxy != null) {
+                haproxy.destroy();
+                haproxy.waitFor(10, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    private void startServers(int port) throws IOException, InterruptedException {
+        if (options.replicas() > 0) {
+            for (int replica = 1; replica <= options.replicas(); replica++) {
+                PROGRESS.println("starting replica-" + replica);
+                servers.add(FleetServer.start("replica-" + replica, layout.dir().resolve("replica-" + replica),
+                        layout.rootDir(), FleetLayout.replicaHost(replica), port, "root",
+                        "proxy_protocol_from = [\"127.0.0.2\"]", "", false, options));
+            }
+            startHaproxy(port);
+            return;
+        }
+        PROGRESS.println("starting the root");
+        servers.add(FleetServer.start("root", layout.rootDir(), layout.rootDir(), FleetLayout.rootHost(), port,
+                "root", "", "", true, options));
+        for (int relay = 1; relay <= options.relays(); relay++) {
+            PROGRESS.println("starting relay-" + relay);
+            servers.add(FleetServer.start("relay-" + relay, layout.relayDir(relay), layout.relayDir(relay),
+                    FleetLayout.relayHost(relay), port, "relay", "",
+                    "[upstream]\nurl = \"https://" + FleetLayout.rootHost() + ":" + port + "\"\nkey_hash = \""
+                            + layout.serverPin(0) + "\"\n", true, options));
+        }
+        // The relays' first sync: every node's archive present on its relay.
+        long deadline = System.nanoTime() + Duration.ofMinutes(20).toNanos();
+        for (int node = 0; node < layout.nodes(); node++) {
+            while (!Files.exists(layout.servedArchive(node))) {
+                if (System.nanoTime() > deadline) {
+                    throw new IOException("relays not synced after 20 min: " + layout.servedArchive(node)
+                            + " missing");
+                }
+                Thread.sleep(200);
+            }
+        }
+    }
+
+    private void startHaproxy(int port) throws IOException, InterruptedException {
+        List<String> lines = new ArrayList<>(List.of(
+                "global",
+                "  maxconn 60000",
+                "defaults",
+                "  mode tcp",
+                "  timeout connect 5s",
+                "  timeout client 120s",
+                "  timeout server 120s",
+                "  retries 3",
+                "  option redispatch",
+                "frontend agents",
+                "  bind " + FleetLayout.rootHost() + ":" + port,
+                "  default_backend pintle",
+                "backend pintle",
+                "  balance leastconn"));
+        for (int replica = 1; replica <= options.replicas(); replica++) {
+            lines.add("  server replica-" + replica + " " + FleetLayout.replicaHost(replica) + ":" + port
+                    + " send-proxy-v2 source 127.0.0.2 check inter 1s fall 2 rise 2");
+        }
+        Path config = Files.writeString(layout.dir().resolve("haproxy.cfg"), String.join("\n", lines) + "\n");
+        List<String> command = new ArrayList<>(CommandLine.taskset(options.serverCpus()));
+        command.addAll(List.of("haproxy", "-db", "-f", config.toString()));
+        haproxy = new ProcessBuilder(command).redirectErrorStream(true)
+                .redirectOutput(layout.dir().resolve("haproxy.log").toFile()).start();
+        Thread.sleep(1000);
+        if (!haproxy.isAlive()) {
+            throw new IOException("haproxy did not start: " + Files.readString(layout.dir().resolve("haproxy.log")));
+        }
+        moments.put("haproxy", System.currentTimeMillis());
+    }
+
+    /** The scenario's events, in order, at their time from the start. */
+    private void play(long start) throws Exception {
+        List<Object[]> events = new ArrayList<>();
+        if (options.generationAt() > 0) {
+            events.add(new Object[] {options.generationAt(), "generation"});
+        }
+        if (options.relayRestartAt() > 0 && options.relays() > 0) {
+            events.add(new Object[] {options.relayRestartAt(), "relay restart"});
+        }
+        if (options.rootRestartAt() > 0 && options.replicas() == 0) {
+            events.add(new Object[] {options.rootRestartAt(), "root restart"});
+        }
+        if (options.killAt() > 0 && options.replicas() > 0) {
+            events.add(new Object[] {options.killAt(), "replica kill"});
+        }
+        events.sort((a, b) -> Integer.compare((int) a[0], (int) b[0]));
+        for (Object[] event : events) {
+            long at = start + (int) event[0] * 1000L;
+            long wait = at - System.currentTimeMillis();
+            if (wait > 0) {
+                Thread.sleep(wait);
+            }
+            String what = (String) event[1];
+            PROGRESS.printf("t=%.0f s: %s%n", (System.currentTimeMillis() - start) / 1000.0, what);
+            switch (what) {
+                case "generation" -> generation();
+                case "relay restart" -> {
+                    moments.put("relay-1 restart", System.currentTimeMillis());
+                    long ms = servers.get(1).restart();
+                    notes.add("relay-1 restarted (SIGTERM under socket activation): ready again after " + ms
+                            + " ms.");
+                }
+                case "root restart" -> {
+                    moments.put("root restart", System.currentTimeMillis());
+                    long ms = servers.get(0).restart();
+                    notes.add("The root restarted (SIGTERM under socket activation): ready again after " + ms
+                            + " ms.");
+                }
+                case "replica kill" -> {
+                    moments.put("replica-1 killed", System.currentTimeMillis());
+                    servers.get(0).kill();
+                    Thread.sleep(10_000);
+                    long again = System.currentTimeMillis();
+                    moments.put("replica-1 started", again);
+                    servers.get(0).startAgain(options);
+                    notes.add(String.format("replica-1 killed (SIGKILL), started again 10 s later, ready after "
+                            + "%.1f s more.", (System.currentTimeMillis() - again) / 1000.0));
+                }
+                default -> throw new IllegalStateException(what);
+            }
+        }
+    }
+
+    /**
+     * A new generation of every node's policies on the root, written as Rudder's does (rules.new, then renames),
+     * then followed on each relay until every node's archive there is the new one.
+     */
+    private void generation() throws IOException {
+        long begin = System.currentTimeMillis();
+        moments.put("generation", begin);
+        byte[] filler = FleetLayout.randomBytes(options.policyBytes(), 3);
+        for (int node = 0; node < layout.nodes(); node++) {
+            layout.writePolicies(node, 2, filler);
+        }
+        generationWritten = System.currentTimeMillis();
+        moments.put("generation written", generationWritten);
+        notes.add(String.format("Generation written on the root (%,d nodes' rules/, rules.new then renames) in %.1f s.",
+                layout.nodes(), (generationWritten - begin) / 1000.0));
+        relaySynced = new long[options.relays() + 1];
+        Thread watcher = new Thread(() -> watchRelays(begin), "relay-sync-watch");
+        watcher.setDaemon(true);
+        watcher.start();
+    }
+
+    /** Looks every second at which relay-side archives are the new generation, until all are or 15 min pass. */
+    private void watchRelays(long begin) {
+        List<List<Integer>> pending = new ArrayList<>();
+        for (int relay = 0; relay <= options.relays(); relay++) {
+            pending.add(new ArrayList<>());
+        }
+        for (int node = 0; node < layout.nodes(); node++) {
+            if (layout.serverOf(node) > 0) {
+                pending.get(layout.serverOf(node)).add(node);
+            }
+        }
+        long deadline = begin + 15 * 60_000L;
+        while (System.currentTimeMillis() < deadline) {
+            boolean all = true;
+            for (int relay = 1; relay <= options.relays(); relay++) {
+                List<Integer> left = pending.get(relay);
+                left.removeIf(node -> startsWith(layout.servedArchive(node), layout.archiveHead(node, 2)));
+                if (left.isEmpty() && relaySynced[relay] == 0) {
+                    relaySynced[relay] = System.currentTimeMillis();
+                }
+                all &= left.isEmpty();
+            }
+            if (all) {
+                return;
+            }
+            try {
+                Thread.sleep(1000);
+            } catch (InterruptedException e) {
+                return;
+            }
+        }
+    }
+
+    private static boolean startsWith(Path file, String head) {
+        byte[] expected = head.getBytes(StandardCharsets.US_ASCII);
+        try (InputStream in = Files.newInputStream(file)) {
+            return Arrays.equals(in.readNBytes(expected.length), expected);
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    /** What relayd does with uploads: takes every complete file (never Pintle's hidden temporary ones) away. */
+    private void consumeUploads() {
+        while (!Thread.currentThread().isInterrupted()) {
+            consumeOnce();
+            try {
+                Thread.sleep(2000);
+            } catch (InterruptedException e) {
+                return;
+            }
+        }
+    }
+
+    private void consumeOnce() {
+        {
+            List<Path> dirs = new ArrayList<>();
+            for (FleetServer server : servers) {
+                for (String kind : List.of("inventories", "inventory-updates", "reports")) {
+                    dirs.add(server.dir().resolve("uploads").resolve(kind));
+                }
+            }
+            for (Path dir : dirs) {
+                String kind = dir.getFileName().toString();
+                try (DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
+                    for (Path file : files) {
+                        if (!file.getFileName().toString().startsWith(".")) {
+                            Files.deleteIfExists(file);
+                            uploadsConsumed.incrementAndGet();
+                            synchronized (uploadsByKind) {
+                                uploadsByKind.merge(kind, 1L, Long::sum);
+                            }
+                        }
+                    }
+                } catch (IOException e) {
+                    // A server directory not there yet (a replica) or a file taken meanwhile: next round.
+                }
+            }
+        }
+    }
+}
