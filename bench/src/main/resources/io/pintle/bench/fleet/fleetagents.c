@@ -42,7 +42,7 @@
  * Output (--out, one line per request as they finish, flushed every second):
  *   sched_ms start_ms connected_ms handshake_ms end_ms node_index kind status bytes new_etag error
  * times in ms since the epoch with 3 decimals (CLOCK_REALTIME at the start, then CLOCK_MONOTONIC, so durations are
- * exact), 0 for a phase not reached (connected_ms after a failed connect, handshake_ms after a failed handshake);
+ * exact), 0.000 for a phase not reached (connected_ms after a failed connect, handshake_ms after a failed handshake);
  * kind: prime-common, prime-policies, common, policies, report, uuid, inventory, inventory-sign, update-common,
  * update-policies; status: the HTTP status, 0 when none was read; bytes: response body bytes read; new_etag: 1 when
  * a 200 changed the node's saved ETag and it had one; error: "-" or a token (connect, timeout, tls, pin, status, io)
