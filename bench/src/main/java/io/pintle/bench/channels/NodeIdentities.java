@@ -47,6 +47,36 @@ final class NodeIdentities {
         return ids.size();
     }
 
+    /** @return these nodes, every one's channel going to {@code server} */
+    PullNodes on(java.net.InetSocketAddress server) {
+        return new PullNodes() {
+            @Override
+            public int count() {
+                return NodeIdentities.this.count();
+            }
+
+            @Override
+            public String id(int node) {
+                return NodeIdentities.this.id(node);
+            }
+
+            @Override
+            public PrivateKey key(int node) {
+                return NodeIdentities.this.key(node);
+            }
+
+            @Override
+            public X509Certificate certificate(int node) {
+                return NodeIdentities.this.certificate(node);
+            }
+
+            @Override
+            public java.net.InetSocketAddress server(int node) {
+                return server;
+            }
+        };
+    }
+
     String id(int node) {
         return ids.get(node);
     }

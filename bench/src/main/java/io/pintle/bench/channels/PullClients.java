@@ -13,7 +13,10 @@ import java.security.GeneralSecurityException;
 import java.security.Principal;
 import java.security.PrivateKey;
 import java.security.cert.X509Certificate;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
+import java.util.List;
 import java.util.Map;
 import java.util.PriorityQueue;
 import java.util.concurrent.ConcurrentHashMap;
@@ -39,9 +42,9 @@ import javax.net.ssl.X509ExtendedTrustManager;
  * <p>Each node connects from its own loopback address (127.1.x.y), as nodes come from their own hosts: the server's
  * per-address shares then apply per node, and the ephemeral ports of one address are not the limit.
  */
-final class PullClients implements AutoCloseable {
+public final class PullClients implements AutoCloseable {
     /** Receives every order line a node gets, on the generator's thread. */
-    interface Listener {
+    public interface Listener {
         /**
          * @param node the node's index
          * @param command the order's command ({@code run}, {@code update}, ...)
@@ -57,9 +60,7 @@ final class PullClients implements AutoCloseable {
     private static final String POLL_PATH = "/rudder/relay-api/remote-run/orders";
     private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
 
-    private final NodeIdentities identities;
-    private final InetSocketAddress server;
-    private final String host;
+    private final PullNodes identities;
     private final SSLContext context;
     private final Map<SSLEngine, Integer> engineNodes = new ConcurrentHashMap<>();
     private final Listener listener;
@@ -90,14 +91,24 @@ final class PullClients implements AutoCloseable {
 
     PullClients(NodeIdentities identities, X509Certificate serverCertificate, int port, boolean contentType,
             Listener listener) throws IOException, GeneralSecurityException {
+        this(identities.on(new InetSocketAddress(InetAddress.getLoopbackAddress(), port)), List.of(serverCertificate),
+                contentType, listener);
+    }
+
+    /**
+     * @param identities the nodes, each with its own policy server
+     * @param servers the servers' certificates: a server presenting another key is refused (agents pin it)
+     * @param contentType whether reports carry {@code Content-Type: text/plain}
+     * @param listener told of every order and answered report
+     */
+    public PullClients(PullNodes identities, Collection<X509Certificate> servers, boolean contentType,
+            Listener listener) throws IOException, GeneralSecurityException {
         this.identities = identities;
         this.contentType = contentType;
-        this.server = new InetSocketAddress(InetAddress.getLoopbackAddress(), port);
-        this.host = "127.0.0.1:" + port;
         this.listener = listener;
         this.context = SSLContext.getInstance("TLSv1.3");
         context.init(new javax.net.ssl.KeyManager[] {new PerEngineKeys()},
-                new javax.net.ssl.TrustManager[] {new PinnedServer(serverCertificate)}, null);
+                new javax.net.ssl.TrustManager[] {new PinnedServer(servers)}, null);
         // Engines are made without host and port: no session is ever resumed, under another node's identity.
         context.getClientSessionContext().setSessionCacheSize(1);
         this.selector = Selector.open();
@@ -108,7 +119,7 @@ final class PullClients implements AutoCloseable {
     }
 
     /** Starts the generator's thread. */
-    void start() {
+    public void start() {
         thread.start();
     }
 
@@ -123,7 +134,7 @@ final class PullClients implements AutoCloseable {
      * @param count nodes (the first {@code count} identities)
      * @param inFlight handshakes at once
      */
-    void open(int count, int inFlight) {
+    public void open(int count, int inFlight) {
         commands.add(() -> {
             toOpen = count;
             maxHandshaking = inFlight;
@@ -157,13 +168,28 @@ final class PullClients implements AutoCloseable {
         Conn conn = new Conn(node, channel, engine);
         conns[node] = conn;
         handshaking++;
-        if (channel.connect(server)) {
+        if (channel.connect(identities.server(node))) {
             channel.register(selector, SelectionKey.OP_READ, conn);
             engine.beginHandshake();
             pump(conn);
         } else {
             channel.register(selector, SelectionKey.OP_CONNECT, conn);
         }
+    }
+
+    private String host(int node) {
+        InetSocketAddress server = identities.server(node);
+        return server.getAddress().getHostAddress() + ":" + server.getPort();
+    }
+
+    /** @return channels parked at their server now */
+    public int parked() {
+        return parked.get();
+    }
+
+    /** @return connections that failed so far, and the last reason */
+    public String failuresSoFar() {
+        return failures.get() + (lastFailure == null ? "" : " (last: " + lastFailure + ")");
     }
 
     private void loop() {
@@ -306,7 +332,7 @@ final class PullClients implements AutoCloseable {
 
     private void poll(Conn conn) {
         conn.state = State.POLLING;
-        conn.send("GET " + POLL_PATH + "?wait=300 HTTP/1.1\r\nHost: " + host + "\r\n\r\n");
+        conn.send("GET " + POLL_PATH + "?wait=300 HTTP/1.1\r\nHost: " + host(conn.node) + "\r\n\r\n");
         parked.incrementAndGet();
     }
 
@@ -314,7 +340,7 @@ final class PullClients implements AutoCloseable {
         conn.state = State.REPORTING;
         String body = "bench node " + identities.id(conn.node) + ": " + command + " done\n\n" + order + " exit 0\n";
         byte[] bytes = body.getBytes(StandardCharsets.US_ASCII);
-        conn.lastReport = "PUT " + POLL_PATH + "/" + order + " HTTP/1.1\r\nHost: " + host
+        conn.lastReport = "PUT " + POLL_PATH + "/" + order + " HTTP/1.1\r\nHost: " + host(conn.node)
                 + (contentType ? "\r\nContent-Type: text/plain" : "") + "\r\nContent-Length: " + bytes.length
                 + "\r\n\r\n" + body;
         conn.send(conn.lastReport);
@@ -548,7 +574,12 @@ final class PullClients implements AutoCloseable {
         @Override
         public String chooseEngineClientAlias(String[] keyTypes, Principal[] issuers, SSLEngine engine) {
             Integer node = engineNodes.get(engine);
-            return node != null && Arrays.asList(keyTypes).contains("EC") ? node.toString() : null;
+            if (node == null) {
+                return null;
+            }
+            String algorithm = identities.key(node).getAlgorithm();
+            return Arrays.asList(keyTypes).contains(algorithm.startsWith("EC") ? "EC" : algorithm)
+                    ? node.toString() : null;
         }
 
         @Override
@@ -584,14 +615,17 @@ final class PullClients implements AutoCloseable {
 
     /** Trusts the server's own certificate's key and nothing else, as agents pin it. */
     private static final class PinnedServer extends X509ExtendedTrustManager {
-        private final byte[] pinned;
+        private final List<byte[]> pinned = new ArrayList<>();
 
-        PinnedServer(X509Certificate server) {
-            this.pinned = server.getPublicKey().getEncoded();
+        PinnedServer(Collection<X509Certificate> servers) {
+            for (X509Certificate server : servers) {
+                pinned.add(server.getPublicKey().getEncoded());
+            }
         }
 
         private void check(X509Certificate[] chain) throws java.security.cert.CertificateException {
-            if (chain.length == 0 || !Arrays.equals(chain[0].getPublicKey().getEncoded(), pinned)) {
+            if (chain.length == 0 || pinned.stream().noneMatch(p -> Arrays.equals(chain[0].getPublicKey().getEncoded(),
+                    p))) {
                 throw new java.security.cert.CertificateException("not the pinned server key");
             }
         }

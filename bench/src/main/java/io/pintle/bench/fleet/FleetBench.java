@@ -40,6 +40,9 @@ public final class FleetBench {
     private final List<String> notes = new ArrayList<>();
     private final AtomicLong uploadsConsumed = new AtomicLong();
     private final Map<String, Long> uploadsByKind = new LinkedHashMap<>();
+    private final Map<String, Long> orders = new java.util.concurrent.ConcurrentHashMap<>();
+    private volatile FleetAgents agentsForOrders;
+    private io.pintle.bench.channels.PullClients channels;
     private Process haproxy;
     private long[] relaySynced;
     private long generationWritten;
@@ -77,11 +80,16 @@ public final class FleetBench {
             PROGRESS.printf("servers ready (relays synced) in %.0f s%n", serversSeconds);
             notes.add(String.format("Servers started and relays' first sync done in %.0f s (layout: %.0f s).",
                     serversSeconds, layoutSeconds));
+            Runtime.getRuntime().addShutdownHook(new Thread(this::stopEverything, "fleet-stop"));
+            if (options.channels()) {
+                openChannels(port);
+            }
             consumer = new Thread(this::consumeUploads, "uploads-consumer");
             consumer.setDaemon(true);
             consumer.start();
 
             agents = FleetAgents.start(binary, layout, options, PROGRESS);
+            agentsForOrders = agents;
             long primeStart = System.currentTimeMillis();
             long start = agents.awaitStart();
             notes.add(String.format("Prime (every node's two policy GETs, to learn its ETags): %.0f s.",
@@ -114,6 +122,10 @@ public final class FleetBench {
             FleetEvents events = FleetEvents.read(agents.events());
             FleetReport report = new FleetReport(options, layout, events, meter.points(), moments, relaySynced,
                     generationWritten, notes, agents.summary(), uploadsByKind, began, commandLine);
+            if (options.channels()) {
+                notes.add("Order channels: " + orders + " orders received; connection failures: "
+                        + channels.failuresSoFar() + ".");
+            }
             report.write(options.output());
             PROGRESS.println("report written to " + options.output());
             return 0;
@@ -124,14 +136,67 @@ public final class FleetBench {
             if (agents != null) {
                 agents.close();
             }
-            for (FleetServer server : servers) {
-                server.close();
-            }
-            if (haproxy != null) {
-                haproxy.destroy();
-                haproxy.waitFor(10, TimeUnit.SECONDS);
-            }
+            stopEverything();
         }
+    }
+
+    /** Stops what this run started (also from the shutdown hook, when the run is stopped by a signal). */
+    private synchronized void stopEverything() {
+        FleetAgents agents = agentsForOrders;
+        if (agents != null) {
+            agents.close();
+        }
+        if (channels != null) {
+            channels.close();
+            channels = null;
+        }
+        for (FleetServer server : servers) {
+            server.close();
+        }
+        servers.clear();
+        if (haproxy != null) {
+            haproxy.destroy();
+            try {
+                haproxy.waitFor(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            haproxy = null;
+        }
+    }
+
+    /**
+     * Every node opens its order channel to its own server (what deploy/node/pintle-run-orders holds), 64
+     * handshakes at a time; an "update" order makes the node's agent update its policies at once.
+     */
+    private void openChannels(int port) throws Exception {
+        io.pintle.bench.channels.PullClients.Listener listener = new io.pintle.bench.channels.PullClients.Listener() {
+            @Override
+            public void order(int node, String command, long nanos) {
+                orders.merge(command, 1L, Long::sum);
+                FleetAgents agents = agentsForOrders;
+                if (command.equals("update") && agents != null) {
+                    agents.update(node);
+                }
+            }
+
+            @Override
+            public void reported(int node, long nanos) {
+                // The order's output was taken (204): nothing to record.
+            }
+        };
+        channels = new io.pintle.bench.channels.PullClients(layout.pullNodes(port), layout.serverCertificates(), true,
+                listener);
+        channels.start();
+        long begin = System.nanoTime();
+        channels.open(layout.nodes(), 64);
+        long deadline = begin + Duration.ofMinutes(10).toNanos();
+        while (channels.parked() < layout.nodes() && System.nanoTime() < deadline) {
+            Thread.sleep(500);
+        }
+        notes.add(String.format("Order channels: %,d of %,d parked after %.0f s (64 handshakes at a time, from this "
+                + "JVM); failures: %s.", channels.parked(), layout.nodes(), (System.nanoTime() - begin) / 1e9,
+                channels.failuresSoFar()));
     }
 
     private void startServers(int port) throws IOException, InterruptedException {

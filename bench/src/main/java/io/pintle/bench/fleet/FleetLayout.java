@@ -12,7 +12,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.net.InetSocketAddress;
 import java.security.KeyPair;
+import java.security.PrivateKey;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.time.Instant;
@@ -57,6 +59,9 @@ final class FleetLayout {
     private final int[] serverOf;
     private final List<String> relayIds = new ArrayList<>();
     private final List<String> serverPins = new ArrayList<>();
+    private final List<X509Certificate> serverCertificates = new ArrayList<>();
+    private PrivateKey[] keys;
+    private List<X509Certificate> certificates;
     private int rsaNodes;
 
     FleetLayout(FleetOptions options) {
@@ -153,6 +158,7 @@ final class FleetLayout {
             Path serverDir = server == 0 ? rootDir() : relayDir(server);
             writeServer(serverDir, server == 0 ? ROOT_ID : relayId(server), servers.get(server));
             serverPins.add(KeyHash.sha256(servers.get(server).certificate().getPublicKey()).toString());
+            serverCertificates.add(servers.get(server).certificate());
         }
 
         // Nodes: the root's share first, the rest round-robin over the relays.
@@ -162,7 +168,8 @@ final class FleetLayout {
                     .toString());
             serverOf[node] = node < rootNodes || relays == 0 ? 0 : 1 + (node - rootNodes) % relays;
         }
-        List<X509Certificate> certificates = identities(progress);
+        keys = new PrivateKey[options.nodes()];
+        certificates = identities(progress);
 
         progress.println("writing nodes lists, certificate bundles and policies");
         writeRegistries(certificates, servers);
@@ -231,6 +238,7 @@ final class FleetLayout {
 
     private X509Certificate writeIdentity(int node, List<KeyPair> rsaPool) throws IOException {
         KeyPair pair = isRsa(node) ? rsaPool.get(node % rsaPool.size()) : SelfSigned.keyPair(SelfSigned.KeyType.EC_P256);
+        keys[node] = pair.getPrivate();
         Instant now = Instant.now();
         X509Certificate certificate = SelfSigned.certificate(pair, SelfSigned.subject(nodeId(node)),
                 now.minus(Duration.ofMinutes(5)), now.plus(SelfSigned.RUDDER_VALIDITY));
@@ -314,6 +322,42 @@ final class FleetLayout {
     private static void entry(StringBuilder list, String id, String hostname, KeyHash pin, String policyServer) {
         list.append("  \"").append(id).append("\": {\"hostname\": \"").append(hostname).append("\", \"key-hash\": \"")
                 .append(pin).append("\", \"policy-server\": \"").append(policyServer).append("\"},\n");
+    }
+
+    /** @return the root's and relays' certificates (the keys agents pin) */
+    List<X509Certificate> serverCertificates() {
+        return List.copyOf(serverCertificates);
+    }
+
+    /** @return the nodes as order-channel clients, each polling its own server at {@code port} */
+    io.pintle.bench.channels.PullNodes pullNodes(int port) {
+        return new io.pintle.bench.channels.PullNodes() {
+            @Override
+            public int count() {
+                return nodes();
+            }
+
+            @Override
+            public String id(int node) {
+                return nodeId(node);
+            }
+
+            @Override
+            public PrivateKey key(int node) {
+                return keys[node];
+            }
+
+            @Override
+            public X509Certificate certificate(int node) {
+                return certificates.get(node);
+            }
+
+            @Override
+            public InetSocketAddress server(int node) {
+                int server = serverOf[node];
+                return new InetSocketAddress(server == 0 ? rootHost() : relayHost(server), port);
+            }
+        };
     }
 
     /** @return where the root keeps node {@code node}'s policies */

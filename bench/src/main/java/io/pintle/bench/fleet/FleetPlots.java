@@ -27,7 +27,7 @@ final class FleetPlots {
     /** Timeline rows as {@link FleetEvents#timeline}: [seconds, scheduled, started, requests, failed, p50, p99]. */
     static void latency(Path file, List<double[]> rows, Map<String, Double> marks, String title) throws IOException {
         Canvas.writePng(WIDTH, 560, title, g -> {
-            double maxTime = rows.isEmpty() ? 1 : rows.get(rows.size() - 1)[0] + 10;
+            double maxTime = Axes.niceCeil(rows.isEmpty() ? 1 : rows.get(rows.size() - 1)[0] + 10);
             double maxLatency = Axes.niceCeil(Math.max(1, rows.stream().mapToDouble(r -> Double.isNaN(r[6]) ? 0 : r[6])
                     .max().orElse(1)));
             int top = 60;
@@ -103,21 +103,22 @@ final class FleetPlots {
             String title) throws IOException {
         Canvas.writePng(WIDTH, 600, title, g -> {
             double maxTime = 1;
-            double maxCores = 0.1;
+            double maxCores = 10;
             double maxRss = 1;
             for (List<ProcessMeter.Point> points : processes.values()) {
                 for (ProcessMeter.Point p : points) {
                     maxTime = Math.max(maxTime, p.seconds());
-                    maxCores = Math.max(maxCores, p.cores());
+                    maxCores = Math.max(maxCores, 100 * p.cores());
                     maxRss = Math.max(maxRss, p.rssMib());
                 }
             }
             maxCores = Axes.niceCeil(maxCores);
             maxRss = Axes.niceCeil(maxRss);
+            maxTime = Axes.niceCeil(maxTime);
             int top = 60;
             int bottom = 290;
             Axes.frame(g, LEFT, RIGHT, top, bottom, maxCores);
-            g.drawString("cores", 20, top - 8);
+            g.drawString("% of one core", 10, top - 8);
             int top2 = 340;
             int bottom2 = 560;
             Axes.frame(g, LEFT, RIGHT, top2, bottom2, maxRss);
@@ -126,7 +127,7 @@ final class FleetPlots {
             for (Map.Entry<String, List<ProcessMeter.Point>> entry : processes.entrySet()) {
                 Color color = COLORS[i % COLORS.length];
                 List<double[]> rows = entry.getValue().stream()
-                        .map(p -> new double[] {p.seconds(), p.cores(), p.rssMib()}).toList();
+                        .map(p -> new double[] {p.seconds(), 100 * p.cores(), p.rssMib()}).toList();
                 line(g, rows, r -> r[1], maxTime, maxCores, top, bottom, color);
                 line(g, rows, r -> r[2], maxTime, maxRss, top2, bottom2, color);
                 legend(g, i++, entry.getKey(), color);
@@ -183,9 +184,9 @@ final class FleetPlots {
 
     private static void timeAxis(Graphics2D g, double maxTime, int bottom) {
         g.setColor(Color.BLACK);
-        for (int k = 0; k <= 6; k++) {
-            int x = LEFT + (RIGHT - LEFT) * k / 6;
-            g.drawString(String.format(Locale.ROOT, "%.0f", maxTime * k / 6), x - 8, bottom + 18);
+        for (int k = 0; k <= 5; k++) {
+            int x = LEFT + (RIGHT - LEFT) * k / 5;
+            g.drawString(String.format(Locale.ROOT, "%.0f", maxTime * k / 5), x - 8, bottom + 18);
         }
         g.drawString("seconds from the start of the schedule", LEFT + 250, bottom + 34);
     }

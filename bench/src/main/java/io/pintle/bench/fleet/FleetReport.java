@@ -92,7 +92,7 @@ final class FleetReport {
         if (propagation != null) {
             FleetPlots.propagation(propagationPng, propagationCurves(), "Generation: nodes with the new policies");
         }
-        FleetPlots.processes(processesPng, processes, marks(start), "CPU (cores) and resident memory per process");
+        FleetPlots.processes(processesPng, processes, marks(start), "CPU (% of one core) and resident memory per process");
     }
 
     private void setup() {
@@ -348,8 +348,11 @@ final class FleetReport {
     private void processes(long start, long end) {
         line("## Processes: CPU and memory");
         line("");
+        double realTime = options.compression() * 300.0 / options.intervalSeconds();
         line("Sampled every %d s from /proc (user + system time; VmRSS). Cores: share of one core over the run's "
-                + "samples (mean, and the busiest 5 s).", ProcessMeter.PERIOD_MILLIS / 1000);
+                + "samples (mean, and the busiest 5 s). Per 10,000 nodes: the mean scaled to 10,000 nodes running "
+                + "every 5 minutes (this run makes requests %sx as often as that).", ProcessMeter.PERIOD_MILLIS / 1000,
+                fmt(realTime));
         line("");
         line("| process | nodes served | mean cores | max cores (5 s) | RSS max | cores per 10,000 nodes |");
         line("|---|---|---|---|---|---|");
@@ -370,7 +373,7 @@ final class FleetReport {
                     : name.startsWith("relay-") ? perServer[Integer.parseInt(name.substring(6))]
                     : name.startsWith("replica-") ? layout.nodes() / options.replicas() : 0;
             line("| %s | %s | %s | %s | %s MiB | %s |", name, served == 0 ? "" : String.format("%,d", served),
-                    fmt(mean), fmt(max), fmt(rss), served == 0 ? "" : fmt(mean * 10_000 / served));
+                    fmt(mean), fmt(max), fmt(rss), served == 0 ? "" : fmt(mean * 10_000 / served / realTime));
         }
         line("");
     }

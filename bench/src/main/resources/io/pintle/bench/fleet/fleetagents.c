@@ -17,7 +17,8 @@
  *     (2048 bytes), each 2xx.
  *
  * A run is a policy update then the report(s), in one worker; it fails if any of its requests fails (an agent runs
- * its cached policies and reports even when its update failed). Every connection: a new TCP connection with
+ * its cached policies and reports even when its update failed). Every connection: a new TCP connection, from the node's own
+ * loopback address (127.1.0.0 + index + 1: one client address per node, as each node is its own host), with
  * TCP_NODELAY (curl sets it) and 60 s send and receive timeouts (connect() gives up after the send timeout), a full
  * TLS 1.3 handshake (no session reuse, tickets accepted as curl accepts them), the server's public key checked
  * against the node's pin as curl --pinnedpubkey does ("sha256//" + base64 of the SHA-256 of the certificate's DER
@@ -106,6 +107,7 @@ struct report {
 struct node {
     char *id;
     struct sockaddr_in address;
+    struct sockaddr_in source; /* its own loopback address, as each node is its own host */
     char host_header[64];
     X509 *certificate;
     EVP_PKEY *key;
@@ -292,6 +294,12 @@ static int exchange(struct node *node, int client_certificate, const char *head,
     struct timeval timeout = {.tv_sec = 60};
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
+    if (bind(fd, (struct sockaddr *) &node->source, sizeof node->source) != 0) {
+        set_error(r, "connect", strerror(errno));
+        close(fd);
+        r->end = mono();
+        return 0;
+    }
     if (connect(fd, (struct sockaddr *) &node->address, sizeof node->address) != 0) {
         int e = errno;
         set_error(r, e == EINPROGRESS || e == EAGAIN || e == ETIMEDOUT ? "timeout" : "connect",
@@ -865,6 +873,11 @@ static int load_nodes(const char *file) {
         node->address.sin_family = AF_INET;
         node->address.sin_port = htons((unsigned short) atoi(port));
         node->address.sin_addr = ip;
+        /* 127.1.0.1 for node 0, then one address per node: the server's per-address limits and logs see one
+           client per node, and no address runs out of ephemeral ports. */
+        node->source.sin_family = AF_INET;
+        node->source.sin_port = 0;
+        node->source.sin_addr.s_addr = htonl((127u << 24) + (1u << 16) + (uint32_t) index + 1);
         if (atoi(port) == 443) {
             snprintf(node->host_header, sizeof node->host_header, "%s", host);
         } else {
