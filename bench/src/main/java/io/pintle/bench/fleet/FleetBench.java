@@ -81,7 +81,7 @@ public final class FleetBench {
             notes.add(String.format("Servers started and relays' first sync done in %.0f s (layout: %.0f s).",
                     serversSeconds, layoutSeconds));
             Runtime.getRuntime().addShutdownHook(new Thread(this::stopEverything, "fleet-stop"));
-            if (options.channels()) {
+            if (options.channels() > 0) {
                 openChannels(port);
             }
             consumer = new Thread(this::consumeUploads, "uploads-consumer");
@@ -122,7 +122,7 @@ public final class FleetBench {
             FleetEvents events = FleetEvents.read(agents.events());
             FleetReport report = new FleetReport(options, layout, events, meter.points(), moments, relaySynced,
                     generationWritten, notes, agents.summary(), uploadsByKind, began, commandLine);
-            if (options.channels()) {
+            if (options.channels() > 0) {
                 notes.add("Order channels: " + orders + " orders received; connection failures: "
                         + channels.failuresSoFar() + ".");
             }
@@ -170,13 +170,15 @@ public final class FleetBench {
      * handshakes at a time; an "update" order makes the node's agent update its policies at once.
      */
     private void openChannels(int port) throws Exception {
+        int[] channelNodes = java.util.stream.IntStream.range(0, layout.nodes())
+                .filter(node -> FleetLayout.holdsChannel(node, options.channels())).toArray();
         io.pintle.bench.channels.PullClients.Listener listener = new io.pintle.bench.channels.PullClients.Listener() {
             @Override
-            public void order(int node, String command, long nanos) {
+            public void order(int channel, String command, long nanos) {
                 orders.merge(command, 1L, Long::sum);
                 FleetAgents agents = agentsForOrders;
                 if (command.equals("update") && agents != null) {
-                    agents.update(node);
+                    agents.update(channelNodes[channel]);
                 }
             }
 
@@ -185,17 +187,19 @@ public final class FleetBench {
                 // The order's output was taken (204): nothing to record.
             }
         };
-        channels = new io.pintle.bench.channels.PullClients(layout.pullNodes(port), layout.serverCertificates(), true,
+        channels = new io.pintle.bench.channels.PullClients(layout.pullNodes(port, channelNodes),
+                layout.serverCertificates(), true,
                 listener);
         channels.start();
         long begin = System.nanoTime();
-        channels.open(layout.nodes(), 64);
+        channels.open(channelNodes.length, 64);
         long deadline = begin + Duration.ofMinutes(10).toNanos();
-        while (channels.parked() < layout.nodes() && System.nanoTime() < deadline) {
+        while (channels.parked() < channelNodes.length && System.nanoTime() < deadline) {
             Thread.sleep(500);
         }
-        notes.add(String.format("Order channels: %,d of %,d parked after %.0f s (64 handshakes at a time, from this "
-                + "JVM); failures: %s.", channels.parked(), layout.nodes(), (System.nanoTime() - begin) / 1e9,
+        notes.add(String.format("Order channels: %,d of %,d parked after %.0f s (a share of %s of the nodes, "
+                + "spread evenly; 64 handshakes at a time, from this JVM); failures: %s.", channels.parked(),
+                channelNodes.length, (System.nanoTime() - begin) / 1e9, FleetReport.fmt(options.channels()),
                 channels.failuresSoFar()));
     }
 

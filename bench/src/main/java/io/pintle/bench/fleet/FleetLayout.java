@@ -329,32 +329,44 @@ final class FleetLayout {
         return List.copyOf(serverCertificates);
     }
 
-    /** @return the nodes as order-channel clients, each polling its own server at {@code port} */
-    io.pintle.bench.channels.PullNodes pullNodes(int port) {
+    /**
+     * @param share the share of the nodes that hold a channel, spread evenly over the servers
+     * @return whether node {@code node} is one of them
+     */
+    static boolean holdsChannel(int node, double share) {
+        return share > 0 && Math.floor(node * share) != Math.floor((node + 1) * share);
+    }
+
+    /**
+     * @param port where every server listens
+     * @param channelNodes the nodes that hold a channel, by channel index
+     * @return those nodes as order-channel clients, each polling its own server
+     */
+    io.pintle.bench.channels.PullNodes pullNodes(int port, int[] channelNodes) {
         return new io.pintle.bench.channels.PullNodes() {
             @Override
             public int count() {
-                return nodes();
+                return channelNodes.length;
             }
 
             @Override
-            public String id(int node) {
-                return nodeId(node);
+            public String id(int channel) {
+                return nodeId(channelNodes[channel]);
             }
 
             @Override
-            public PrivateKey key(int node) {
-                return keys[node];
+            public PrivateKey key(int channel) {
+                return keys[channelNodes[channel]];
             }
 
             @Override
-            public X509Certificate certificate(int node) {
-                return certificates.get(node);
+            public X509Certificate certificate(int channel) {
+                return certificates.get(channelNodes[channel]);
             }
 
             @Override
-            public InetSocketAddress server(int node) {
-                int server = serverOf[node];
+            public InetSocketAddress server(int channel) {
+                int server = serverOf[channelNodes[channel]];
                 return new InetSocketAddress(server == 0 ? rootHost() : relayHost(server), port);
             }
         };

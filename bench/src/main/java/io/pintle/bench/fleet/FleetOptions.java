@@ -28,8 +28,8 @@ import java.util.List;
  * @param reportBytes a run's report
  * @param inventoryBytes an inventory
  * @param threads the agents' worker threads
- * @param channels whether every node holds its order channel (the pull channel) to its server, which releases a
- *     "policies changed" update order to it after a generation
+ * @param channels the share of the nodes that hold their order channel (the pull channel) to their server, which
+ *     sends them a "policies changed" update order after a generation (0: none); every other node is the first
  * @param pintleJvmOptions each server JVM's options
  * @param pintleJar the server's jar
  * @param wrapper deploy/bin/pintle
@@ -42,14 +42,14 @@ import java.util.List;
 record FleetOptions(int nodes, int relays, double rootShare, int replicas, double rsaShare, String serverKey,
         int intervalSeconds, int splaySeconds, double compression, int durationSeconds, int generationAt,
         int relayRestartAt, int rootRestartAt, int killAt, int policyBytes, int libraryBytes, int reportBytes,
-        int inventoryBytes, int threads, boolean channels, List<String> pintleJvmOptions, Path pintleJar, Path wrapper,
+        int inventoryBytes, int threads, double channels, List<String> pintleJvmOptions, Path pintleJar, Path wrapper,
         String serverCpus, String agentCpus, String commit, Path work, Path output) {
     static final String USAGE = "usage: FleetBench --pintle-jar JAR --wrapper deploy/bin/pintle --work DIR "
             + "--output FILE [--nodes 20000] [--relays 3] [--root-share 0.25] [--replicas 0] [--rsa-share 0.05] "
             + "[--server-key rsa|ec] [--interval 300] [--splay 240] [--compression 1] [--duration 900] "
             + "[--generation-at 300] [--relay-restart-at 0] [--root-restart-at 0] [--kill-at 0] "
             + "[--policy-bytes 40960] [--library-bytes 179200] [--report-bytes 16384] [--inventory-bytes 204800] "
-            + "[--threads 2048] [--channels] [--pintle-jvm-options 'OPTIONS'] [--server-cpus 0] [--agent-cpus 1] [--commit C]";
+            + "[--threads 2048] [--channels 0.5] [--pintle-jvm-options 'OPTIONS'] [--server-cpus 0] [--agent-cpus 1] [--commit C]";
 
     static FleetOptions parse(String[] args) {
         int nodes = 20_000;
@@ -71,7 +71,7 @@ record FleetOptions(int nodes, int relays, double rootShare, int replicas, doubl
         int reportBytes = 16 * 1024;
         int inventoryBytes = 200 * 1024;
         int threads = 2048;
-        boolean channels = false;
+        double channels = 0;
         String jvm = CommandLine.UNIT_JVM_OPTIONS;
         Path jar = null;
         Path wrapper = null;
@@ -80,7 +80,7 @@ record FleetOptions(int nodes, int relays, double rootShare, int replicas, doubl
         String commit = "unknown";
         Path work = null;
         Path output = null;
-        CommandLine line = new CommandLine(USAGE, args, "--channels");
+        CommandLine line = new CommandLine(USAGE, args);
         while (line.next()) {
             switch (line.option()) {
                 case "--nodes" -> nodes = line.intValue(1, 200_000);
@@ -102,7 +102,7 @@ record FleetOptions(int nodes, int relays, double rootShare, int replicas, doubl
                 case "--report-bytes" -> reportBytes = line.intValue(1, 64 << 20);
                 case "--inventory-bytes" -> inventoryBytes = line.intValue(1, 64 << 20);
                 case "--threads" -> threads = line.intValue(1, 8192);
-                case "--channels" -> channels = true;
+                case "--channels" -> channels = fraction(line.value());
                 case "--pintle-jvm-options" -> jvm = line.value();
                 case "--pintle-jar" -> jar = Path.of(line.value());
                 case "--wrapper" -> wrapper = Path.of(line.value());

@@ -306,6 +306,26 @@ final class FleetReport {
                     fmt(FleetEvents.percentile(sorted, 0.5)), fmt(FleetEvents.percentile(sorted, 0.99)),
                     fmt(sorted.length == 0 ? Double.NaN : sorted[sorted.length - 1]), missing);
         }
+        if (options.channels() > 0) {
+            for (boolean holds : new boolean[] {true, false}) {
+                List<Double> values = new ArrayList<>();
+                int missing = 0;
+                for (int node = 0; node < layout.nodes(); node++) {
+                    if (FleetLayout.holdsChannel(node, options.channels()) == holds) {
+                        if (Double.isNaN(got[node])) {
+                            missing++;
+                        } else {
+                            values.add(got[node] / 1000);
+                        }
+                    }
+                }
+                double[] sorted = values.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+                line("| %s | %,d | | %s s | %s s | %s s | %,d |", holds ? "nodes with an order channel (update order)"
+                        : "nodes without (their next run)", values.size() + missing,
+                        fmt(FleetEvents.percentile(sorted, 0.5)), fmt(FleetEvents.percentile(sorted, 0.99)),
+                        fmt(sorted.length == 0 ? Double.NaN : sorted[sorted.length - 1]), missing);
+            }
+        }
         double[] sorted = all.stream().mapToDouble(Double::doubleValue).sorted().toArray();
         line("| **all** | %,d | | %s s | %s s | **%s s** | %,d |", layout.nodes(),
                 fmt(FleetEvents.percentile(sorted, 0.5)), fmt(FleetEvents.percentile(sorted, 0.99)),
