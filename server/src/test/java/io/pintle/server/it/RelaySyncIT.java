@@ -11,11 +11,15 @@ import io.pintle.server.testing.Sandbox;
 import io.pintle.server.testing.TestServer;
 import io.pintle.server.tls.SelfSigned;
 import java.net.http.HttpResponse;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.Comparator;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.stream.Stream;
@@ -119,6 +123,51 @@ class RelaySyncIT {
             rootServer.close();
             Thread.sleep(1500);
             assertThat(body(agent, policy)).isEqualTo("generation 2");
+        }
+    }
+
+    @Test
+    void aNodeThatCannotBeSyncedHoldsUpNoOtherAndIsSyncedOnceItCan(@TempDir Path dir) throws Exception {
+        Sandbox root = Sandbox.create(dir.resolve("root"));
+        Sandbox relay = Sandbox.create(dir.resolve("relay"), "relay-1", "relay");
+        root.register("relay-1", relay.server().certificate(), Sandbox.Pinning.BOTH);
+        Path upstreamShare = dir.resolve("root/share/relay-1/share");
+        Path relayShare = dir.resolve("relay/share");
+        List<String> nodes = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            String node = String.format("node-%02d", i);
+            nodes.add(node);
+            relay.addNode(node, SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
+            generation(upstreamShare.resolve(node + "/rules"), node + " 1");
+        }
+        try (TestServer rootServer = TestServer.start(root);
+                TestServer relayServer = TestServer.start(relay, "[upstream]\nurl = \"" + rootServer.uri()
+                        + "\"\nkey_hash = \"" + root.serverPin() + "\"\n")) {
+            for (String node : nodes) {
+                eventually(() -> Files.exists(relayShare.resolve(node + "/rules/rudder.tar.bz2")));
+            }
+            // Another sync holds node-07's directory (its lock), so the relay cannot sync it for now.
+            Path lockFile = relayShare.resolve(".node-07.pintle-sync.lock");
+            try (FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+                    FileLock held = channel.lock()) {
+                for (String node : nodes) {
+                    generation(upstreamShare.resolve(node + "/rules.new"), node + " 2");
+                    Path rules = upstreamShare.resolve(node + "/rules");
+                    Path old = Files.move(rules, rules.resolveSibling("rules.old"));
+                    Files.move(rules.resolveSibling("rules.new"), rules);
+                    deleteTree(old);
+                }
+                for (String node : nodes) {
+                    if (!node.equals("node-07")) {
+                        eventually(() -> Files.readString(relayShare.resolve(node + "/rules/rudder.tar.bz2"))
+                                .equals(node + " 2"));
+                    }
+                }
+                assertThat(relayShare.resolve("node-07/rules/rudder.tar.bz2")).as("left as it was")
+                        .hasContent("node-07 1");
+            }
+            // Released: the next round (after the relay's retry delay) syncs it.
+            eventually(() -> Files.readString(relayShare.resolve("node-07/rules/rudder.tar.bz2")).equals("node-07 2"));
         }
     }
 
