@@ -159,8 +159,7 @@ public final class PullClients implements AutoCloseable {
         channel.configureBlocking(false);
         Socket socket = channel.socket();
         socket.setTcpNoDelay(true);
-        socket.bind(new InetSocketAddress(InetAddress.getByAddress(new byte[] {127, 1, (byte) (node / 250),
-                (byte) (1 + node % 250)}), 0));
+        socket.bind(new InetSocketAddress(identities.source(node), 0));
         SSLEngine engine = context.createSSLEngine();
         engine.setUseClientMode(true);
         engine.setEnabledProtocols(new String[] {"TLSv1.3"});

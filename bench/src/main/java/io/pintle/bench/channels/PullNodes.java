@@ -20,4 +20,9 @@ public interface PullNodes {
 
     /** @return where its channel goes: its policy server */
     InetSocketAddress server(int node);
+
+    /** @return the loopback address its channel comes from (each node is its own host) */
+    default java.net.InetAddress source(int node) throws java.io.IOException {
+        return java.net.InetAddress.getByAddress(new byte[] {127, 1, (byte) (node / 250), (byte) (1 + node % 250)});
+    }
 }

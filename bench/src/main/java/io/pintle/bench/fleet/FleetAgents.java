@@ -62,7 +62,8 @@ final class FleetAgents implements AutoCloseable {
         List<String> command = new ArrayList<>(CommandLine.taskset(options.agentCpus()));
         command.addAll(List.of(binary.toString(), "--nodes", layout.nodesTable().toString(), "--schedule",
                 layout.schedule().toString(), "--out", events.toString(), "--threads",
-                Integer.toString(options.threads()), "--prime", "--duration",
+                Integer.toString(options.threads()), "--update-threads", Integer.toString(options.threads()),
+                "--prime", "--duration",
                 Integer.toString(options.durationSeconds()), "--report-bytes",
                 Integer.toString(options.reportBytes()), "--inventory-bytes",
                 Integer.toString(options.inventoryBytes())));

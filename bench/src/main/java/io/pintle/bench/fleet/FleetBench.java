@@ -44,7 +44,7 @@ public final class FleetBench {
     private volatile FleetAgents agentsForOrders;
     private io.pintle.bench.channels.PullClients channels;
     private Process haproxy;
-    private long[] relaySynced;
+    private java.util.concurrent.atomic.AtomicLongArray relaySynced;
     private long generationWritten;
 
     private final String commandLine;
@@ -73,6 +73,7 @@ public final class FleetBench {
         ProcessMeter meter;
         FleetAgents agents = null;
         Thread consumer = null;
+        Runtime.getRuntime().addShutdownHook(new Thread(this::stopEverything, "fleet-stop"));
         try {
             long serversStart = System.nanoTime();
             startServers(port);
@@ -80,7 +81,7 @@ public final class FleetBench {
             PROGRESS.printf("servers ready (relays synced) in %.0f s%n", serversSeconds);
             notes.add(String.format("Servers started and relays' first sync done in %.0f s (layout: %.0f s).",
                     serversSeconds, layoutSeconds));
-            Runtime.getRuntime().addShutdownHook(new Thread(this::stopEverything, "fleet-stop"));
+            pinSelf();
             if (options.channels() > 0) {
                 openChannels(port);
             }
@@ -99,7 +100,9 @@ public final class FleetBench {
                 meter.add(server.name, server::jvm);
             }
             FleetAgents finalAgents = agents;
-            meter.add("agents", () -> Optional.of(finalAgents.handle()));
+            meter.add("agents", () -> finalAgents.handle().isAlive() ? Optional.of(finalAgents.handle())
+                    : Optional.empty());
+            meter.add("harness", () -> Optional.of(ProcessHandle.current()));
             if (haproxy != null) {
                 Process h = haproxy;
                 meter.add("haproxy", () -> h.isAlive() ? Optional.of(h.toHandle()) : Optional.empty());
@@ -137,6 +140,22 @@ public final class FleetBench {
                 agents.close();
             }
             stopEverything();
+        }
+    }
+
+    /**
+     * Once the layout is written (on every core), this JVM (the order channels, the uploads consumer, the relay
+     * watch) moves to the agents' CPUs, so that what the servers get is not shared with it.
+     */
+    private void pinSelf() throws IOException, InterruptedException {
+        if (options.agentCpus() == null) {
+            return;
+        }
+        Process taskset = new ProcessBuilder("taskset", "-a", "-cp", options.agentCpus(),
+                Long.toString(ProcessHandle.current().pid())).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        if (!taskset.waitFor(10, TimeUnit.SECONDS) || taskset.exitValue() != 0) {
+            throw new IOException("taskset could not pin the harness to CPU " + options.agentCpus());
         }
     }
 
@@ -337,7 +356,7 @@ public final class FleetBench {
         moments.put("generation written", generationWritten);
         notes.add(String.format("Generation written on the root (%,d nodes' rules/, rules.new then renames) in %.1f s.",
                 layout.nodes(), (generationWritten - begin) / 1000.0));
-        relaySynced = new long[options.relays() + 1];
+        relaySynced = new java.util.concurrent.atomic.AtomicLongArray(options.relays() + 1);
         Thread watcher = new Thread(() -> watchRelays(begin), "relay-sync-watch");
         watcher.setDaemon(true);
         watcher.start();
@@ -360,8 +379,8 @@ public final class FleetBench {
             for (int relay = 1; relay <= options.relays(); relay++) {
                 List<Integer> left = pending.get(relay);
                 left.removeIf(node -> startsWith(layout.servedArchive(node), layout.archiveHead(node, 2)));
-                if (left.isEmpty() && relaySynced[relay] == 0) {
-                    relaySynced[relay] = System.currentTimeMillis();
+                if (left.isEmpty() && relaySynced.get(relay) == 0) {
+                    relaySynced.set(relay, System.currentTimeMillis());
                 }
                 all &= left.isEmpty();
             }

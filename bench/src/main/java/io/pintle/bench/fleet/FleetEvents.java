@@ -61,8 +61,14 @@ final class FleetEvents {
                 end = Math.max(end, part.end);
                 if (ok && !part.ok()) {
                     ok = false;
-                    firstError = part.kind + " " + (part.status == 0 ? part.error : "HTTP " + part.status);
+                    firstError = part.kind + " " + (!part.error.equals("-") ? part.error : "HTTP " + part.status);
                 }
+            }
+            // A run always ends with its report (an agent reports even when its update failed): one without was cut
+            // short by the end of the agents.
+            if (ok && what.equals("run") && parts.stream().noneMatch(p -> p.kind.equals("report"))) {
+                ok = false;
+                firstError = "cut short (no report sent)";
             }
             Task task = new Task(what, parts.get(0).node, parts.get(0).sched, end, ok, firstError, parts.size());
             switch (what) {
@@ -142,22 +148,25 @@ final class FleetEvents {
         return figures;
     }
 
-    /** @return the runs (or inventories) scheduled in [from, to): latency from schedule to the last request's end */
+    /**
+     * @return the runs (or inventories) under way at some moment of [from, to) (scheduled before its end and ended
+     *     after its start): latency from schedule to the last request's end, of the successful ones
+     */
     static Figures tasks(List<Task> tasks, double from, double to) {
         List<double[]> values = new ArrayList<>();
         for (Task t : tasks) {
-            if (t.sched >= from && t.sched < to) {
+            if (t.sched < to && t.end >= from) {
                 values.add(new double[] {t.end - t.sched, t.ok ? 1 : 0});
             }
         }
         return Figures.of(values);
     }
 
-    /** @return failed tasks in [from, to) by their first error, most frequent first */
+    /** @return failed tasks under way in [from, to) by their first error, most frequent first */
     static Map<String, Integer> failures(List<Task> tasks, double from, double to) {
         Map<String, Integer> counts = new HashMap<>();
         for (Task t : tasks) {
-            if (!t.ok && t.sched >= from && t.sched < to) {
+            if (!t.ok && t.sched < to && t.end >= from) {
                 counts.merge(t.firstError, 1, Integer::sum);
             }
         }

@@ -63,6 +63,8 @@ final class FleetLayout {
     private PrivateKey[] keys;
     private List<X509Certificate> certificates;
     private int rsaNodes;
+    private int scheduledRuns;
+    private int scheduledInventories;
 
     FleetLayout(FleetOptions options) {
         this.options = options;
@@ -116,6 +118,16 @@ final class FleetLayout {
 
     int rsaNodes() {
         return rsaNodes;
+    }
+
+    /** @return the runs in the schedule (all before the duration's end) */
+    int scheduledRuns() {
+        return scheduledRuns;
+    }
+
+    /** @return the inventories in the schedule */
+    int scheduledInventories() {
+        return scheduledInventories;
     }
 
     /** @return the pin agents of server {@code server} (0: the root) use */
@@ -365,6 +377,14 @@ final class FleetLayout {
             }
 
             @Override
+            public java.net.InetAddress source(int channel) throws IOException {
+                // The address fleetagents gives the same node: 127.1.0.0 + index + 1.
+                int address = (127 << 24) + (1 << 16) + channelNodes[channel] + 1;
+                return java.net.InetAddress.getByAddress(new byte[] {(byte) (address >>> 24), (byte) (address >>> 16),
+                        (byte) (address >>> 8), (byte) address});
+            }
+
+            @Override
             public InetSocketAddress server(int channel) {
                 int server = serverOf[channelNodes[channel]];
                 return new InetSocketAddress(server == 0 ? rootHost() : relayHost(server), port);
@@ -463,6 +483,8 @@ final class FleetLayout {
             }
         }
         entries.sort((a, b) -> Long.compare(a[0], b[0]));
+        scheduledRuns = (int) entries.stream().filter(e -> e[2] == 0).count();
+        scheduledInventories = entries.size() - scheduledRuns;
         try (BufferedWriter out = Files.newBufferedWriter(schedule())) {
             for (long[] entry : entries) {
                 out.write(entry[0] + "\t" + entry[1] + "\t" + (entry[2] == 0 ? "run" : "inventory") + "\n");

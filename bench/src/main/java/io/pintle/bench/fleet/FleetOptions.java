@@ -49,7 +49,7 @@ record FleetOptions(int nodes, int relays, double rootShare, int replicas, doubl
             + "[--server-key rsa|ec] [--interval 300] [--splay 240] [--compression 1] [--duration 900] "
             + "[--generation-at 300] [--relay-restart-at 0] [--root-restart-at 0] [--kill-at 0] "
             + "[--policy-bytes 40960] [--library-bytes 179200] [--report-bytes 16384] [--inventory-bytes 204800] "
-            + "[--threads 2048] [--channels 0.5] [--pintle-jvm-options 'OPTIONS'] [--server-cpus 0] [--agent-cpus 1] [--commit C]";
+            + "[--threads 2048] [--channels 0] [--pintle-jvm-options 'OPTIONS'] [--server-cpus 0] [--agent-cpus 1] [--commit C]";
 
     static FleetOptions parse(String[] args) {
         int nodes = 20_000;

@@ -18,7 +18,7 @@ final class FleetReport {
     private final FleetEvents events;
     private final Map<String, List<ProcessMeter.Point>> processes;
     private final Map<String, Long> moments;
-    private final long[] relaySynced;
+    private final java.util.concurrent.atomic.AtomicLongArray relaySynced;
     private final long generationWritten;
     private final List<String> notes;
     private final List<String> agentSummary;
@@ -28,7 +28,7 @@ final class FleetReport {
     private final StringBuilder out = new StringBuilder();
 
     FleetReport(FleetOptions options, FleetLayout layout, FleetEvents events,
-            Map<String, List<ProcessMeter.Point>> processes, Map<String, Long> moments, long[] relaySynced,
+            Map<String, List<ProcessMeter.Point>> processes, Map<String, Long> moments, java.util.concurrent.atomic.AtomicLongArray relaySynced,
             long generationWritten, List<String> notes, List<String> agentSummary, Map<String, Long> uploads,
             Instant began, String commandLine) {
         this.options = options;
@@ -153,7 +153,10 @@ final class FleetReport {
         line("");
         line("| | scheduled | achieved |");
         line("|---|---|---|");
-        line("| runs started per second (whole run) | %s | %s |", fmt(options.runsPerSecond()),
+        line("| runs (the schedule file / done) | %,d | %,d |", layout.scheduledRuns(), scheduled);
+        line("| inventories (the schedule file / done) | %,d | %,d |", layout.scheduledInventories(),
+                events.inventories.size());
+        line("| runs per second (whole run) | %s | %s |", fmt(layout.scheduledRuns() / seconds),
                 fmt(scheduled / seconds));
         line("| requests per second (whole run) | | %s |", fmt(requests / seconds));
         line("| a run's first request late on its schedule, p50 / p99 / max (generator threads busy) | 0 | %s / %s / %s ms |",
@@ -166,7 +169,8 @@ final class FleetReport {
         line("## Agent runs");
         line("");
         line("A run fails when one of its requests fails (no connection, TLS error, timeout, unexpected status). "
-                + "Latency: from the run's scheduled start to its last byte.");
+                + "Latency: from the run's scheduled start to its last byte, percentiles of the successful runs. A "
+                + "window counts every run under way in it (scheduled before its end, ended after its start).");
         line("");
         line("| window | runs | failed | p50 | p99 | max | failures |");
         line("|---|---|---|---|---|---|---|");
@@ -240,6 +244,8 @@ final class FleetReport {
         line("From schedule: from the run's scheduled start to this request's last byte (queueing in the agent and "
                 + "the earlier requests of its run included). Own: from this request's connect to its last byte.");
         line("");
+        line("Percentiles of the successful requests.");
+        line("");
         line("| request | count | failed | p50 own | p99 own | max own | p50 from schedule | p99 from schedule |");
         line("|---|---|---|---|---|---|---|---|");
         Map<String, FleetEvents.Figures> own = events.byKind(0, Double.MAX_VALUE, false);
@@ -299,8 +305,10 @@ final class FleetReport {
             never += missing;
             double[] sorted = values.stream().mapToDouble(Double::doubleValue).sorted().toArray();
             String synced = server == 0 ? "(serves the root's tree)"
-                    : relaySynced != null && relaySynced[server] > 0
-                            ? fmt((relaySynced[server] - generation) / 1000.0) + " s" : "**not in 15 min**";
+                    : relaySynced != null && relaySynced.get(server) > 0
+                            ? fmt((relaySynced.get(server) - generation) / 1000.0) + " s"
+                            : String.format(Locale.ROOT, "**not by the end of the run** (t+%s s)",
+                                    fmt((moments.get("end") - generation) / 1000.0));
             line("| %s | %,d | %s | %s s | %s s | %s s | %,d |", server == 0 ? (options.replicas() > 0 ? "replicas"
                     : "root") : "relay-" + server, values.size() + missing, synced,
                     fmt(FleetEvents.percentile(sorted, 0.5)), fmt(FleetEvents.percentile(sorted, 0.99)),
@@ -369,12 +377,33 @@ final class FleetReport {
         line("## Processes: CPU and memory");
         line("");
         double realTime = options.compression() * 300.0 / options.intervalSeconds();
-        line("Sampled every %d s from /proc (user + system time; VmRSS). Cores: share of one core over the run's "
-                + "samples (mean, and the busiest 5 s). Per 10,000 nodes: the mean scaled to 10,000 nodes running "
-                + "every 5 minutes (this run makes requests %sx as often as that).", ProcessMeter.PERIOD_MILLIS / 1000,
-                fmt(realTime));
+        // Steady state: before the generation and outside the 60 s after a restart or a kill.
+        double steadyEnd = moments.containsKey("generation") ? (moments.get("generation") - start) / 1000.0
+                : (end - start) / 1000.0;
+        List<double[]> excluded = new ArrayList<>();
+        for (String moment : List.of("relay-1 restart", "root restart", "replica-1 killed")) {
+            if (moments.containsKey(moment)) {
+                double at = (moments.get(moment) - start) / 1000.0;
+                excluded.add(new double[] {at, at + 60});
+            }
+        }
+        java.util.function.Predicate<ProcessMeter.Point> steady = p -> p.seconds() <= steadyEnd
+                && excluded.stream().noneMatch(w -> p.seconds() > w[0] && p.seconds() <= w[1] + 5);
+        double busy = 0;
+        for (List<ProcessMeter.Point> points : processes.values()) {
+            busy += points.stream().filter(steady).mapToDouble(ProcessMeter.Point::cores).average().orElse(0);
+        }
+        int cpus = Runtime.getRuntime().availableProcessors();
+        line("Sampled every %d s from /proc (user + system time; VmRSS). Cores: share of one core (mean over the "
+                + "steady state: before any generation, outside the 60 s after a restart or a kill; and the busiest "
+                + "5 s of the whole run). Per 10,000 nodes: the steady mean scaled to 10,000 nodes running every 5 "
+                + "minutes (this run makes requests %sx as often as that); the root's includes serving the relays' "
+                + "sync. Every metered process together: %s of the machine's %d cores in the steady state%s.",
+                ProcessMeter.PERIOD_MILLIS / 1000, fmt(realTime), fmt(busy), cpus,
+                busy >= 0.9 * cpus ? " — **saturated: the figures are what the servers got, a lower bound of what "
+                        + "they needed**" : "");
         line("");
-        line("| process | nodes served | mean cores | max cores (5 s) | RSS max | cores per 10,000 nodes |");
+        line("| process | nodes served | steady mean cores | max cores (5 s) | RSS max | cores per 10,000 nodes |");
         line("|---|---|---|---|---|---|");
         int[] perServer = new int[Math.max(options.relays(), 0) + 1];
         for (int node = 0; node < layout.nodes(); node++) {
@@ -385,7 +414,8 @@ final class FleetReport {
             if (points.isEmpty()) {
                 continue;
             }
-            double mean = points.stream().mapToDouble(ProcessMeter.Point::cores).average().orElse(Double.NaN);
+            double mean = points.stream().filter(steady).mapToDouble(ProcessMeter.Point::cores).average()
+                    .orElse(Double.NaN);
             double max = points.stream().mapToDouble(ProcessMeter.Point::cores).max().orElse(Double.NaN);
             double rss = points.stream().mapToDouble(ProcessMeter.Point::rssMib).max().orElse(Double.NaN);
             String name = entry.getKey();

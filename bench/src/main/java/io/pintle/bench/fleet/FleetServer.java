@@ -126,7 +126,12 @@ final class FleetServer implements AutoCloseable {
         }
         FleetServer server = new FleetServer(name, host, port, adminPort, dir, activated, command);
         server.launch(javaHome, options);
-        server.awaitReady();
+        try {
+            server.awaitReady();
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            server.close();
+            throw e;
+        }
         return server;
     }
 
@@ -198,7 +203,11 @@ final class FleetServer implements AutoCloseable {
         long started = System.nanoTime();
         ProcessHandle old = jvm().orElseThrow(() -> new IOException(name + " has no JVM running"));
         old.destroy();
-        old.onExit().join();
+        try {
+            old.onExit().get(60, java.util.concurrent.TimeUnit.SECONDS);
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            old.destroyForcibly();
+        }
         long deadline = System.nanoTime() + READY_LIMIT.toNanos();
         while (System.nanoTime() < deadline) {
             Optional<ProcessHandle> next = jvm();
@@ -220,7 +229,12 @@ final class FleetServer implements AutoCloseable {
     void startAgain(FleetOptions options) throws IOException, InterruptedException {
         String java = ProcessHandle.current().info().command().orElse("java");
         launch(Path.of(java).getParent().getParent().toString(), options);
-        awaitReady();
+        try {
+            awaitReady();
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            close();
+            throw e;
+        }
     }
 
     String tail() {
@@ -242,6 +256,8 @@ final class FleetServer implements AutoCloseable {
 
     @Override
     public void close() {
+        // Taken first: once the loop is gone its JVM is no longer its descendant.
+        List<ProcessHandle> below = process.toHandle().descendants().toList();
         try {
             if (activated) {
                 Files.writeString(dir.resolve("stop"), "");
@@ -251,6 +267,13 @@ final class FleetServer implements AutoCloseable {
             // The loop's stop file could not be written: the forcible stop below ends it anyway.
         }
         Ports.stop(process, Duration.ofSeconds(20));
+        for (ProcessHandle child : below) {
+            try {
+                child.onExit().get(20, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (Exception e) {
+                child.destroyForcibly();
+            }
+        }
         process.toHandle().descendants().forEach(ProcessHandle::destroyForcibly);
     }
 }

@@ -66,6 +66,10 @@ final class ProcessMeter implements AutoCloseable {
             return;
         }
         long pid = process.get().pid();
+        if (!process.get().isAlive() || !Files.exists(Path.of("/proc", Long.toString(pid)))) {
+            last.remove(name);
+            return;
+        }
         double cpu;
         try {
             cpu = ProcessCpu.millis(List.of(process.get()));
@@ -75,7 +79,7 @@ final class ProcessMeter implements AutoCloseable {
         }
         double rss = rssMib(pid);
         long[] previous = last.get(name);
-        if (previous != null && previous[0] == pid && cpu >= 0) {
+        if (previous != null && previous[0] == pid && cpu >= lastCpu.get(name)) {
             double cores = (cpu - lastCpu.get(name)) / (now - previous[1]);
             synchronized (points) {
                 points.get(name).add(new Point((now - startMillis) / 1000.0, cores, rss));

@@ -52,6 +52,24 @@ class FleetEventsTest {
     }
 
     @Test
+    void aRunWithoutItsReportWasCutShortAndAWindowHoldsTheRunsUnderWayInIt(@TempDir Path dir) throws IOException {
+        Path file = dir.resolve("events.tsv");
+        Files.writeString(file, line(1000, 1010, 0, "common", 304, 0, "-")
+                + line(1000, 65_000, 0, "policies", 200, 0, "-")
+                + line(2000, 2010, 1, "common", 304, 0, "-")
+                + line(2000, 2020, 1, "policies", 0, 0, "timeout read")
+                + line(2000, 2030, 1, "report", 201, 0, "-"));
+        FleetEvents events = FleetEvents.read(file);
+
+        assertThat(events.runs).extracting(FleetEvents.Task::firstError)
+                .containsExactly("cut short (no report sent)", "policies timeout read");
+        // Scheduled before the window, still running in it.
+        assertThat(FleetEvents.tasks(events.runs, 60_000, 120_000).count()).isEqualTo(1);
+        assertThat(FleetEvents.tasks(events.runs, 3_000, 60_000).count()).isEqualTo(1);
+        assertThat(FleetEvents.tasks(events.runs, 0, 1_000).count()).isZero();
+    }
+
+    @Test
     void percentilesAreNearestRank() {
         double[] sorted = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
         assertThat(FleetEvents.percentile(sorted, 0.5)).isEqualTo(5);
