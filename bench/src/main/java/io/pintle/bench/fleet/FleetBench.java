@@ -148,15 +148,7 @@ public final class FleetBench {
      * watch) moves to the agents' CPUs, so that what the servers get is not shared with it.
      */
     private void pinSelf() throws IOException, InterruptedException {
-        if (options.agentCpus() == null) {
-            return;
-        }
-        Process taskset = new ProcessBuilder("taskset", "-a", "-cp", options.agentCpus(),
-                Long.toString(ProcessHandle.current().pid())).redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-        if (!taskset.waitFor(10, TimeUnit.SECONDS) || taskset.exitValue() != 0) {
-            throw new IOException("taskset could not pin the harness to CPU " + options.agentCpus());
-        }
+        CommandLine.pinThisJvm(options.agentCpus());
     }
 
     /** Stops what this run started (also from the shutdown hook, when the run is stopped by a signal). */

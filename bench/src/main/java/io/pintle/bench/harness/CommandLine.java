@@ -1,5 +1,6 @@
 package io.pintle.bench.harness;
 
+import java.io.IOException;
 import java.util.Arrays;
 import java.util.Iterator;
 import java.util.List;
@@ -124,6 +125,24 @@ public final class CommandLine {
      * @param value a CPU list for taskset, or "none" or blank
      * @return the CPU list, or null for "none" or blank
      */
+    /**
+     * Moves every thread of this JVM to {@code cpus} ({@code taskset -a -cp}); nothing when null.
+     *
+     * @param cpus a taskset CPU list, or null
+     * @throws IOException if taskset fails
+     */
+    public static void pinThisJvm(String cpus) throws IOException, InterruptedException {
+        if (cpus == null) {
+            return;
+        }
+        Process taskset = new ProcessBuilder("taskset", "-a", "-cp", cpus,
+                Long.toString(ProcessHandle.current().pid())).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        if (!taskset.waitFor(10, java.util.concurrent.TimeUnit.SECONDS) || taskset.exitValue() != 0) {
+            throw new IOException("taskset could not pin the harness to CPU " + cpus);
+        }
+    }
+
     public static String cpusOrNull(String value) {
         return value.isBlank() || value.equals("none") ? null : value;
     }

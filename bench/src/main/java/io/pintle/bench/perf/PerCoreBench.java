@@ -174,15 +174,7 @@ public final class PerCoreBench {
 
     /** This JVM starts and reads the C generators: on the generator CPUs, all its threads. */
     private void pinSelf() throws IOException, InterruptedException {
-        if (options.generatorCpus() == null) {
-            return;
-        }
-        Process taskset = new ProcessBuilder("taskset", "-a", "-cp", options.generatorCpus(),
-                Long.toString(ProcessHandle.current().pid())).redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-        if (!taskset.waitFor(10, TimeUnit.SECONDS) || taskset.exitValue() != 0) {
-            throw new IOException("taskset could not pin the harness to CPU " + options.generatorCpus());
-        }
+        CommandLine.pinThisJvm(options.generatorCpus());
     }
 
     /** Compiles tlsconn (its C source is a resource of this jar) with gcc and OpenSSL's headers. */
