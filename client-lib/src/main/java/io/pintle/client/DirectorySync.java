@@ -94,8 +94,14 @@ public final class DirectorySync {
     private final int parallelism;
     private final TreeSwap swap;
     private final SecureRandom random = new SecureRandom();
+    private final boolean staleScan;
 
     DirectorySync(HttpClient http, URI base, Duration requestTimeout, int parallelism, TreeSwap swap) {
+        this(http, base, requestTimeout, parallelism, swap, true);
+    }
+
+    private DirectorySync(HttpClient http, URI base, Duration requestTimeout, int parallelism, TreeSwap swap,
+            boolean staleScan) {
         if (parallelism < 1) {
             throw new IllegalArgumentException("parallelism must be at least 1, not " + parallelism);
         }
@@ -104,6 +110,31 @@ public final class DirectorySync {
         this.requestTimeout = Objects.requireNonNull(requestTimeout);
         this.parallelism = parallelism;
         this.swap = Objects.requireNonNull(swap);
+        this.staleScan = staleScan;
+    }
+
+    /**
+     * This sync, without the look for what an interrupted earlier sync left next to the directory (a staging tree,
+     * a swapped-out tree), which lists the directory's parent at every sync. For a caller that syncs many
+     * directories of one parent and has called {@link #removeStaleIn} on it first (a relay's share at start): a
+     * sync interrupted later in the same process cleans up after itself, and one cut by a crash is cleaned by the
+     * next process's {@code removeStaleIn}.
+     *
+     * @return the same sync without the per-sync look
+     */
+    public DirectorySync withoutStaleScan() {
+        return new DirectorySync(http, base, requestTimeout, parallelism, swap, false);
+    }
+
+    /**
+     * Removes what interrupted syncs left next to every directory of {@code parent}, in one listing: staging trees
+     * are deleted, a swapped-out tree whose directory is missing is put back (else deleted).
+     *
+     * @param parent the directory holding synced directories
+     * @throws IOException if it cannot be listed or a leftover removed
+     */
+    public static void removeStaleIn(Path parent) throws IOException {
+        StagingTree.removeStaleIn(parent.toAbsolutePath().normalize());
     }
 
     /**
@@ -191,7 +222,9 @@ public final class DirectorySync {
 
     private SyncResult locked(String remote, Path local, Duration wait)
             throws ProblemException, IOException, InterruptedException {
-        StagingTree.removeStale(local);
+        if (staleScan) {
+            StagingTree.removeStale(local);
+        }
         SyncState state = SyncState.read(local, remote);
         if (state != null && !Files.isDirectory(local, LinkOption.NOFOLLOW_LINKS)) {
             state = null; // the tree it describes is gone: nothing to be conditional on

@@ -328,6 +328,31 @@ class DirectorySyncTest {
     }
 
     @Test
+    void oneListingOfTheParentCleansEveryDirectorysLeftoversAndASyncWithoutTheScanLeavesThem() throws Exception {
+        sync();
+        Map<String, String> synced = snapshot(local);
+        Path parent = local.getParent();
+        Files.createDirectories(parent.resolve(".inputs.pintle-staging-0123456789ab/x"));
+        Files.move(local, parent.resolve(".inputs.pintle-old-0123456789ab"));
+        Files.createDirectories(parent.resolve("other"));
+        Files.createDirectories(parent.resolve(".other.pintle-old-00000000000a/y"));
+        Files.createDirectories(parent.resolve(".other.pintle-staging-00000000000b"));
+        Files.createDirectories(parent.resolve(".unrelated"));
+
+        DirectorySync.removeStaleIn(parent);
+
+        assertThat(snapshot(local)).as("swapped-out tree put back").isEqualTo(synced);
+        assertThat(siblings()).containsExactly(".inputs.pintle-sync.json", ".inputs.pintle-sync.lock", ".unrelated",
+                "inputs", "other");
+
+        Files.createDirectories(parent.resolve(".inputs.pintle-staging-0123456789ac/x"));
+        server.sync(TreeSwap.atomic()).withoutStaleScan().sync(FakeTreeServer.REMOTE, local);
+        assertThat(parent.resolve(".inputs.pintle-staging-0123456789ac")).as("not looked for").isDirectory();
+        sync();
+        assertThat(parent.resolve(".inputs.pintle-staging-0123456789ac")).as("the ordinary sync looks").doesNotExist();
+    }
+
+    @Test
     void aMissingLocalTreeIsSyncedAgainEvenWithASidecar() throws Exception {
         sync();
         StagingTree.delete(local);
