@@ -20,6 +20,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -219,36 +220,6 @@ final class StagingTree {
      * @param localDir the synced directory
      * @throws IOException on a file system error
      */
-    /**
-     * What {@link #removeStale} does for every synced directory of {@code parent} at once, in one listing of it:
-     * for a caller that syncs many directories side by side (a relay's share: one per node), where a listing of
-     * the parent per sync would cost, per generation, the square of the number of directories.
-     *
-     * @param parent the directory holding the synced directories
-     * @throws IOException if it cannot be listed or a leftover cannot be removed
-     */
-    static void removeStaleIn(Path parent) throws IOException {
-        if (!Files.isDirectory(parent)) {
-            return;
-        }
-        List<Path> targets = new ArrayList<>();
-        try (DirectoryStream<Path> entries = Files.newDirectoryStream(parent, ".*")) {
-            for (Path entry : entries) {
-                String name = entry.getFileName().toString();
-                for (String suffix : List.of(SyncNames.STAGING, SyncNames.OLD)) {
-                    int at = name.lastIndexOf("." + suffix);
-                    if (at > 1) {
-                        targets.add(parent.resolve(name.substring(1, at)));
-                        break;
-                    }
-                }
-            }
-        }
-        for (Path target : new java.util.LinkedHashSet<>(targets)) {
-            removeStale(target);
-        }
-    }
-
     static void removeStale(Path localDir) throws IOException {
         Path absolute = localDir.toAbsolutePath().normalize();
         String prefix = SyncNames.prefix(absolute);
@@ -269,6 +240,36 @@ final class StagingTree {
             } else {
                 delete(tree);
             }
+        }
+    }
+
+    /**
+     * What {@link #removeStale} does for every synced directory of {@code parent} at once, in one listing of it:
+     * for a caller that syncs many directories side by side (a relay's share: one per node), where a listing of
+     * the parent per sync would cost, per generation, the square of the number of directories.
+     *
+     * @param parent the directory holding the synced directories
+     * @throws IOException if it cannot be listed or a leftover cannot be removed
+     */
+    static void removeStaleIn(Path parent) throws IOException {
+        if (!Files.isDirectory(parent)) {
+            return;
+        }
+        Set<Path> targets = new LinkedHashSet<>();
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(parent, ".*")) {
+            for (Path entry : entries) {
+                String name = entry.getFileName().toString();
+                for (String suffix : List.of(SyncNames.STAGING, SyncNames.OLD)) {
+                    int at = name.lastIndexOf("." + suffix);
+                    if (at > 1) {
+                        targets.add(parent.resolve(name.substring(1, at)));
+                        break;
+                    }
+                }
+            }
+        }
+        for (Path target : targets) {
+            removeStale(target);
         }
     }
 }
