@@ -3,6 +3,7 @@ package io.pintle.server.cli;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.UnsynchronizedAppenderBase;
 import ch.qos.logback.core.encoder.Encoder;
+import io.pintle.server.overload.Bounded;
 import java.io.FileDescriptor;
 import java.io.FileOutputStream;
 import java.io.IOException;
@@ -11,7 +12,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
@@ -33,7 +33,8 @@ import java.util.concurrent.locks.LockSupport;
 public final class AccessLogAppender extends UnsynchronizedAppenderBase<ILoggingEvent> {
     private final OutputStream target;
     private final Queue<byte[]> queue = new ConcurrentLinkedQueue<>();
-    private final AtomicInteger queued = new AtomicInteger();
+    /** Lines in {@link #queue}, bounded by {@link #queueSize}; made at start, when the size is known. */
+    private volatile Bounded queued;
     private final AtomicLong dropped = new AtomicLong();
     private Encoder<ILoggingEvent> encoder;
     private int queueSize = 16_384;
@@ -76,6 +77,7 @@ public final class AccessLogAppender extends UnsynchronizedAppenderBase<ILogging
             addError("queueSize must be at least 16 and flushMillis between 10 and 10000");
             return;
         }
+        queued = new Bounded(queueSize);
         running = true;
         writer = new Thread(this::writeLoop, "pintle-access-log");
         writer.setDaemon(true);
@@ -86,9 +88,8 @@ public final class AccessLogAppender extends UnsynchronizedAppenderBase<ILogging
     @Override
     protected void append(ILoggingEvent event) {
         byte[] line = encoder.encode(event);
-        int count = queued.incrementAndGet();
-        if (count > queueSize) {
-            queued.decrementAndGet();
+        long count = queued.addIfRoom(1);
+        if (count < 0) {
             dropped.incrementAndGet();
             return;
         }
@@ -139,7 +140,7 @@ public final class AccessLogAppender extends UnsynchronizedAppenderBase<ILogging
             out.line(line);
             written++;
         }
-        queued.addAndGet(-written);
+        queued.subtract(written);
         long lost = dropped.getAndSet(0);
         if (lost > 0) {
             out.line(("pintle: " + lost + " access log lines dropped, the access log queue was full (" + queueSize

@@ -31,7 +31,7 @@ import org.slf4j.LoggerFactory;
  * Requests on the admin listener are never limited: it stays reachable when the TLS listener is saturated.
  *
  * <p>Jetty's {@code QoSHandler} was the alternative: it has one limit per handler, no per-class bookkeeping to
- * expose, and a read-write lock on every request; this is one atomic counter per class.
+ * expose, and a read-write lock on every request; this is one short lock per class ({@link Gate}).
  */
 final class OverloadHandler extends Handler.Wrapper {
     private static final Logger LOG = LoggerFactory.getLogger(OverloadHandler.class);

@@ -1,25 +1,31 @@
 package io.pintle.server.overload;
 
+import java.util.ArrayDeque;
 import java.util.Objects;
-import java.util.Queue;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Admission to one class of work: at most {@code concurrency} holders of a permit at once, at most {@code
- * queue} waiters behind them, and a refusal past that. No lock: one atomic counter (free permits minus waiters)
- * decides, and a lock-free queue carries the waiters. A permit is handed straight from the holder that leaves to
+ * queue} waiters behind them, and a refusal past that. A permit is handed straight from the holder that leaves to
  * the oldest waiter, so waiters are served in order and never overtaken by newcomers.
+ *
+ * <p>Why a lock: a lock-free gate (one counter of free permits minus waiters, beside a lock-free queue) counts a
+ * waiter before its ticket is in the queue, so a holder that leaves can see a waiter whose ticket is not there
+ * yet and has to wait for it, and a refusal that counts itself and takes the count back looks like such a waiter.
+ * Under the lock the count and the queue change together: a refusal only reads them and a leave never waits for
+ * anything. The work under the lock is a few field updates (an abandon searches the queue from its oldest ticket),
+ * and no method waits or calls out while holding it.
  *
  * @param <T> what a waiter carries (the suspended request)
  */
 public final class Gate<T> {
     private final int concurrency;
     private final int queueLimit;
-    /** Free permits when positive; minus the number of tickets in the queue when negative. */
-    private final AtomicInteger state;
-    private final Queue<Ticket<T>> queue = new ConcurrentLinkedQueue<>();
+    private final ReentrantLock lock = new ReentrantLock();
+    /** Permits held; guarded by {@link #lock}. */
+    private int held;
+    /** Tickets waiting, oldest first; guarded by {@link #lock}. */
+    private final ArrayDeque<Ticket<T>> queue = new ArrayDeque<>();
 
     /**
      * @param concurrency permits, at least 1
@@ -31,7 +37,6 @@ public final class Gate<T> {
         }
         this.concurrency = concurrency;
         this.queueLimit = queue;
-        this.state = new AtomicInteger(concurrency);
     }
 
     /**
@@ -44,17 +49,21 @@ public final class Gate<T> {
      */
     public Admission<T> enter(T waiter) {
         Objects.requireNonNull(waiter);
-        int permits = state.decrementAndGet();
-        if (permits >= 0) {
-            return new Admission.Admitted<>();
+        lock.lock();
+        try {
+            if (held < concurrency) {
+                held++;
+                return new Admission.Admitted<>();
+            }
+            if (queue.size() >= queueLimit) {
+                return new Admission.Refused<>();
+            }
+            Ticket<T> ticket = new Ticket<>(waiter);
+            queue.addLast(ticket);
+            return new Admission.Queued<>(ticket);
+        } finally {
+            lock.unlock();
         }
-        if (-permits > queueLimit) {
-            state.incrementAndGet();
-            return new Admission.Refused<>();
-        }
-        Ticket<T> ticket = new Ticket<>(waiter);
-        queue.offer(ticket);
-        return new Admission.Queued<>(ticket);
     }
 
     /**
@@ -64,19 +73,19 @@ public final class Gate<T> {
      *     when nobody was waiting
      */
     public T leave() {
-        while (true) {
-            if (state.incrementAndGet() > 0) {
-                return null;
+        lock.lock();
+        try {
+            Ticket<T> next = queue.pollFirst();
+            if (next != null) {
+                return next.waiter;
             }
-            // A waiter is counted but maybe not yet in the queue (enter() counts, then offers): wait for it.
-            Ticket<T> ticket;
-            while ((ticket = queue.poll()) == null) {
-                Thread.onSpinWait();
+            if (held == 0) {
+                throw new IllegalStateException("leave without a permit");
             }
-            if (ticket.claim()) {
-                return ticket.waiter;
-            }
-            // That ticket was abandoned: its count is the one just given back; give this permit back again.
+            held--;
+            return null;
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -88,18 +97,32 @@ public final class Gate<T> {
      *     handed to it meanwhile (its waiter runs)
      */
     public boolean abandon(Ticket<T> ticket) {
-        // Its queue slot is reclaimed by the next leave(), which skips it.
-        return ticket.claim();
+        lock.lock();
+        try {
+            return queue.removeFirstOccurrence(ticket);
+        } finally {
+            lock.unlock();
+        }
     }
 
-    /** @return permits currently held (approximate while requests come and go) */
+    /** @return permits currently held */
     public int active() {
-        return concurrency - Math.max(0, state.get());
+        lock.lock();
+        try {
+            return held;
+        } finally {
+            lock.unlock();
+        }
     }
 
-    /** @return tickets waiting (including abandoned ones not yet skipped) */
+    /** @return tickets waiting */
     public int waiting() {
-        return Math.max(0, -state.get());
+        lock.lock();
+        try {
+            return queue.size();
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** @return the number of permits */
@@ -114,7 +137,6 @@ public final class Gate<T> {
      */
     public static final class Ticket<T> {
         private final T waiter;
-        private final AtomicBoolean claimed = new AtomicBoolean();
 
         Ticket(T waiter) {
             this.waiter = waiter;
@@ -123,11 +145,6 @@ public final class Gate<T> {
         /** @return what the waiter carries */
         public T waiter() {
             return waiter;
-        }
-
-        /** The first of a permit hand-over and an abandon wins; the other sees false. */
-        boolean claim() {
-            return claimed.compareAndSet(false, true);
         }
     }
 

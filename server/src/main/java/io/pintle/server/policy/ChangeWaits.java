@@ -1,5 +1,6 @@
 package io.pintle.server.policy;
 
+import io.pintle.server.overload.Bounded;
 import io.pintle.server.overload.PerAddress;
 import io.pintle.server.problem.PintleException;
 import io.pintle.server.watch.DirectoryWatch;
@@ -20,7 +21,6 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -46,7 +46,7 @@ public final class ChangeWaits implements AutoCloseable {
     private final PerAddress perAddress;
     private final Duration quiet;
     private final Duration recheck;
-    private final AtomicInteger waiting = new AtomicInteger();
+    private final Bounded waiting;
     private final Map<String, Group> groups = new HashMap<>();
     /** Each watched directory and the groups that depend on it. */
     private final Map<Path, Set<Group>> watched = new HashMap<>();
@@ -66,6 +66,7 @@ public final class ChangeWaits implements AutoCloseable {
             throw new IllegalArgumentException("maxWaiters must not be negative");
         }
         this.maxWaiters = maxWaiters;
+        this.waiting = new Bounded(maxWaiters);
         this.perAddress = new PerAddress(maxPerAddress);
         this.watch = Objects.requireNonNull(watch);
         this.quiet = Objects.requireNonNull(quiet);
@@ -145,7 +146,7 @@ public final class ChangeWaits implements AutoCloseable {
 
     /** @return requests parked now */
     public int waiting() {
-        return waiting.get();
+        return (int) waiting.get();
     }
 
     /** @return the most requests that may be parked at once */
@@ -174,13 +175,12 @@ public final class ChangeWaits implements AutoCloseable {
             throw new PintleException.Unavailable("stopping", "the server is stopping; retry in "
                     + RETRY_AFTER_SECONDS + " s", RETRY_AFTER_SECONDS);
         }
-        if (waiting.incrementAndGet() > maxWaiters) {
-            waiting.decrementAndGet();
+        if (!waiting.tryIncrement()) {
             throw new PintleException.Unavailable("too-many-waiters", "all " + maxWaiters
                     + " change-wait slots are taken; retry in " + RETRY_AFTER_SECONDS + " s", RETRY_AFTER_SECONDS);
         }
         if (!perAddress.tryAcquire(client)) {
-            waiting.decrementAndGet();
+            waiting.decrement();
             throw new PintleException.Unavailable("client-limit", "this client address already has "
                     + perAddress.limit() + " requests parked (limits.max_waiters_per_address); retry in "
                     + RETRY_AFTER_SECONDS + " s", RETRY_AFTER_SECONDS);
@@ -233,7 +233,7 @@ public final class ChangeWaits implements AutoCloseable {
         if (!group.waiters.remove(waiter)) {
             return;
         }
-        waiting.decrementAndGet();
+        waiting.decrement();
         perAddress.release(waiter.client);
         if (waiter.timeout != null) {
             waiter.timeout.cancel(false);

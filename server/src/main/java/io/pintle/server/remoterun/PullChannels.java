@@ -2,6 +2,7 @@ package io.pintle.server.remoterun;
 
 import io.pintle.api.dto.RemoteRunEvent;
 import io.pintle.server.nodes.NodeId;
+import io.pintle.server.overload.Bounded;
 import java.nio.ByteBuffer;
 import java.security.SecureRandom;
 import java.time.Duration;
@@ -21,7 +22,6 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
@@ -67,8 +67,8 @@ public final class PullChannels implements AutoCloseable {
     private final LongSupplier nanos;
     private final Map<NodeId, Channel> channels = new ConcurrentHashMap<>();
     private final Map<String, Order> orders = new ConcurrentHashMap<>();
-    private final AtomicInteger parked = new AtomicInteger();
-    private final AtomicLong bufferedTotal = new AtomicLong();
+    private final Bounded parked;
+    private final Bounded bufferedTotal = new Bounded(MAX_BUFFERED_TOTAL);
 
     /**
      * @param maxParked polls parked at once, over all nodes
@@ -84,6 +84,7 @@ public final class PullChannels implements AutoCloseable {
      */
     PullChannels(int maxParked, Duration reportGrace, LongSupplier nanos) {
         this.maxParked = maxParked;
+        this.parked = new Bounded(maxParked);
         this.reportGrace = reportGrace;
         this.nanos = nanos;
         ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, runnable -> {
@@ -170,8 +171,7 @@ public final class PullChannels implements AutoCloseable {
 
     /** Parks a poll, under the channel's lock; its {@code replaced} is the poll it replaced, if any. */
     private Entry parkLocked(Channel channel, Duration wait, Poll poll) {
-        if (channel.poll == null && parked.incrementAndGet() > maxParked) {
-            parked.decrementAndGet();
+        if (channel.poll == null && !parked.tryIncrement()) {
             throw new Full(maxParked + " nodes hold a remote-run order channel already ([remote_run] max_channels)");
         }
         Entry entry = new Entry(poll);
@@ -184,7 +184,7 @@ public final class PullChannels implements AutoCloseable {
             entry.timer = timers.schedule(() -> expire(channel, entry), wait.toMillis(), TimeUnit.MILLISECONDS);
         } catch (RejectedExecutionException closed) {
             channel.poll = null;
-            parked.decrementAndGet();
+            parked.decrement();
         }
         return entry;
     }
@@ -211,7 +211,7 @@ public final class PullChannels implements AutoCloseable {
             }
             channel.poll = null;
             channel.seen = nanos.getAsLong();
-            parked.decrementAndGet();
+            parked.decrement();
             return true;
         }
     }
@@ -244,7 +244,7 @@ public final class PullChannels implements AutoCloseable {
             entry = channel.poll;
             if (entry != null) {
                 channel.poll = null;
-                parked.decrementAndGet();
+                parked.decrement();
                 entry.timer.cancel(false);
             } else if (channel.queue.size() >= MAX_QUEUED) {
                 orders.remove(given.id);
@@ -409,7 +409,7 @@ public final class PullChannels implements AutoCloseable {
 
     /** @return polls parked now */
     public int parked() {
-        return parked.get();
+        return (int) parked.get();
     }
 
     /** @return orders given or queued whose result is awaited */
@@ -428,7 +428,7 @@ public final class PullChannels implements AutoCloseable {
                 channel.poll = null;
             }
             if (entry != null) {
-                parked.decrementAndGet();
+                parked.decrement();
                 entry.poll.nothing();
             }
         }
@@ -475,7 +475,7 @@ public final class PullChannels implements AutoCloseable {
         private final AtomicBoolean signalled = new AtomicBoolean();
         private final ConcurrentLinkedQueue<String> output = new ConcurrentLinkedQueue<>();
         private final AtomicLong buffered = new AtomicLong();
-        private final AtomicLong bufferedTotal;
+        private final Bounded bufferedTotal;
         private final AtomicBoolean reporting = new AtomicBoolean();
         private final CompletableFuture<RemoteRunEvent> end = new CompletableFuture<>();
         private final long start = System.nanoTime();
@@ -485,7 +485,7 @@ public final class PullChannels implements AutoCloseable {
         private volatile ScheduledFuture<?> pickup;
 
         Order(String id, NodeId node, RunOrder order, Duration timeout, Consumer<Order> activity,
-                AtomicLong bufferedTotal) {
+                Bounded bufferedTotal) {
             this.bufferedTotal = bufferedTotal;
             this.id = id;
             this.node = node;
@@ -543,10 +543,7 @@ public final class PullChannels implements AutoCloseable {
                 return;
             }
             long cost = line.length() + (long) LINE_OVERHEAD;
-            if (buffered.get() + cost > MAX_BUFFERED_BYTES || bufferedTotal.addAndGet(cost) > MAX_BUFFERED_TOTAL) {
-                if (buffered.get() + cost <= MAX_BUFFERED_BYTES) {
-                    bufferedTotal.addAndGet(-cost);
-                }
+            if (buffered.get() + cost > MAX_BUFFERED_BYTES || bufferedTotal.addIfRoom(cost) < 0) {
                 dropped = true;
                 signal();
                 return;
@@ -571,7 +568,7 @@ public final class PullChannels implements AutoCloseable {
             while ((line = output.poll()) != null) {
                 long cost = line.length() + (long) LINE_OVERHEAD;
                 buffered.addAndGet(-cost);
-                bufferedTotal.addAndGet(-cost);
+                bufferedTotal.subtract(cost);
                 sink.accept(RemoteRunEvent.output(node.value(), line));
             }
         }

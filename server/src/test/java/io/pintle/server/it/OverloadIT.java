@@ -12,6 +12,9 @@ import io.pintle.server.tls.SelfSigned;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadInfo;
+import java.lang.management.ThreadMXBean;
 import java.net.Socket;
 import java.net.SocketException;
 import java.net.http.HttpClient;
@@ -20,7 +23,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLSocket;
@@ -129,6 +134,71 @@ class OverloadIT {
             // Other classes keep their own workers: /uuid is answered while downloads are saturated.
             assertThat(PolicyServingIT.get(burst, "/uuid", HttpResponse.BodyHandlers.ofString()).statusCode())
                     .isEqualTo(200);
+        }
+    }
+
+    /**
+     * Bursts that the gate mostly refuses (one worker, no queue), from several HTTP/2 connections at once, so that
+     * refusals and leaves interleave; then, idle, no thread of the server burns CPU. A refusal that a leaving
+     * request could take for a waiter once left that request's thread spinning for good.
+     */
+    @Test
+    void anIdleServerAfterBurstsOfRefusedRequestsUsesNoCpu() throws Exception {
+        String limits = "[limits.files]\nconcurrency = 1\nqueue = 0\nper_address = 100\n";
+        try (TestServer server = TestServer.start(sandbox, limits)) {
+            List<PintleClient> clients = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                clients.add(server.client(nodeA, HttpClient.Version.HTTP_2));
+            }
+            int ok = 0;
+            int refused = 0;
+            for (int burst = 0; burst < 5; burst++) {
+                List<CompletableFuture<HttpResponse<byte[]>>> responses = new ArrayList<>();
+                for (int i = 0; i < 100; i++) {
+                    PintleClient client = clients.get(i % clients.size());
+                    responses.add(client.httpClient().sendAsync(PolicyServingIT.request(client, SMALL_FILE).GET()
+                            .build(), HttpResponse.BodyHandlers.ofByteArray()));
+                }
+                for (CompletableFuture<HttpResponse<byte[]>> response : responses) {
+                    int status = response.get(30, TimeUnit.SECONDS).statusCode();
+                    assertThat(status).isIn(200, 503);
+                    if (status == 200) {
+                        ok++;
+                    } else {
+                        refused++;
+                    }
+                }
+            }
+            assertThat(ok).isPositive();
+            assertThat(refused).isPositive();
+            assertThat(ReloadIT.eventually(Duration.ofSeconds(10), () -> {
+                try {
+                    return server.metric("pintle_inflight_requests{class=\"files\"}") == 0.0;
+                } catch (Exception e) {
+                    return false;
+                }
+            })).isTrue();
+
+            // Idle now: over two seconds, no thread may have run for more than a fraction of that (a spinning
+            // thread runs all of it, or at least a third of it on a machine whose cores are busy elsewhere).
+            ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+            Map<Long, Long> before = new HashMap<>();
+            for (long id : threads.getAllThreadIds()) {
+                before.put(id, threads.getThreadCpuTime(id));
+            }
+            Thread.sleep(2_000);
+            List<String> busy = new ArrayList<>();
+            for (ThreadInfo info : threads.getThreadInfo(threads.getAllThreadIds())) {
+                if (info == null || info.getThreadId() == Thread.currentThread().getId()) {
+                    continue;
+                }
+                long now = threads.getThreadCpuTime(info.getThreadId());
+                long used = now - before.getOrDefault(info.getThreadId(), 0L);
+                if (now >= 0 && used > TimeUnit.MILLISECONDS.toNanos(300)) {
+                    busy.add(info.getThreadName() + ": " + used / 1_000_000 + " ms");
+                }
+            }
+            assertThat(busy).as("threads that ran while the server was idle").isEmpty();
         }
     }
 

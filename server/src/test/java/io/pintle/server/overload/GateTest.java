@@ -2,14 +2,12 @@ package io.pintle.server.overload;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.TimeUnit;
+import io.pintle.server.testing.Hammer;
+import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 class GateTest {
     @Test
@@ -55,50 +53,51 @@ class GateTest {
         assertThat(gate.abandon(b)).isFalse();
     }
 
-    @Test
-    void neverMoreHoldersThanPermitsUnderContention() throws Exception {
-        Gate<Runnable> gate = new Gate<>(3, 5);
+    /**
+     * Refusals, hand-overs and abandons interleaved from many threads: no thread is left spinning in {@code leave}
+     * (a refusal that touched the shared count for an instant made a concurrent leave wait for a waiter that never
+     * came), no more holders than permits at any time, and every request ends exactly once.
+     */
+    @ParameterizedTest(name = "concurrency {0}, queue {1}")
+    @CsvSource({"1, 0", "2, 0", "1, 1", "2, 3", "3, 5"})
+    void refusalsLeavesAndAbandonsInterleavedNeitherSpinNorLoseAPermit(int concurrency, int queue) throws Exception {
+        Gate<Integer> gate = new Gate<>(concurrency, queue);
         AtomicInteger holders = new AtomicInteger();
         AtomicInteger most = new AtomicInteger();
-        AtomicInteger done = new AtomicInteger();
+        AtomicInteger ran = new AtomicInteger();
         AtomicInteger refused = new AtomicInteger();
-        int tasks = 20_000;
-        ExecutorService pool = Executors.newFixedThreadPool(8);
-        CountDownLatch finished = new CountDownLatch(tasks);
-        List<Runnable> work = new ArrayList<>();
-        for (int i = 0; i < tasks; i++) {
-            work.add(new Runnable() {
-                @Override
-                public void run() {
+        AtomicInteger abandoned = new AtomicInteger();
+        int threads = 16;
+        int iterations = 5_000;
+        Hammer.run(threads, iterations, Duration.ofSeconds(60), (thread, iteration) -> {
+            Gate.Admission<Integer> admission = gate.enter(iteration);
+            if (admission instanceof Gate.Admission.Admitted<Integer>) {
+                // Hold, then leave; a waiter handed the permit holds it in turn (run here, as the next request).
+                do {
                     most.accumulateAndGet(holders.incrementAndGet(), Math::max);
-                    holders.decrementAndGet();
-                    done.incrementAndGet();
-                    Runnable next = gate.leave();
-                    if (next != null) {
-                        pool.execute(next);
+                    if (iteration % 64 == 0) {
+                        // Hold a little longer now and then, so that the others fill the queue and are refused.
+                        Thread.yield();
                     }
-                    // Only once it has left the gate: the assertions below read the gate's counters.
-                    finished.countDown();
+                    holders.decrementAndGet();
+                    ran.incrementAndGet();
+                } while (gate.leave() != null);
+            } else if (admission instanceof Gate.Admission.Queued<Integer> queued) {
+                // Every other waiter gives up at once (a queue timeout, a client gone); the others are run by
+                // whoever hands them a permit.
+                if (iteration % 2 == 0 && gate.abandon(queued.ticket())) {
+                    abandoned.incrementAndGet();
                 }
-            });
-        }
-        for (Runnable task : work) {
-            pool.execute(() -> {
-                Gate.Admission<Runnable> admission = gate.enter(task);
-                if (admission instanceof Gate.Admission.Admitted<Runnable>) {
-                    task.run();
-                } else if (admission instanceof Gate.Admission.Refused<Runnable>) {
-                    refused.incrementAndGet();
-                    finished.countDown();
-                }
-            });
-        }
-        assertThat(finished.await(20, TimeUnit.SECONDS)).isTrue();
-        pool.shutdown();
-        assertThat(most.get()).isLessThanOrEqualTo(3);
-        assertThat(done.get() + refused.get()).isEqualTo(tasks);
+            } else {
+                refused.incrementAndGet();
+            }
+        });
+        assertThat(most.get()).isBetween(1, concurrency);
+        assertThat(ran.get() + refused.get() + abandoned.get()).isEqualTo(threads * iterations);
+        assertThat(refused.get()).as("the gate was contended").isPositive();
         assertThat(gate.active()).isZero();
         assertThat(gate.waiting()).isZero();
+        assertThat(gate.enter(0)).isInstanceOf(Gate.Admission.Admitted.class);
     }
 
     @Test
