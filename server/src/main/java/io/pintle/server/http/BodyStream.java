@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.eclipse.jetty.http.HttpException;
 import org.eclipse.jetty.io.Content;
+import org.eclipse.jetty.io.EofException;
 
 /**
  * A request body read as a blocking stream, with a floor on its rate: over each period, the client must send at
@@ -92,17 +93,26 @@ final class BodyStream extends InputStream {
             }
             if (Content.Chunk.isFailure(next)) {
                 Throwable failure = next.getFailure();
-                if (failure instanceof HttpException http && http.getCode() >= 400 && http.getCode() < 500) {
-                    // Jetty's parser ended the body early: a connection cut mid-body, or framing it cannot read
-                    // (it reports both as an early end). Said in words, not Jetty's; who is still there reads it.
+                if (cutByTheClient(failure)) {
+                    // Said in words, not Jetty's; who is still there reads it.
                     throw new PintleException.InvalidRequest(BODY_INCOMPLETE, "the request body ended early (the "
-                            + "connection was cut, or its chunked encoding or length is not valid HTTP); nothing of "
-                            + "it was kept");
+                            + "client cancelled it or the connection was cut, or its chunked encoding or length is "
+                            + "not valid HTTP); nothing of it was kept");
                 }
                 throw failure instanceof IOException io ? io : new IOException(failure);
             }
             chunk = next;
         }
+    }
+
+    /**
+     * @return whether a failed read is the client's doing: a connection closed mid-body or framing Jetty's parser
+     *     refused (it reports both as an early end, a 4xx), or, on HTTP/2, a stream the client reset. That is a 400,
+     *     as HTTP/1.1 has it, never a server error that any client could raise at will.
+     */
+    private static boolean cutByTheClient(Throwable failure) {
+        return failure instanceof HttpException http && http.getCode() >= 400 && http.getCode() < 500
+                || failure instanceof EofException;
     }
 
     /** Waits for the source to have something, at most until the current period ends, and checks the rate. */

@@ -16,10 +16,12 @@ import io.pintle.server.uploads.UploadKind;
 import io.pintle.server.uploads.UploadStore;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -40,6 +42,19 @@ import java.util.stream.Stream;
 import javax.net.ssl.KeyManager;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSocket;
+import org.eclipse.jetty.http.HttpFields;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpURI;
+import org.eclipse.jetty.http.HttpVersion;
+import org.eclipse.jetty.http.MetaData;
+import org.eclipse.jetty.http2.ErrorCode;
+import org.eclipse.jetty.http2.api.Session;
+import org.eclipse.jetty.http2.client.HTTP2Client;
+import org.eclipse.jetty.http2.frames.DataFrame;
+import org.eclipse.jetty.http2.frames.HeadersFrame;
+import org.eclipse.jetty.http2.frames.ResetFrame;
+import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.ssl.SslContextFactory;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -301,6 +316,62 @@ class UploadsIT {
         // Its worker and its client address's share are given back too.
         assertThat(ReloadIT.eventually(Duration.ofSeconds(10),
                 () -> metric("pintle_inflight_requests{class=\"uploads\"}") == 0.0)).isTrue();
+    }
+
+    /**
+     * An HTTP/2 client that cancels its upload mid-body (RST_STREAM) is a client's failure, as a connection cut
+     * mid-body is on HTTP/1.1: counted as a 400, not as a server error an agent could raise at will, and nothing
+     * is kept.
+     */
+    @Test
+    void anUploadCancelledMidBodyOverHttp2IsACutBodyNotAServerError() throws Exception {
+        double errorsBefore = requests("500");
+        double cutBefore = requests("400");
+        HTTP2Client client = new HTTP2Client();
+        SslContextFactory.Client tls = new SslContextFactory.Client();
+        tls.setSslContext(ClientTls.context((KeyManager[]) null, Set.of(sandbox.serverPin())));
+        tls.setEndpointIdentificationAlgorithm(null);
+        client.getClientConnector().setSslContextFactory(tls);
+        client.start();
+        try {
+            Session session = client.connect(tls, new InetSocketAddress("127.0.0.1", server.port()),
+                    new Session.Listener() {}).get(10, TimeUnit.SECONDS);
+            HttpFields headers = HttpFields.build()
+                    .put(HttpHeader.AUTHORIZATION, basic(Sandbox.WEBDAV_PASSWORD))
+                    .put(HttpHeader.CONTENT_LENGTH, "280000");
+            MetaData.Request put = new MetaData.Request("PUT", HttpURI.from("https://127.0.0.1:" + server.port()
+                    + "/reports/cancelled.log.gz"), HttpVersion.HTTP_2, headers);
+            org.eclipse.jetty.http2.api.Stream stream = session.newStream(new HeadersFrame(put, null, false),
+                    new org.eclipse.jetty.http2.api.Stream.Listener() {})
+                    .get(10, TimeUnit.SECONDS);
+            stream.data(new DataFrame(stream.getId(), ByteBuffer.wrap(random(100_000, 11)), false))
+                    .get(10, TimeUnit.SECONDS);
+            // The server is writing the temporary file when the client gives up.
+            assertThat(ReloadIT.eventually(Duration.ofSeconds(10), () -> !temporaries(UploadKind.REPORTS).isEmpty()))
+                    .isTrue();
+            stream.reset(new ResetFrame(stream.getId(), ErrorCode.CANCEL_STREAM_ERROR.code), Callback.NOOP);
+
+            assertThat(ReloadIT.eventually(Duration.ofSeconds(10), () -> requests("400") > cutBefore))
+                    .as("counted as a cut body (400)").isTrue();
+            assertThat(requests("500")).isEqualTo(errorsBefore);
+            assertThat(ReloadIT.eventually(Duration.ofSeconds(10), () -> temporaries(UploadKind.REPORTS).isEmpty()))
+                    .as("the temporary file is removed").isTrue();
+            assertThat(sandbox.uploads(UploadKind.REPORTS).resolve("cancelled.log.gz")).doesNotExist();
+            assertThat(ReloadIT.eventually(Duration.ofSeconds(10),
+                    () -> metric("pintle_inflight_requests{class=\"uploads\"}") == 0.0)).isTrue();
+        } finally {
+            client.stop();
+        }
+    }
+
+    private static double requests(String status) {
+        Double value;
+        try {
+            value = server.metric("pintle_requests_total{route=\"reports\",status=\"" + status + "\"}");
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+        return value == null ? 0 : value;
     }
 
     private static double metric(String series) {
