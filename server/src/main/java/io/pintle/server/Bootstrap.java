@@ -139,7 +139,8 @@ public final class Bootstrap {
         SharedFilesCleanup cleanup = new SharedFilesCleanup(sharedFiles,
                 () -> snapshots.current().config().paths().sharedFiles(), SHARED_FILES_CLEANUP);
         RemoteRunner remoteRuns = new RemoteRunner(config.remoteRun().maxParallel(),
-                config.remoteRun().maxChannels(), snapshots::current, metrics::remoteRunEnded);
+                config.remoteRun().maxChannels(), config.remoteRun().reportGrace(), snapshots::current,
+                metrics::remoteRunEnded);
         metrics.orderChannels(remoteRuns.channels(), remoteRuns.policyUpdates());
         FileCache files = new FileCache(config.limits().fileCacheBytes(), clock);
         metrics.downloads(files);

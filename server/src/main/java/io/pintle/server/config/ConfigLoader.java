@@ -162,6 +162,12 @@ public final class ConfigLoader {
     /** Default {@code [remote_run] connect_timeout} (seconds): a node that does not accept in 10 s is unreachable. */
     public static final int DEFAULT_REMOTE_RUN_CONNECT_TIMEOUT_SECONDS = 10;
     /**
+     * Default {@code [remote_run] report_grace} (seconds): after the agent's timeout, how long a node that runs an
+     * order from its order channel has to send the rest of its output and its exit status (the node stops its agent
+     * at the timeout; what is left is a short upload).
+     */
+    public static final int DEFAULT_REMOTE_RUN_REPORT_GRACE_SECONDS = 30;
+    /**
      * Default {@code [remote_run] max_parallel}: Rudder's trigger hook starts at most 100 nodes at once; a third of
      * it keeps a relay's threads and a fleet's sudden load bounded.
      */
@@ -368,7 +374,7 @@ public final class ConfigLoader {
                     upstream(raw.upstream() != null ? raw.upstream() : new RawUpstream(null, null, null, null, null, null, null, null),
                             certificate, key),
                     remoteRun(raw.remoteRun() != null ? raw.remoteRun()
-                            : new RawRemoteRun(null, null, null, null, null, null, null, null, null, null, null, null, null, null, null),
+                            : new RawRemoteRun(null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null),
                             validLimits.maxConnections()),
                     uploads(raw.uploads() != null ? raw.uploads()
                             : new RawUploads(null, null, null, null, null, null, null), validGeneral.role()),
@@ -582,12 +588,17 @@ public final class ConfigLoader {
             }
             Duration connect = seconds("remote_run.connect_timeout", raw.connectTimeoutSeconds(),
                     DEFAULT_REMOTE_RUN_CONNECT_TIMEOUT_SECONDS, 1);
+            Duration reportGrace = seconds("remote_run.report_grace", raw.reportGraceSeconds(),
+                    DEFAULT_REMOTE_RUN_REPORT_GRACE_SECONDS, 1);
+            if (reportGrace.compareTo(Duration.ofHours(1)) > 0) {
+                throw new ConfigException(source + ": 'remote_run.report_grace' must be at most 3600 seconds");
+            }
             return new ServerConfig.RemoteRun(raw.enabled() == null || raw.enabled(), port,
                     argv("remote_run.run", raw.run(), DEFAULT_REMOTE_RUN_RUN),
                     argv("remote_run.update", raw.update(), DEFAULT_REMOTE_RUN_UPDATE),
                     argv("remote_run.inventory", raw.inventory(), DEFAULT_REMOTE_RUN_INVENTORY),
                     timeout, connect, maxParallel, agentSocket(raw.agentSocket()), transports(raw.transports()),
-                    maxChannels(raw.maxChannels(), maxConnections), policyUpdates(raw),
+                    maxChannels(raw.maxChannels(), maxConnections), reportGrace, policyUpdates(raw),
                     argv("remote_run.remote_command", raw.remoteCommand(), DEFAULT_REMOTE_RUN_REMOTE_COMMAND));
         }
 
@@ -970,6 +981,7 @@ public final class ConfigLoader {
             @JsonProperty("agent_socket") String agentSocket,
             @JsonProperty("transports") List<String> transports,
             @JsonProperty("max_channels") Integer maxChannels,
+            @JsonProperty("report_grace") Integer reportGraceSeconds,
             @JsonProperty("policy_updates") Boolean policyUpdates,
             @JsonProperty("policy_update_rate") Integer policyUpdateRate,
             @JsonProperty("policy_update_splay") Integer policyUpdateSplaySeconds,

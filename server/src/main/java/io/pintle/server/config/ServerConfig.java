@@ -147,7 +147,7 @@ public record ServerConfig(
      */
     public record RemoteRun(boolean enabled, int port, List<String> run, List<String> update, List<String> inventory,
             Duration timeout, Duration connectTimeout, int maxParallel, Path agentSocket, List<Transport> transports,
-            int maxChannels, PolicyUpdates policyUpdates, List<String> remoteCommand) {
+            int maxChannels, Duration reportGrace, PolicyUpdates policyUpdates, List<String> remoteCommand) {
         public RemoteRun {
             remoteCommand = List.copyOf(remoteCommand);
             run = List.copyOf(run);
@@ -156,6 +156,7 @@ public record ServerConfig(
             transports = List.copyOf(transports);
             Objects.requireNonNull(timeout);
             Objects.requireNonNull(connectTimeout);
+            Objects.requireNonNull(reportGrace);
             Objects.requireNonNull(policyUpdates);
         }
     }

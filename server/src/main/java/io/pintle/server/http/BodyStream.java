@@ -94,10 +94,7 @@ final class BodyStream extends InputStream {
             if (Content.Chunk.isFailure(next)) {
                 Throwable failure = next.getFailure();
                 if (cutByTheClient(failure)) {
-                    // Said in words, not Jetty's; who is still there reads it.
-                    throw new PintleException.InvalidRequest(BODY_INCOMPLETE, "the request body ended early (the "
-                            + "client cancelled it or the connection was cut, or its chunked encoding or length is "
-                            + "not valid HTTP); nothing of it was kept");
+                    throw bodyIncomplete();
                 }
                 throw failure instanceof IOException io ? io : new IOException(failure);
             }
@@ -110,9 +107,16 @@ final class BodyStream extends InputStream {
      *     refused (it reports both as an early end, a 4xx), or, on HTTP/2, a stream the client reset. That is a 400,
      *     as HTTP/1.1 has it, never a server error that any client could raise at will.
      */
-    private static boolean cutByTheClient(Throwable failure) {
+    static boolean cutByTheClient(Throwable failure) {
         return failure instanceof HttpException http && http.getCode() >= 400 && http.getCode() < 500
                 || failure instanceof EofException;
+    }
+
+    /** @return the refusal of a body {@link #cutByTheClient}: said in words, not Jetty's, for whoever is still there */
+    static PintleException.InvalidRequest bodyIncomplete() {
+        return new PintleException.InvalidRequest(BODY_INCOMPLETE, "the request body ended early (the client "
+                + "cancelled it or the connection was cut, or its chunked encoding or length is not valid HTTP); "
+                + "nothing of it was kept");
     }
 
     /** Waits for the source to have something, at most until the current period ends, and checks the rate. */

@@ -164,7 +164,9 @@ final class OrdersHandler extends Handler.Wrapper {
                     + " already");
         }
         exchange.releaseWorker();
-        // An agent may be silent for minutes: the order's own deadline bounds the report, not the idle timeout.
+        // An agent may be silent for minutes (a package manager): the order's own deadline bounds the report, not
+        // the idle timeout. Jetty hands a reader an idle timeout as a transient failure (read() below goes on); once
+        // the order has ended, the next idle timeout or the next byte ends the report.
         request.addIdleTimeoutListener(timeout -> order.ended() != null);
         read(request, response, callback, order, order.reader(), new AtomicLong());
     }
@@ -178,13 +180,34 @@ final class OrdersHandler extends Handler.Wrapper {
                 request.demand(() -> read(request, response, callback, order, reader, total));
                 return;
             }
+            RemoteRunEvent ended = order.ended();
+            if (ended != null) {
+                // Past its deadline (the run's timeout and the report grace) or the server is stopping: its status
+                // is given, and nothing more of this report is read.
+                chunk.release();
+                LOG.info("remote run: the report on order {} from node {} went on after the order ended ({}); cut",
+                        order.id(), order.node(), ended.detail());
+                Problems.write(new PintleException.TooSlow("order-ended", "order " + order.id() + " ended before "
+                        + "its report did (" + ended.detail() + "); the rest of the report was not read"), request,
+                        response, callback);
+                return;
+            }
             if (Content.Chunk.isFailure(chunk)) {
+                if (!chunk.isLast()) {
+                    // An idle timeout while the order runs: the node is silent, not gone. Read on.
+                    continue;
+                }
                 Throwable failure = chunk.getFailure();
                 channels.finish(order, RemoteRunEvent.ERROR, null, false, "node " + order.node()
                         + "'s report was cut before its end (" + failure + ")");
                 LOG.info("remote run: the report on order {} from node {} was cut: {}", order.id(), order.node(),
                         failure.toString());
-                callback.failed(failure);
+                if (BodyStream.cutByTheClient(failure)) {
+                    // The node's doing (a cut connection, a reset stream): a 400, not a server error.
+                    Problems.write(BodyStream.bodyIncomplete(), request, response, callback);
+                } else {
+                    callback.failed(failure);
+                }
                 return;
             }
             ByteBuffer buffer = chunk.getByteBuffer();

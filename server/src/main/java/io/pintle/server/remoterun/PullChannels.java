@@ -44,8 +44,6 @@ public final class PullChannels implements AutoCloseable {
     public static final Duration RECONNECT_GRACE = Duration.ofSeconds(10);
     /** Orders waiting for one node's next poll. */
     public static final int MAX_QUEUED = 4;
-    /** After the agent's timeout, how long the node has to send its output and exit status. */
-    public static final Duration REPORT_GRACE = Duration.ofSeconds(30);
     /** After an order is given, how long the node has to start its report before it is counted as never given. */
     public static final Duration REPORT_START = Duration.ofSeconds(15);
     /**
@@ -72,9 +70,11 @@ public final class PullChannels implements AutoCloseable {
 
     /**
      * @param maxParked polls parked at once, over all nodes
+     * @param reportGrace after the agent's timeout, how long a node has to report ({@code [remote_run]
+     *     report_grace})
      */
-    public PullChannels(int maxParked) {
-        this(maxParked, REPORT_GRACE, System::nanoTime);
+    public PullChannels(int maxParked, Duration reportGrace) {
+        this(maxParked, reportGrace, System::nanoTime);
     }
 
     /**
@@ -221,7 +221,7 @@ public final class PullChannels implements AutoCloseable {
      *
      * @param node the node
      * @param order what to run
-     * @param timeout how long its agent may run (the node has {@link #REPORT_GRACE} more to report)
+     * @param timeout how long its agent may run (the node has the report grace more to report)
      * @param activity told when the order has new output or ends (once until {@link Order#drain} is called), or
      *     null when nobody awaits its outcome (its output is then dropped as it comes)
      * @return the order, or null when the node is not connected (nothing was given to it)

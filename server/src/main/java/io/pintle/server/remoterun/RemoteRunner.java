@@ -66,16 +66,18 @@ public final class RemoteRunner {
     /**
      * @param maxParallel agent runs and neighbour calls in progress at once
      * @param maxChannels nodes' order polls parked at once
+     * @param reportGrace after the agent's timeout, how long a node has to report an order from its channel
      * @param snapshots the live snapshot (for the policy updates sent over order channels)
      * @param ended told each target's status as it is reported (metrics)
      */
-    public RemoteRunner(int maxParallel, int maxChannels, Supplier<ServerSnapshot> snapshots, Consumer<String> ended) {
+    public RemoteRunner(int maxParallel, int maxChannels, Duration reportGrace, Supplier<ServerSnapshot> snapshots,
+            Consumer<String> ended) {
         this.ended = ended;
         this.permits = new Semaphore(maxParallel, true);
         this.workers = Executors.newCachedThreadPool(daemon("pintle-remote-run-"));
         this.timers = Executors.newSingleThreadScheduledExecutor(daemon("pintle-remote-run-timer-"));
         this.launcher = new AgentLauncher(timers);
-        this.channels = new PullChannels(maxChannels);
+        this.channels = new PullChannels(maxChannels, reportGrace);
         this.policyUpdates = new PolicyUpdates(channels, snapshots);
     }
 

@@ -495,6 +495,15 @@ class ConfigLoaderTest {
     }
 
     @Test
+    void aReportHasThirtySecondsAfterTheRunsTimeoutUnlessSaidOtherwise() throws Exception {
+        assertThat(parse(ROOT_ID).remoteRun().reportGrace()).isEqualTo(java.time.Duration.ofSeconds(30));
+        assertThat(parse(ROOT_ID + "[remote_run]\nreport_grace = 120\n").remoteRun().reportGrace())
+                .isEqualTo(java.time.Duration.ofMinutes(2));
+        assertRefused(ROOT_ID + "[remote_run]\nreport_grace = 0\n", "remote_run.report_grace");
+        assertRefused(ROOT_ID + "[remote_run]\nreport_grace = 3601\n", "remote_run.report_grace", "3600");
+    }
+
+    @Test
     void theAgentHelpersSocketIsOptionalAndAUnixSocketPath() throws Exception {
         assertThat(parse(ROOT_ID).remoteRun().agentSocket()).as("default: Pintle starts the argv").isNull();
         assertThat(parse(ROOT_ID + "[remote_run]\nagent_socket = \"\"\n").remoteRun().agentSocket()).isNull();

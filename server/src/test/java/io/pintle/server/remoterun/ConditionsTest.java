@@ -16,7 +16,7 @@ class ConditionsTest {
     private static final ServerConfig.RemoteRun CONFIG = new ServerConfig.RemoteRun(true, 443,
             ConfigLoader.DEFAULT_REMOTE_RUN_RUN, ConfigLoader.DEFAULT_REMOTE_RUN_UPDATE,
             ConfigLoader.DEFAULT_REMOTE_RUN_INVENTORY, Duration.ofMinutes(5), Duration.ofSeconds(10), 32, null,
-            ConfigLoader.DEFAULT_REMOTE_RUN_TRANSPORTS, 7500,
+            ConfigLoader.DEFAULT_REMOTE_RUN_TRANSPORTS, 7500, Duration.ofSeconds(30),
             new ServerConfig.PolicyUpdates(true, 100, Duration.ZERO), RudderRemoteRun.DEFAULT_ARGV);
 
     @ParameterizedTest

@@ -28,7 +28,7 @@ class PolicyUpdatesTest {
     @TempDir
     Path dir;
 
-    private final PullChannels channels = new PullChannels(1000);
+    private final PullChannels channels = new PullChannels(1000, Duration.ofSeconds(30));
     private final Map<String, String> orders = new ConcurrentHashMap<>();
 
     @AfterEach
