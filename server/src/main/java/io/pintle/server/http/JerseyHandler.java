@@ -203,6 +203,11 @@ final class JerseyHandler extends Handler.Abstract {
                         e.toString());
                 callback.failed(e);
                 return;
+            } catch (RuntimeException | Error e) {
+                // Whatever else ends the last write (out of memory, a bug): the request still ends, as in
+                // FileHandler, and gives its worker and its client's share back; an Error then goes on.
+                callback.failed(e);
+                throw e;
             }
             callback.succeeded();
         }
@@ -217,9 +222,16 @@ final class JerseyHandler extends Handler.Abstract {
                 callback.failed(error);
                 return;
             }
-            response.reset();
-            Problems.write(Problems.incident(error, Exchange.find(request), request.getHttpURI().getPath()),
-                    response, callback);
+            try {
+                response.reset();
+                Problems.write(Problems.incident(error, Exchange.find(request), request.getHttpURI().getPath()),
+                        response, callback);
+            } catch (RuntimeException | Error e) {
+                // The problem could not even be written: the request still ends.
+                e.addSuppressed(error);
+                callback.failed(e);
+                throw e;
+            }
         }
 
         private void cancelTimeout() {
