@@ -283,7 +283,7 @@ public final class ConfigLoader {
             RawNodes nodes = raw.nodes() != null ? raw.nodes() : new RawNodes(null, null, null, null, null, null, null, null, null, null, null, null);
             RawNetworks networks = raw.networks() != null ? raw.networks() : new RawNetworks(null, null, null);
             RawPaths paths = raw.paths() != null ? raw.paths() : new RawPaths(null, null, null);
-            RawAdmin admin = raw.admin() != null ? raw.admin() : new RawAdmin(null);
+            RawAdmin admin = raw.admin() != null ? raw.admin() : new RawAdmin(null, null);
             RawReload reload = raw.reload() != null ? raw.reload() : new RawReload(null);
             RawLog log = raw.log() != null ? raw.log() : new RawLog(null, null);
             RawLimits limits = raw.limits() != null
@@ -367,7 +367,7 @@ public final class ConfigLoader {
                             path("paths.shared_folder", paths.sharedFolder(),
                                     "/var/rudder/configuration-repository/shared-files"),
                             path("paths.shared_files", paths.sharedFiles(), "/var/rudder/shared-files")),
-                    new ServerConfig.Admin(adminListen),
+                    new ServerConfig.Admin(adminListen, rudderVersionFiles(admin.rudderVersionFiles())),
                     new ServerConfig.Reload(reload.watch() == null || reload.watch()),
                     new ServerConfig.Log(log.access() == null || log.access(), accessFormat(log.accessFormat())),
                     validLimits,
@@ -379,6 +379,16 @@ public final class ConfigLoader {
                     uploads(raw.uploads() != null ? raw.uploads()
                             : new RawUploads(null, null, null, null, null, null, null), validGeneral.role()),
                     webapp(raw.webapp() != null ? raw.webapp() : new RawWebapp(null, null, null)));
+        }
+
+        /** {@code admin.rudder_version_files}: paths, each resolved as any other; an empty list answers none. */
+        private List<Path> rudderVersionFiles(List<String> value) throws ConfigException {
+            List<String> files = value != null ? value : ServerConfig.Admin.DEFAULT_RUDDER_VERSION_FILES;
+            List<Path> paths = new ArrayList<>();
+            for (int i = 0; i < files.size(); i++) {
+                paths.add(path("admin.rudder_version_files[" + i + "]", files.get(i), null));
+            }
+            return paths;
         }
 
         private ServerConfig.Networks networks(RawNetworks raw, String allowedFile, ServerConfig.Role role)
@@ -1029,7 +1039,9 @@ public final class ConfigLoader {
             @JsonProperty("shared_folder") String sharedFolder,
             @JsonProperty("shared_files") String sharedFiles) {}
 
-    record RawAdmin(@JsonProperty("listen") String listen) {}
+    record RawAdmin(
+            @JsonProperty("listen") String listen,
+            @JsonProperty("rudder_version_files") List<String> rudderVersionFiles) {}
 
     record RawReload(@JsonProperty("watch") Boolean watch) {}
 

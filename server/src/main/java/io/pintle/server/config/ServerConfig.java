@@ -490,8 +490,23 @@ public record ServerConfig(
 
     /**
      * @param listen the plain-HTTP loopback listener for health, metrics and {@code system/*}
+     * @param rudderVersionFiles where {@code system/info} reads the Rudder version this machine runs, tried in
+     *     order (read on each call, so that a Rudder upgrade shows without a restart); empty to answer none
      */
-    public record Admin(Listen listen) {}
+    public record Admin(Listen listen, List<Path> rudderVersionFiles) {
+        /**
+         * Where Rudder's packages write their version: rudder-server's on a root, then rudder-agent's, which every
+         * Rudder machine has (a relay's package requires the agent of its own version).
+         */
+        public static final List<String> DEFAULT_RUDDER_VERSION_FILES = List.of(
+                "/opt/rudder/share/versions/rudder-server-version",
+                "/opt/rudder/share/versions/rudder-agent-version");
+
+        public Admin {
+            Objects.requireNonNull(listen);
+            rudderVersionFiles = List.copyOf(rudderVersionFiles);
+        }
+    }
 
     /**
      * @param watch whether changes to input files trigger a reload by themselves (file watch); SIGHUP,

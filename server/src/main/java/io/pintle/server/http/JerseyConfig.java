@@ -83,7 +83,7 @@ public final class JerseyConfig {
      */
     static List<Object> adminResources(SnapshotHolder snapshots, Reloader reloader, ServerMetrics metrics,
             Readiness readiness, RemoteRunner remoteRuns, UploadTally uploads, CrlFetch crlFetch) {
-        return List.of(new SystemResource(reloader),
+        return List.of(new SystemResource(snapshots, reloader),
                 new StatusResource(snapshots, reloader, uploads, remoteRuns, crlFetch),
                 new HealthResource(snapshots, readiness),
                 new MetricsResource(metrics != null ? metrics.registry() : null),

@@ -2,18 +2,20 @@ package io.pintle.server.http;
 
 import io.pintle.api.Routes;
 import io.pintle.api.dto.RelayApiResponse;
+import io.pintle.api.dto.SystemInfo;
+import io.pintle.api.dto.SystemStatus;
 import io.pintle.server.PintleVersion;
+import io.pintle.server.RudderVersion;
 import io.pintle.server.reload.ReloadHistory;
 import io.pintle.server.reload.ReloadOutcome;
 import io.pintle.server.reload.Reloader;
+import io.pintle.server.reload.SnapshotHolder;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
-import java.util.LinkedHashMap;
-import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -27,33 +29,47 @@ import java.util.concurrent.TimeoutException;
 public final class SystemResource {
     /** A reload of 20,000 nodes takes well under a second; past this something is wrong. */
     static final long RELOAD_TIMEOUT_SECONDS = 60;
+    /**
+     * The {@code details} of the database part. relayd pings its PostgreSQL there, and on a relay, which has none,
+     * leaves the part out; its API document requires it. Pintle has none to fail: {@code success}, saying why.
+     */
+    static final String NO_DATABASE = "none: Pintle keeps no database (relayd, which processes reports and "
+            + "inventories, answers for its own on its API port)";
 
+    private final SnapshotHolder snapshots;
     private final Reloader reloader;
 
-    SystemResource(Reloader reloader) {
+    SystemResource(SnapshotHolder snapshots, Reloader reloader) {
+        this.snapshots = snapshots;
         this.reloader = reloader;
     }
 
+    /**
+     * relayd answers the version it was built as, shipped with each Rudder release; Pintle, shipped apart, answers
+     * the Rudder version installed on this machine, read from Rudder's own version files ({@code [admin]
+     * rudder_version_files}) on each call, so that an upgrade shows at once. Left out when no file gives one, never
+     * guessed.
+     */
     @GET
     @Path("info")
-    public RelayApiResponse<Map<String, Object>> info() {
-        return RelayApiResponse.success("getSystemInfo",
-                Map.of("pintle", Map.of("full-version", PintleVersion.current())));
+    public RelayApiResponse<SystemInfo> info() {
+        SystemInfo.Version rudder = RudderVersion.read(snapshots.current().config().admin().rudderVersionFiles())
+                .map(version -> new SystemInfo.Version(version.major(), version.full()))
+                .orElse(null);
+        return RelayApiResponse.success("getSystemInfo", SystemInfo.of(rudder, PintleVersion.current()));
     }
 
+    /** Pintle's configuration is its inputs: their state is the last reload's. */
     @GET
     @Path("status")
-    public RelayApiResponse<Map<String, Object>> status() {
+    public RelayApiResponse<SystemStatus> status() {
         ReloadHistory history = reloader.history();
-        Map<String, Object> configuration = new LinkedHashMap<>();
         ReloadOutcome last = history.last();
-        if (last != null && last.result() == ReloadOutcome.Result.FAILED) {
-            configuration.put("status", RelayApiResponse.ERROR);
-            configuration.put("details", last.error());
-        } else {
-            configuration.put("status", RelayApiResponse.SUCCESS);
-        }
-        return RelayApiResponse.success("getStatus", Map.of("configuration", configuration));
+        SystemStatus.State configuration = last != null && last.result() == ReloadOutcome.Result.FAILED
+                ? new SystemStatus.State(RelayApiResponse.ERROR, last.error())
+                : new SystemStatus.State(RelayApiResponse.SUCCESS, null);
+        return RelayApiResponse.success("getStatus", new SystemStatus(
+                new SystemStatus.State(RelayApiResponse.SUCCESS, NO_DATABASE), configuration));
     }
 
     /**

@@ -38,10 +38,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Carries out a {@link RunPlan}: this server's agent (when targeted) and one call per neighbour, each holding one
- * of {@code [remote_run] max_parallel} permits shared by every run in progress, so that a large run (or many) never
- * starts more than that many agents or connections from this server. Every target ends with exactly one status,
- * whatever fails: an unreachable or silent neighbour, a refusal, a cut answer, a stopping server.
+ * Carries out a {@link RunPlan}: this server's agent (when targeted), one call per relay for the nodes below it,
+ * and each neighbour targeted itself (a relay too, as relayd runs one) by its order channel or the first other
+ * {@code [remote_run] transports} entry. Each call and agent run holds one of {@code [remote_run] max_parallel}
+ * permits shared by every run in progress, so that a large run (or many) never starts more than that many agents
+ * or connections from this server. Every target ends with exactly one status, whatever fails: an unreachable or
+ * silent neighbour, a refusal, a cut answer, a stopping server.
  */
 public final class RemoteRunner {
     /**
@@ -146,19 +148,25 @@ public final class RemoteRunner {
                 tasks.add(() -> launcher.run(snapshot.self().value(), argv, config.timeout(), counting));
             }
         }
-        Set<NodeId> policyServers = plan.hops().isEmpty() ? Set.of() : snapshot.nodes().nodes().stream()
-                .map(Node::policyServer).collect(Collectors.toUnmodifiableSet());
         List<PullChannels.Order> pulled = new ArrayList<>();
         BlockingQueue<PullChannels.Order> active = new LinkedBlockingQueue<>();
         List<RudderRemoteRun.Target> cfServerd = new ArrayList<>();
         // Without an order channel, a node is reached by the first of the other transports listed.
         ServerConfig.Transport push = config.transports().stream()
                 .filter(transport -> transport != ServerConfig.Transport.PULL).findFirst().orElse(null);
+        Set<NodeId> relays = plan.hops().isEmpty() ? Set.of() : snapshot.nodes().nodes().stream()
+                .map(Node::policyServer).collect(Collectors.toUnmodifiableSet());
         for (RunPlan.Hop hop : plan.hops()) {
             NodeId via = hop.via().id();
-            boolean leaf = hop.nodes().equals(List.of(via)) && !policyServers.contains(via);
-            if (!leaf) {
-                tasks.add(() -> call(snapshot, order, hop, hops + 1, counting));
+            List<NodeId> below = hop.nodes().stream().filter(node -> !node.equals(via)).toList();
+            if (!below.isEmpty()) {
+                // The nodes below a relay go to it, the relay itself apart: relayd forwards only what is below a
+                // sub-relay, and runs each neighbour itself, relays included (src/data/node.rs: next_hop is none
+                // for a neighbour). A relayd relay asked for its own id runs nothing: it is not in its own list.
+                RunPlan.Hop through = new RunPlan.Hop(hop.via(), below);
+                tasks.add(() -> call(snapshot, order, through, hops + 1, counting, null));
+            }
+            if (below.size() == hop.nodes().size()) {
                 continue;
             }
             PullChannels.Order given = null;
@@ -167,8 +175,15 @@ public final class RemoteRunner {
             }
             if (given != null) {
                 pulled.add(given);
-            } else if (push == ServerConfig.Transport.PINTLE) {
-                tasks.add(() -> call(snapshot, order, hop, hops + 1, counting));
+            } else if (relays.contains(via) || push == ServerConfig.Transport.PINTLE) {
+                // A relay is a server this one calls over HTTPS anyway (for the nodes below it): asked for its own
+                // id, a Pintle relay runs its agent. A relayd relay answers without running itself; relayd's way
+                // (cf-runagent to its cf-serverd), when listed, then reaches it.
+                RunPlan.Hop itself = new RunPlan.Hop(hop.via(), List.of(via));
+                RudderRemoteRun relaydsWay = config.transports().contains(ServerConfig.Transport.RUDDER_REMOTE_RUN)
+                        ? new RudderRemoteRun(launcher, config.remoteCommand(), config.agentSocket())
+                        : null;
+                tasks.add(() -> call(snapshot, order, itself, hops + 1, counting, relaydsWay));
             } else if (push == ServerConfig.Transport.RUDDER_REMOTE_RUN) {
                 cfServerd.add(new RudderRemoteRun.Target(via, hop.via().hostname()));
             } else {
@@ -269,8 +284,14 @@ public final class RemoteRunner {
         }
     }
 
-    /** One call to a neighbour: its events are passed on; targets it did not report get a status from the failure. */
-    private void call(ServerSnapshot snapshot, RunOrder order, RunPlan.Hop hop, int hops, Counting sink) {
+    /**
+     * One call to a neighbour: its events are passed on; targets it did not report get a status from the failure.
+     *
+     * @param relaydsWay for a call that asks a neighbour to run itself: how to reach it when relayd answers (which
+     *     never runs the machine it is on), or null to report it refused
+     */
+    private void call(ServerSnapshot snapshot, RunOrder order, RunPlan.Hop hop, int hops, Counting sink,
+            RudderRemoteRun relaydsWay) {
         long start = System.nanoTime();
         Node via = hop.via();
         Set<String> expected = hop.nodes().stream().map(NodeId::value).collect(Collectors.toUnmodifiableSet());
@@ -285,10 +306,10 @@ public final class RemoteRunner {
         Set<String> withOutput = ConcurrentHashMap.newKeySet();
         boolean relaydAnswered = false;
         RudderRemoteRun.Attribution attribution = null;
+        ServerConfig.RemoteRun config = snapshot.config().remoteRun();
+        boolean single = hop.nodes().size() == 1 && hop.nodes().get(0).equals(via.id());
         try {
             Set<String> pins = pins(snapshot, via.id());
-            ServerConfig.RemoteRun config = snapshot.config().remoteRun();
-            boolean single = hop.nodes().size() == 1 && hop.nodes().get(0).equals(via.id());
             // The unversioned path, the one Rudder's Apache (and Pintle's TLS listener) serves: the callee may be
             // a relayd relay behind Apache, which denies relayd's versioned /rudder/relay-api/1/.
             String path = Routes.RELAY_API_ALIAS + (single
@@ -339,6 +360,20 @@ public final class RemoteRunner {
             status = RemoteRunEvent.ERROR;
         }
         long duration = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        if (single && relaydAnswered && !reported.contains(via.id().value())) {
+            // relayd answered for its own id: its node list does not hold the relay it runs on, so it ran nothing
+            // (src/api/remote_run.rs: no neighbour, no sub-relay, an empty answer).
+            if (relaydsWay != null) {
+                relaydsWay.run(List.of(new RudderRemoteRun.Target(via.id(), via.hostname())), order,
+                        config.timeout(), sink);
+            } else {
+                sink.accept(RemoteRunEvent.status(via.id().value(), RemoteRunEvent.REFUSED, null, duration, false,
+                        via.id() + " runs relayd, which does not run the agent of its own machine when asked for its "
+                                + "own id; relayd reaches a relay's agent through its cf-serverd: add \""
+                                + ServerConfig.Transport.RUDDER_REMOTE_RUN.key() + "\" to [remote_run] transports"));
+            }
+            return;
+        }
         Map<String, String> unreachable = relaydAnswered ? attribution.unreachable() : Map.of();
         for (NodeId node : hop.nodes()) {
             String host = snapshot.nodes().node(node).map(Node::hostname).orElse(null);

@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import io.pintle.api.dto.SystemInfo;
+import io.pintle.api.dto.SystemStatus;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -135,6 +137,31 @@ class OpenApiContractTest {
                     .anyMatch(name -> name.startsWith("/rudder/relay-api/" + family + "/"))
                     .noneMatch(name -> name.startsWith("/rudder/relay-api/1/" + family + "/"));
         }
+    }
+
+    /**
+     * The DTOs of relayd's {@code system/*} answers: every JSON field a fully filled one writes is a property of its
+     * schema, and the other way round.
+     */
+    @Test
+    void specDescribesExactlyTheFieldsOfTheSystemAnswers() throws Exception {
+        JsonNode schemas = new ObjectMapper(new YAMLFactory()).readTree(Files.readString(locate("openapi.yaml")))
+                .path("components").path("schemas");
+        SystemInfo.Version version = new SystemInfo.Version("8.3", "8.3.2");
+        SystemStatus.State state = new SystemStatus.State("error", "details");
+        Map<String, Object> filled = Map.of(
+                "SystemInfo", new SystemInfo("8.3", "8.3.2", version, version),
+                "SystemVersion", version,
+                "SystemStatus", new SystemStatus(state, state),
+                "SystemState", state);
+        ObjectMapper json = new ObjectMapper();
+        filled.forEach((schema, dto) -> {
+            Set<String> written = new TreeSet<>();
+            json.valueToTree(dto).fieldNames().forEachRemaining(written::add);
+            Set<String> documented = new TreeSet<>();
+            schemas.path(schema).path("properties").fieldNames().forEachRemaining(documented::add);
+            assertThat(documented).as(schema).isEqualTo(written);
+        });
     }
 
     private static Set<String> methods(JsonNode path) {

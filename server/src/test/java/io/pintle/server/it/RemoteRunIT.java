@@ -190,6 +190,25 @@ class RemoteRunIT {
     }
 
     @Test
+    void aPintleRelayAskedForItselfRunsItsOwnAgentApartFromTheNodesBelowIt() throws Exception {
+        // With transports ["pull", "pintle"], the relay itself is a call for its own id, which a Pintle relay runs.
+        List<JsonNode> alone = ndjson(adminPost(Routes.RELAY_API + "/remote-run/nodes", "application/json",
+                "{\"command\": \"run\", \"conditions\": [\"c1\"], \"nodes\": [\"relay-1\"]}"));
+        assertThat(statuses(alone)).isEqualTo(Map.of("relay-1", "success"));
+        assertThat(outputs(alone, "relay-1")).contains("fake agent: done");
+        assertThat(runs("relay-1")).containsExactly(List.of("agent", "run", "-uR", "-D", "c1"));
+        assertThat(runs("node-1")).isEmpty();
+
+        resetAgents();
+        List<JsonNode> both = ndjson(adminPost(Routes.RELAY_API + "/remote-run/nodes", "application/json",
+                "{\"command\": \"run\", \"nodes\": [\"relay-1\", \"node-1\"]}"));
+        assertThat(statuses(both)).isEqualTo(Map.of("relay-1", "success", "node-1", "success"));
+        assertThat(runs("relay-1")).containsExactly(List.of("agent", "run", "-uR"));
+        assertThat(runs("node-1")).containsExactly(List.of("agent", "run", "-uR"));
+        assertThat(runs("root")).isEmpty();
+    }
+
+    @Test
     void allReachesEveryServerOfTheTreeAndReportsTheUnreachableNodeApart() throws Exception {
         List<JsonNode> events = ndjson(adminPost(Routes.RELAY_API + "/remote-run/all", "application/json",
                 "{\"command\": \"run\"}"));

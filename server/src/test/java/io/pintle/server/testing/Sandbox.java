@@ -46,6 +46,8 @@ public final class Sandbox {
     private String uploadsExtra = "";
     private String nodesExtra = "";
     private String generalExtra = "";
+    /** No Rudder version files: never the host's /opt/rudder ones. */
+    private String adminExtra = "rudder_version_files = []";
 
     /** The user of both password files, as Rudder's agents send it ({@code DAVUSER}). */
     public static final String UPLOAD_USER = "rudder";
@@ -352,6 +354,14 @@ public final class Sandbox {
     }
 
     /**
+     * @param keys extra keys of the {@code [admin]} table the next {@link #config} writes ({@code
+     *     rudder_version_files = [...]}, for example), in place of the default {@code rudder_version_files = []}
+     */
+    public void adminConfig(String keys) {
+        adminExtra = keys;
+    }
+
+    /**
      * @param keys extra keys of the {@code [nodes]} table the next {@link #config} writes ({@code authentication =
      *     ["cert_validation"]}, for example)
      */
@@ -408,6 +418,7 @@ public final class Sandbox {
                 uploadsExtra,
                 "[admin]",
                 "listen = \"127.0.0.1:0\"",
+                adminExtra,
                 "[tls]",
                 "certificate = \"server/agent.cert\"",
                 "key = \"server/localhost.priv\"",
