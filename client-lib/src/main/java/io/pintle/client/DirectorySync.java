@@ -82,6 +82,12 @@ public final class DirectorySync {
     /** Pause before a new attempt when the server gave no {@code Retry-After}, times the attempt number. */
     private static final Duration RETRY_STEP = Duration.ofMillis(250);
 
+    /**
+     * Most bytes read past the end of an archive's last entry (the tar's end blocks and record padding, the gzip
+     * trailer) to reach the end of the response, so that the stream ends instead of being cancelled.
+     */
+    private static final int ARCHIVE_TAIL_BYTES = 64 * 1024;
+
     /** Largest manifest accepted: about 200 bytes an entry, so room for a million entries. */
     private static final int MAX_MANIFEST_BYTES = 256 * 1024 * 1024;
 
@@ -354,6 +360,7 @@ public final class DirectorySync {
         HttpResponse<InputStream> response = send(request.build(), requests, "the manifest of " + remote);
         try (InputStream body = response.body()) {
             if (response.statusCode() == 304 && state != null) {
+                readToEnd(body, 0, "the manifest of " + remote);
                 return null;
             }
             expectOk(response, body, "the manifest of " + remote);
@@ -396,7 +403,8 @@ public final class DirectorySync {
             Set<TreePath> seen = new HashSet<>();
             int files = 0;
             long bytes = 0;
-            try (TarArchiveInputStream tar = new TarArchiveInputStream(gunzip(body, what))) {
+            InputStream gzip = gunzip(body, what);
+            try (TarArchiveInputStream tar = new TarArchiveInputStream(gzip)) {
                 for (TarArchiveEntry entry = next(tar, what); entry != null; entry = next(tar, what)) {
                     if (entry.isDirectory() || entry.isSymbolicLink()) {
                         continue; // made from the manifest, already checked
@@ -415,6 +423,9 @@ public final class DirectorySync {
                         throw new InterruptedException("interrupted while extracting " + what);
                     }
                 }
+                // The tar ends before the response does: read the rest so that the stream ends, not cancelled.
+                readToEnd(gzip, ARCHIVE_TAIL_BYTES, what);
+                readToEnd(body, ARCHIVE_TAIL_BYTES, what);
             }
             long expectedFiles = tree.entries().values().stream().filter(Manifest.Entry::isFile).count();
             if (!needed.isEmpty() || seen.size() != expectedFiles) {
@@ -551,6 +562,29 @@ public final class DirectorySync {
             return http.send(request, InterruptibleBody.handler());
         } catch (IOException e) {
             throw new AttemptFailure("GET " + what + " failed: " + e, e);
+        }
+    }
+
+    /**
+     * Reads what is left of a body, at most {@code limit} bytes, so that it ends rather than being cancelled by
+     * its close (see {@link InterruptibleBody}); more than that is left to the cancel.
+     */
+    private static void readToEnd(InputStream body, int limit, String what) throws AttemptFailure {
+        byte[] buffer = new byte[8192];
+        long left = limit;
+        try {
+            while (true) {
+                int n = body.read(buffer, 0, (int) Math.min(buffer.length, left + 1));
+                if (n < 0) {
+                    return;
+                }
+                left -= n;
+                if (left < 0) {
+                    return;
+                }
+            }
+        } catch (IOException e) {
+            throw new AttemptFailure("reading " + what + " failed: " + e, e);
         }
     }
 

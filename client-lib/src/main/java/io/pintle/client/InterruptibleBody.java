@@ -20,6 +20,11 @@ import java.util.concurrent.LinkedBlockingQueue;
  * on waiting, so a sync could not be stopped mid-download. Here such a read cancels the stream, keeps the
  * thread's interrupt status, and throws {@link InterruptedIOException}. At most {@value #PREFETCH} lists of
  * buffers are requested ahead of the reader, so memory stays bounded whatever the body's size.
+ *
+ * <p>Closing the stream before its end cancels the HTTP stream (an HTTP/2 {@code RST_STREAM}) unless the end has
+ * already arrived: servers count resets against the HTTP/2 "rapid reset" attack, and Jetty closes a connection
+ * that sends more than 128 a second (GOAWAY {@code ENHANCE_YOUR_CALM}), a rate a relay syncing about 100
+ * directories a second reaches if each costs one.
  */
 final class InterruptibleBody implements HttpResponse.BodySubscriber<InputStream> {
     /** Marks the end of the body in {@link #queue}. */
@@ -137,10 +142,20 @@ final class InterruptibleBody implements HttpResponse.BodySubscriber<InputStream
         public void close() {
             if (!closed) {
                 closed = true;
-                if (!ended && subscription != null) {
+                if (!ended && !endArrived() && subscription != null) {
                     subscription.cancel(); // the rest of the body is not wanted
                 }
             }
+        }
+
+        /** @return whether the body's end (or its error) is already queued: then there is nothing to cancel */
+        private boolean endArrived() {
+            for (Object next : queue) {
+                if (next == END || next instanceof Throwable) {
+                    return true;
+                }
+            }
+            return false;
         }
     }
 }

@@ -11,6 +11,7 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -103,6 +104,22 @@ class DirectorySyncTest {
         assertThat(result.etag()).isEqualTo(server.manifest().etag());
         assertThat(snapshot(local)).isEqualTo(snapshot(source));
         assertThat(siblings()).containsExactly(".inputs.pintle-sync.json", ".inputs.pintle-sync.lock", "inputs");
+    }
+
+    @Test
+    void everyAnswerOfASyncIsReadToItsEndSoNoStreamIsCancelled() throws Exception {
+        PintleClient client = server.client();
+        CancelCountingClient http = new CancelCountingClient(client.httpClient());
+        DirectorySync sync = new DirectorySync(http, client.uri("/"), Duration.ofSeconds(30), 4, TreeSwap.atomic());
+
+        assertThat(sync.sync(FakeTreeServer.REMOTE, local).usedArchive()).isTrue();
+        assertThat(sync.sync(FakeTreeServer.REMOTE, local).changed()).as("answered 304").isFalse();
+        write("file-3.cf", 700, 33);
+        assertThat(sync.sync(FakeTreeServer.REMOTE, local).usedArchive()).as("file by file").isFalse();
+
+        assertThat(http.responses).hasValue(5);
+        assertThat(http.cancelled).as("bodies closed before their end").hasValue(0);
+        assertThat(snapshot(local)).isEqualTo(snapshot(source));
     }
 
     @Test

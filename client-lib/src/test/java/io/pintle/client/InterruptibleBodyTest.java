@@ -97,4 +97,31 @@ class InterruptibleBodyTest {
         assertThat(stillInterrupted).isTrue();
         assertThat(demand.cancelled).isTrue();
     }
+
+    @Test
+    void closingABodyWhoseEndHasArrivedCancelsNothing() throws Exception {
+        InterruptibleBody body = new InterruptibleBody();
+        Demand demand = new Demand();
+        body.onSubscribe(demand);
+        body.onNext(bytes("the rest is not read"));
+        body.onComplete();
+
+        try (InputStream in = body.getBody().toCompletableFuture().get()) {
+            assertThat(in.read()).isEqualTo('t');
+        }
+        assertThat(demand.cancelled).isFalse();
+    }
+
+    @Test
+    void closingABodyBeforeItsEndCancelsTheStream() throws Exception {
+        InterruptibleBody body = new InterruptibleBody();
+        Demand demand = new Demand();
+        body.onSubscribe(demand);
+        body.onNext(bytes("more to come"));
+
+        try (InputStream in = body.getBody().toCompletableFuture().get()) {
+            assertThat(in.read()).isEqualTo('m');
+        }
+        assertThat(demand.cancelled).isTrue();
+    }
 }
