@@ -50,9 +50,10 @@ import org.slf4j.LoggerFactory;
  * Each runs on its own thread as a long poll: the request waits on the server ({@code ?wait}) until the tree's
  * manifest changes, so a new generation reaches the relay within a round trip or two, not at the next agent run.
  * A request that does not wait gets {@link UpstreamClient#answerTimeout} for its answer, a long poll its wait on
- * top. Failures are logged and retried with a growing delay, each retry with a warning; a request that got no
- * answer also gets the next round a new client, hence new connections. A failed or interrupted sync leaves the
- * previous state serving. The relay needs no reload: it serves files straight from disk.
+ * top. Failures (an {@link Error} too) are logged and retried with a growing delay, each retry with a warning; a
+ * request that got no answer also gets the next round a new client, hence new connections. A failed or interrupted
+ * sync leaves the previous state serving. Only {@link #stop} ends a loop. The relay needs no reload: it serves
+ * files straight from disk.
  */
 public final class RelaySync {
     private static final Logger LOG = LoggerFactory.getLogger(RelaySync.class);
@@ -198,7 +199,9 @@ public final class RelaySync {
                     delay = firstRetry;
                 } catch (InterruptedException e) {
                     return;
-                } catch (Exception failure) {
+                } catch (Throwable failure) {
+                    // An Error too (out of memory, a bug): the thread is the only one keeping this tree in step, and
+                    // dying would leave it stale without another word.
                     if (!running) {
                         return;
                     }
@@ -208,7 +211,11 @@ public final class RelaySync {
                     }
                     String next = "next attempt in " + delay.toMillis() + " ms"
                             + (noAnswer ? ", on new connections" : "");
-                    LOG.warn("relay sync of {} failed ({}): {}", name, next, failure.toString());
+                    if (failure instanceof Error) {
+                        LOG.error("relay sync of {} failed ({})", name, next, failure);
+                    } else {
+                        LOG.warn("relay sync of {} failed ({}): {}", name, next, failure.toString());
+                    }
                     try {
                         Thread.sleep(delay.toMillis());
                     } catch (InterruptedException stopped) {

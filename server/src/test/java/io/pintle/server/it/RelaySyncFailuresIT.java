@@ -6,6 +6,7 @@ import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import io.pintle.client.PintleClient;
+import io.pintle.server.reload.ServerSnapshot;
 import io.pintle.server.testing.LogCapture;
 import io.pintle.server.testing.NodeKeys;
 import io.pintle.server.testing.Sandbox;
@@ -31,12 +32,15 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Flow;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * What a relay's sync does when a request gets no answer: a root and a relay over loopback, real TLS, the relay's {@link RelaySync} built by the test (its own is off) with a short
+ * What a relay's sync does when a request gets no answer, and when its thread meets an {@link Error}: a root and a
+ * relay over loopback, real TLS, the relay's {@link RelaySync} built by the test (its own is off) with a short
  * answer timeout. And the JDK client's failure that makes a request get no answer, reproduced step by step.
  */
 class RelaySyncFailuresIT {
@@ -87,6 +91,40 @@ class RelaySyncFailuresIT {
             assertThat(warnings()).anySatisfy(line -> assertThat(line)
                     .startsWith("relay sync of share failed (next attempt in 100 ms, on new connections): ")
                     .contains("HttpTimeoutException"));
+        }
+    }
+
+    @Test
+    void theSyncLoopOutlivesAnErrorLogsItAndStillEndsAtStop() throws Exception {
+        Sandbox root = root();
+        Sandbox relay = relay(root);
+        try (TestServer rootServer = TestServer.start(root);
+                TestServer relayServer = TestServer.start(relay, upstream(root, rootServer.port()))) {
+            AtomicBoolean thrown = new AtomicBoolean();
+            Supplier<ServerSnapshot> snapshots = () -> {
+                if (Thread.currentThread().getName().equals("pintle-relay-sync-share") && thrown.compareAndSet(false,
+                        true)) {
+                    throw new OutOfMemoryError("thrown by the test");
+                }
+                return relayServer.server().snapshots().current();
+            };
+            RelaySync sync = new RelaySync(snapshots, new UpstreamClient(ANSWER_TIMEOUT), Duration.ofSeconds(30),
+                    Duration.ofMillis(100), Duration.ofSeconds(1));
+            sync.start();
+            try {
+                eventually(() -> Files.exists(dir.resolve("relay/share/node-a/rules/rudder.tar.bz2")));
+            } finally {
+                sync.stop();
+            }
+            assertThat(thrown).isTrue();
+            assertThat(log.list).filteredOn(event -> event.getLevel() == Level.ERROR).singleElement()
+                    .satisfies(event -> {
+                        assertThat(event.getFormattedMessage())
+                                .isEqualTo("relay sync of share failed (next attempt in 100 ms)");
+                        assertThat(event.getThrowableProxy().getMessage()).isEqualTo("thrown by the test");
+                    });
+            assertThat(Thread.getAllStackTraces().keySet()).as("loops still running after stop()")
+                    .noneMatch(thread -> thread.getName().startsWith("pintle-relay-sync-"));
         }
     }
 
