@@ -244,6 +244,20 @@ public final class RelaySync {
         return false;
     }
 
+    /** Sends one of this class's own requests; one that got no answer says so as client-lib's syncs do. */
+    private static HttpResponse<byte[]> send(PintleClient client, HttpRequest request)
+            throws IOException, InterruptedException {
+        try {
+            return client.httpClient().send(request, HttpResponse.BodyHandlers.ofByteArray());
+        } catch (HttpTimeoutException e) {
+            HttpTimeoutException named = new HttpTimeoutException("GET " + request.uri().getRawPath()
+                    + " got no answer within " + request.timeout().map(Duration::toSeconds).orElse(0L)
+                    + " s (its request timeout)");
+            named.initCause(e);
+            throw named;
+        }
+    }
+
     /** A request timeout for a request that waits on the server ({@code ?wait}) or not. */
     private Duration timeout(boolean waits) {
         return waits ? wait.plus(upstream.answerTimeout()) : upstream.answerTimeout();
@@ -281,8 +295,7 @@ public final class RelaySync {
             if (etag != null) {
                 request.header("If-None-Match", etag);
             }
-            HttpResponse<byte[]> response = client.httpClient().send(request.build(),
-                    HttpResponse.BodyHandlers.ofByteArray());
+            HttpResponse<byte[]> response = send(client, request.build());
             if (response.statusCode() == 304) {
                 return;
             }
@@ -332,7 +345,7 @@ public final class RelaySync {
         if (shareEtag != null) {
             request.header("If-None-Match", shareEtag);
         }
-        HttpResponse<byte[]> response = client.httpClient().send(request.build(), HttpResponse.BodyHandlers.ofByteArray());
+        HttpResponse<byte[]> response = send(client, request.build());
         if (response.statusCode() == 304) {
             return;
         }

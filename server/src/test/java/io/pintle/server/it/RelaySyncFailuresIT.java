@@ -89,8 +89,9 @@ class RelaySyncFailuresIT {
                     .startsWith("relay sync: retrying the sync of /common/ (attempt 2 of 3, in ")
                     .contains("GET the manifest of /common/ got no answer within 2 s (its request timeout)"));
             assertThat(warnings()).anySatisfy(line -> assertThat(line)
-                    .startsWith("relay sync of share failed (next attempt in 100 ms, on new connections): ")
-                    .contains("HttpTimeoutException"));
+                    .isEqualTo("relay sync of share failed (next attempt in 100 ms, on new connections): "
+                            + "java.net.http.HttpTimeoutException: GET /policies/relay-1/share/ got no answer "
+                            + "within 2 s (its request timeout)"));
         }
     }
 
