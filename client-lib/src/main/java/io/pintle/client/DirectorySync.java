@@ -10,6 +10,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
@@ -61,7 +62,9 @@ import org.apache.commons.compress.compressors.gzip.GzipCompressorInputStream;
  *
  * <p>When the server's tree changes during the download (a size or SHA-256 differs, a file is gone, the archive
  * is of another version or is cut off) or the connection breaks, the attempt is abandoned and the sync starts
- * again from a fresh manifest, up to {@value #MAX_ATTEMPTS} attempts. Whatever fails (network, verification,
+ * again from a fresh manifest, up to {@value #MAX_ATTEMPTS} attempts, each retry told to the
+ * {@link RetryListener}. A request gets no longer than the request timeout for its answer's headers (plus the wait
+ * for a manifest the server holds) and for each part of its body. Whatever fails (network, verification,
  * a refused manifest, an interrupt) the staging directory is deleted and the local directory is left exactly as
  * it was. Leftovers of a crashed sync are cleaned up by the next one. Two syncs into one directory exclude each
  * other through {@code .<name>.pintle-sync.lock}; the second fails at once.
@@ -82,6 +85,12 @@ public final class DirectorySync {
     /** Pause before a new attempt when the server gave no {@code Retry-After}, times the attempt number. */
     private static final Duration RETRY_STEP = Duration.ofMillis(250);
 
+    /**
+     * Most bytes read past the end of an archive's last entry (the tar's end blocks and record padding, the gzip
+     * trailer) to reach the end of the response, so that the stream ends instead of being cancelled.
+     */
+    private static final int ARCHIVE_TAIL_BYTES = 64 * 1024;
+
     /** Largest manifest accepted: about 200 bytes an entry, so room for a million entries. */
     private static final int MAX_MANIFEST_BYTES = 256 * 1024 * 1024;
 
@@ -95,13 +104,14 @@ public final class DirectorySync {
     private final TreeSwap swap;
     private final SecureRandom random = new SecureRandom();
     private final boolean staleScan;
+    private final RetryListener retries;
 
     DirectorySync(HttpClient http, URI base, Duration requestTimeout, int parallelism, TreeSwap swap) {
-        this(http, base, requestTimeout, parallelism, swap, true);
+        this(http, base, requestTimeout, parallelism, swap, true, retry -> {});
     }
 
     private DirectorySync(HttpClient http, URI base, Duration requestTimeout, int parallelism, TreeSwap swap,
-            boolean staleScan) {
+            boolean staleScan, RetryListener retries) {
         if (parallelism < 1) {
             throw new IllegalArgumentException("parallelism must be at least 1, not " + parallelism);
         }
@@ -111,6 +121,39 @@ public final class DirectorySync {
         this.parallelism = parallelism;
         this.swap = Objects.requireNonNull(swap);
         this.staleScan = staleScan;
+        this.retries = Objects.requireNonNull(retries);
+    }
+
+    /**
+     * Told before each new attempt of a sync (a failed attempt that a fresh one may fix), so that a caller can log
+     * it: a retry costs a new manifest and the download again, and a request that got no answer costs its whole
+     * timeout.
+     */
+    @FunctionalInterface
+    public interface RetryListener {
+        /**
+         * @param retry the attempt about to start and why
+         */
+        void retrying(Retry retry);
+    }
+
+    /**
+     * An attempt about to start.
+     *
+     * @param remote the directory on the server
+     * @param attempt the attempt's number (2 for the first retry)
+     * @param attempts the most attempts a sync makes
+     * @param delay the pause before it
+     * @param reason why the previous attempt failed (what was asked, and what happened)
+     */
+    public record Retry(String remote, int attempt, int attempts, Duration delay, String reason) {}
+
+    /**
+     * @param listener told before each retried attempt
+     * @return the same sync, telling {@code listener}
+     */
+    public DirectorySync withRetryListener(RetryListener listener) {
+        return new DirectorySync(http, base, requestTimeout, parallelism, swap, staleScan, listener);
     }
 
     /**
@@ -123,7 +166,7 @@ public final class DirectorySync {
      * @return the same sync without the per-sync look
      */
     public DirectorySync withoutStaleScan() {
-        return new DirectorySync(http, base, requestTimeout, parallelism, swap, false);
+        return new DirectorySync(http, base, requestTimeout, parallelism, swap, false, retries);
     }
 
     /**
@@ -230,23 +273,23 @@ public final class DirectorySync {
             state = null; // the tree it describes is gone: nothing to be conditional on
         }
         AtomicInteger requests = new AtomicInteger();
-        AttemptFailure last = null;
-        for (int attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-            if (last != null) {
-                pause(last, attempt);
-            }
+        for (int attempt = 1; ; attempt++) {
             try {
                 return attempt(remote, local, state, attempt == 1 ? wait : null, requests, attempt);
             } catch (AttemptFailure failure) {
                 throwIfInterrupted(remote, failure);
-                last = failure;
+                if (attempt == MAX_ATTEMPTS) {
+                    throw new SyncException("sync of " + remote + " into " + local + " failed after " + MAX_ATTEMPTS
+                            + " attempts, local tree unchanged: " + failure.getMessage(), failure);
+                }
+                Duration delay = retryDelay(failure, attempt + 1);
+                retries.retrying(new Retry(remote, attempt + 1, MAX_ATTEMPTS, delay, failure.getMessage()));
+                Thread.sleep(delay.toMillis());
             } catch (IOException e) {
                 throwIfInterrupted(remote, e); // a file channel closed by the interrupt, for example
                 throw e;
             }
         }
-        throw new SyncException("sync of " + remote + " into " + local + " failed after " + MAX_ATTEMPTS
-                + " attempts, local tree unchanged: " + last.getMessage(), last);
     }
 
     /** An interrupt often surfaces as an I/O error (a read or a file channel it stopped): then stop, do not retry. */
@@ -272,12 +315,9 @@ public final class DirectorySync {
         return lock;
     }
 
-    private static void pause(AttemptFailure last, int attempt) throws InterruptedException {
+    private static Duration retryDelay(AttemptFailure last, int attempt) {
         Duration delay = last.retryAfter().isZero() ? RETRY_STEP.multipliedBy(attempt - 1) : last.retryAfter();
-        if (delay.compareTo(MAX_RETRY_DELAY) > 0) {
-            delay = MAX_RETRY_DELAY;
-        }
-        Thread.sleep(delay.toMillis());
+        return delay.compareTo(MAX_RETRY_DELAY) > 0 ? MAX_RETRY_DELAY : delay;
     }
 
     private SyncResult attempt(String remote, Path local, SyncState state, Duration wait, AtomicInteger requests,
@@ -354,6 +394,7 @@ public final class DirectorySync {
         HttpResponse<InputStream> response = send(request.build(), requests, "the manifest of " + remote);
         try (InputStream body = response.body()) {
             if (response.statusCode() == 304 && state != null) {
+                readToEnd(body, 0, "the manifest of " + remote);
                 return null;
             }
             expectOk(response, body, "the manifest of " + remote);
@@ -396,7 +437,8 @@ public final class DirectorySync {
             Set<TreePath> seen = new HashSet<>();
             int files = 0;
             long bytes = 0;
-            try (TarArchiveInputStream tar = new TarArchiveInputStream(gunzip(body, what))) {
+            InputStream gzip = gunzip(body, what);
+            try (TarArchiveInputStream tar = new TarArchiveInputStream(gzip)) {
                 for (TarArchiveEntry entry = next(tar, what); entry != null; entry = next(tar, what)) {
                     if (entry.isDirectory() || entry.isSymbolicLink()) {
                         continue; // made from the manifest, already checked
@@ -415,6 +457,9 @@ public final class DirectorySync {
                         throw new InterruptedException("interrupted while extracting " + what);
                     }
                 }
+                // The tar ends before the response does: read the rest so that the stream ends, not cancelled.
+                readToEnd(gzip, ARCHIVE_TAIL_BYTES, what);
+                readToEnd(body, ARCHIVE_TAIL_BYTES, what);
             }
             long expectedFiles = tree.entries().values().stream().filter(Manifest.Entry::isFile).count();
             if (!needed.isEmpty() || seen.size() != expectedFiles) {
@@ -548,9 +593,35 @@ public final class DirectorySync {
             throws AttemptFailure, InterruptedException {
         requests.incrementAndGet();
         try {
-            return http.send(request, InterruptibleBody.handler());
+            return http.send(request, InterruptibleBody.handler(requestTimeout));
+        } catch (HttpTimeoutException e) {
+            throw new AttemptFailure("GET " + what + " got no answer within "
+                    + request.timeout().orElse(requestTimeout).toSeconds() + " s (its request timeout): " + e, e);
         } catch (IOException e) {
             throw new AttemptFailure("GET " + what + " failed: " + e, e);
+        }
+    }
+
+    /**
+     * Reads what is left of a body, at most {@code limit} bytes, so that it ends rather than being cancelled by
+     * its close (see {@link InterruptibleBody}); more than that is left to the cancel.
+     */
+    private static void readToEnd(InputStream body, int limit, String what) throws AttemptFailure {
+        byte[] buffer = new byte[8192];
+        long left = limit;
+        try {
+            while (true) {
+                int n = body.read(buffer, 0, (int) Math.min(buffer.length, left + 1));
+                if (n < 0) {
+                    return;
+                }
+                left -= n;
+                if (left < 0) {
+                    return;
+                }
+            }
+        } catch (IOException e) {
+            throw new AttemptFailure("reading " + what + " failed: " + e, e);
         }
     }
 

@@ -258,7 +258,8 @@ public final class PintleClient {
         }
 
         /**
-         * @param timeout time allowed until response headers (default 5 min)
+         * @param timeout time allowed until response headers, and in a sync's downloads between two parts of a
+         *     body (default 5 min); a manifest request the server holds ({@code ?wait}) gets its wait on top
          * @return this
          */
         public Builder requestTimeout(Duration timeout) {

@@ -11,12 +11,16 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -103,6 +107,54 @@ class DirectorySyncTest {
         assertThat(result.etag()).isEqualTo(server.manifest().etag());
         assertThat(snapshot(local)).isEqualTo(snapshot(source));
         assertThat(siblings()).containsExactly(".inputs.pintle-sync.json", ".inputs.pintle-sync.lock", "inputs");
+    }
+
+    @Test
+    void everyAnswerOfASyncIsReadToItsEndSoNoStreamIsCancelled() throws Exception {
+        PintleClient client = server.client();
+        CancelCountingClient http = new CancelCountingClient(client.httpClient());
+        DirectorySync sync = new DirectorySync(http, client.uri("/"), Duration.ofSeconds(30), 4, TreeSwap.atomic());
+
+        assertThat(sync.sync(FakeTreeServer.REMOTE, local).usedArchive()).isTrue();
+        assertThat(sync.sync(FakeTreeServer.REMOTE, local).changed()).as("answered 304").isFalse();
+        write("file-3.cf", 700, 33);
+        assertThat(sync.sync(FakeTreeServer.REMOTE, local).usedArchive()).as("file by file").isFalse();
+
+        assertThat(http.responses).hasValue(5);
+        assertThat(http.cancelled).as("bodies closed before their end").hasValue(0);
+        assertThat(snapshot(local)).isEqualTo(snapshot(source));
+    }
+
+    @Test
+    void aManifestThatGetsNoAnswerIsCutAtTheRequestTimeoutAndRetriedAndTheListenerIsTold() throws Exception {
+        List<DirectorySync.Retry> retries = new CopyOnWriteArrayList<>();
+        CountDownLatch toldOfRetry = new CountDownLatch(1);
+        server.afterManifest = () -> {
+            if (server.requests.size() == 1) {
+                try {
+                    toldOfRetry.await(60, TimeUnit.SECONDS); // no answer until the client gave up on it
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        };
+        PintleClient client = server.client();
+        DirectorySync sync = new DirectorySync(client.httpClient(), client.uri("/"), Duration.ofSeconds(1), 4,
+                TreeSwap.atomic()).withRetryListener(retry -> {
+                    retries.add(retry);
+                    toldOfRetry.countDown();
+                });
+
+        SyncResult result = sync.sync(FakeTreeServer.REMOTE, local);
+
+        assertThat(result.attempts()).isEqualTo(2);
+        assertThat(snapshot(local)).isEqualTo(snapshot(source));
+        assertThat(retries).singleElement().satisfies(retry -> {
+            assertThat(retry.remote()).isEqualTo("/tree/");
+            assertThat(retry.attempt()).isEqualTo(2);
+            assertThat(retry.attempts()).isEqualTo(DirectorySync.MAX_ATTEMPTS);
+            assertThat(retry.reason()).startsWith("GET the manifest of /tree/ got no answer within 1 s");
+        });
     }
 
     @Test
@@ -233,10 +285,18 @@ class DirectorySyncTest {
             }
         };
 
-        SyncResult result = sync();
+        List<DirectorySync.Retry> retries = new CopyOnWriteArrayList<>();
+
+        SyncResult result = server.sync(TreeSwap.atomic()).withRetryListener(retries::add)
+                .sync(FakeTreeServer.REMOTE, local);
 
         assertThat(result.attempts()).isEqualTo(2);
         assertThat(result.requests()).isEqualTo(4);
+        assertThat(retries).singleElement().satisfies(retry -> {
+            assertThat(retry.attempt()).isEqualTo(2);
+            assertThat(retry.delay()).isEqualTo(Duration.ofMillis(250));
+            assertThat(retry.reason()).contains("file-7.cf");
+        });
         assertThat(snapshot(local)).isEqualTo(snapshot(source));
         assertThat(siblings()).containsExactly(".inputs.pintle-sync.json", ".inputs.pintle-sync.lock", "inputs");
     }

@@ -1,12 +1,15 @@
 package io.pintle.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
+import java.net.http.HttpTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Flow;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -37,7 +40,7 @@ class InterruptibleBodyTest {
 
     @Test
     void readsEveryListThenTheEndAndAsksForMoreAsItConsumes() throws Exception {
-        InterruptibleBody body = new InterruptibleBody();
+        InterruptibleBody body = new InterruptibleBody(Duration.ofSeconds(30));
         Demand demand = new Demand();
         body.onSubscribe(demand);
         body.onNext(bytes("hello "));
@@ -55,7 +58,7 @@ class InterruptibleBodyTest {
 
     @Test
     void anErrorUpstreamIsAnIOExceptionForTheReader() throws Exception {
-        InterruptibleBody body = new InterruptibleBody();
+        InterruptibleBody body = new InterruptibleBody(Duration.ofSeconds(30));
         body.onSubscribe(new Demand());
         body.onNext(bytes("part"));
         body.onError(new IOException("connection reset"));
@@ -73,7 +76,7 @@ class InterruptibleBodyTest {
 
     @Test
     void anInterruptStopsABlockedReadCancelsTheStreamAndKeepsTheStatus() throws Exception {
-        InterruptibleBody body = new InterruptibleBody();
+        InterruptibleBody body = new InterruptibleBody(Duration.ofSeconds(30));
         Demand demand = new Demand();
         body.onSubscribe(demand);
         InputStream in = body.getBody().toCompletableFuture().get();
@@ -95,6 +98,47 @@ class InterruptibleBodyTest {
         assertThat(reader.isAlive()).isFalse();
         assertThat(error.get()).isInstanceOf(InterruptedIOException.class);
         assertThat(stillInterrupted).isTrue();
+        assertThat(demand.cancelled).isTrue();
+    }
+
+    @Test
+    void closingABodyWhoseEndHasArrivedCancelsNothing() throws Exception {
+        InterruptibleBody body = new InterruptibleBody(Duration.ofSeconds(30));
+        Demand demand = new Demand();
+        body.onSubscribe(demand);
+        body.onNext(bytes("the rest is not read"));
+        body.onComplete();
+
+        try (InputStream in = body.getBody().toCompletableFuture().get()) {
+            assertThat(in.read()).isEqualTo('t');
+        }
+        assertThat(demand.cancelled).isFalse();
+    }
+
+    @Test
+    void closingABodyBeforeItsEndCancelsTheStream() throws Exception {
+        InterruptibleBody body = new InterruptibleBody(Duration.ofSeconds(30));
+        Demand demand = new Demand();
+        body.onSubscribe(demand);
+        body.onNext(bytes("more to come"));
+
+        try (InputStream in = body.getBody().toCompletableFuture().get()) {
+            assertThat(in.read()).isEqualTo('m');
+        }
+        assertThat(demand.cancelled).isTrue();
+    }
+
+    @Test
+    void aBodyThatStopsComingIsATimeoutAfterTheReadTimeoutAndCancelsTheStream() throws Exception {
+        InterruptibleBody body = new InterruptibleBody(Duration.ofMillis(200));
+        Demand demand = new Demand();
+        body.onSubscribe(demand);
+        body.onNext(bytes("part"));
+
+        InputStream in = body.getBody().toCompletableFuture().get();
+        assertThat(in.readNBytes(4)).hasSize(4);
+        assertThatThrownBy(in::read).isInstanceOf(HttpTimeoutException.class)
+                .hasMessage("no byte of the response body within 200 ms");
         assertThat(demand.cancelled).isTrue();
     }
 }

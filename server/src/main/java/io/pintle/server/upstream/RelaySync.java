@@ -13,6 +13,7 @@ import io.pintle.server.reload.ServerSnapshot;
 import java.io.IOException;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -48,8 +49,11 @@ import org.slf4j.LoggerFactory;
  *
  * Each runs on its own thread as a long poll: the request waits on the server ({@code ?wait}) until the tree's
  * manifest changes, so a new generation reaches the relay within a round trip or two, not at the next agent run.
- * Failures are logged and retried with a growing delay; a failed or interrupted sync leaves the previous state
- * serving. The relay needs no reload: it serves files straight from disk.
+ * A request that does not wait gets {@link UpstreamClient#answerTimeout} for its answer, a long poll its wait on
+ * top. Failures (an {@link Error} too) are logged and retried with a growing delay, each retry with a warning; a
+ * request that got no answer also gets the next round a new client, hence new connections. A failed or interrupted
+ * sync leaves the previous state serving. Only {@link #stop} ends a loop. The relay needs no reload: it serves
+ * files straight from disk.
  */
 public final class RelaySync {
     private static final Logger LOG = LoggerFactory.getLogger(RelaySync.class);
@@ -195,12 +199,23 @@ public final class RelaySync {
                     delay = firstRetry;
                 } catch (InterruptedException e) {
                     return;
-                } catch (Exception e) {
+                } catch (Throwable failure) {
+                    // An Error too (out of memory, a bug): the thread is the only one keeping this tree in step, and
+                    // dying would leave it stale without another word.
                     if (!running) {
                         return;
                     }
-                    LOG.warn("relay sync of {} failed (next attempt in {} s): {}", name, delay.toSeconds(),
-                            e.toString());
+                    boolean noAnswer = timedOut(failure);
+                    if (noAnswer) {
+                        upstream.renew();
+                    }
+                    String next = "next attempt in " + delay.toMillis() + " ms"
+                            + (noAnswer ? ", on new connections" : "");
+                    if (failure instanceof Error) {
+                        LOG.error("relay sync of {} failed ({})", name, next, failure);
+                    } else {
+                        LOG.warn("relay sync of {} failed ({}): {}", name, next, failure.toString());
+                    }
                     try {
                         Thread.sleep(delay.toMillis());
                     } catch (InterruptedException stopped) {
@@ -217,6 +232,42 @@ public final class RelaySync {
 
     private PintleClient client() throws IOException, GeneralSecurityException {
         return upstream.client(snapshots.get());
+    }
+
+    /** @return whether a request of this failure got no answer within its timeout */
+    private static boolean timedOut(Throwable failure) {
+        for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+            if (cause instanceof HttpTimeoutException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Sends one of this class's own requests; one that got no answer says so as client-lib's syncs do. */
+    private static HttpResponse<byte[]> send(PintleClient client, HttpRequest request)
+            throws IOException, InterruptedException {
+        try {
+            return client.httpClient().send(request, HttpResponse.BodyHandlers.ofByteArray());
+        } catch (HttpTimeoutException e) {
+            HttpTimeoutException named = new HttpTimeoutException("GET " + request.uri().getRawPath()
+                    + " got no answer within " + request.timeout().map(Duration::toSeconds).orElse(0L)
+                    + " s (its request timeout)");
+            named.initCause(e);
+            throw named;
+        }
+    }
+
+    /** A request timeout for a request that waits on the server ({@code ?wait}) or not. */
+    private Duration timeout(boolean waits) {
+        return waits ? wait.plus(upstream.answerTimeout()) : upstream.answerTimeout();
+    }
+
+    /** Client-lib's syncs retry an attempt on their own: each retry is worth a line. */
+    private DirectorySync directorySync(PintleClient client) {
+        return client.directorySync().withRetryListener(retry -> LOG.warn(
+                "relay sync: retrying the sync of {} (attempt {} of {}, in {} ms): {}", retry.remote(),
+                retry.attempt(), retry.attempts(), retry.delay().toMillis(), retry.reason()));
     }
 
     /**
@@ -240,12 +291,11 @@ public final class RelaySync {
             PintleClient client = client();
             String path = Routes.POLICIES + "/" + snapshot.self().value() + "/" + remote
                     + (etag != null ? "?" + Routes.WAIT + "=" + wait.toSeconds() : "");
-            HttpRequest.Builder request = HttpRequest.newBuilder(client.uri(path)).timeout(wait.plusSeconds(60));
+            HttpRequest.Builder request = HttpRequest.newBuilder(client.uri(path)).timeout(timeout(etag != null));
             if (etag != null) {
                 request.header("If-None-Match", etag);
             }
-            HttpResponse<byte[]> response = client.httpClient().send(request.build(),
-                    HttpResponse.BodyHandlers.ofByteArray());
+            HttpResponse<byte[]> response = send(client, request.build());
             if (response.statusCode() == 304) {
                 return;
             }
@@ -274,7 +324,7 @@ public final class RelaySync {
 
     /** One long poll of a whole tree: returns when it changed upstream (and was synced) or the wait ran out. */
     private void syncTree(String remote, Path local) throws Exception {
-        SyncResult result = client().syncWhenChanged(remote, local, wait);
+        SyncResult result = directorySync(client()).syncWhenChanged(remote, local, wait);
         if (result.changed()) {
             LOG.info("relay sync: {} updated from upstream {} ({} files, {} bytes, {} removed)", local, remote,
                     result.filesDownloaded(), result.bytesDownloaded(), result.removed());
@@ -291,11 +341,11 @@ public final class RelaySync {
         String remote = Routes.POLICIES + "/" + snapshot.self().value() + "/share/";
         HttpRequest.Builder request = HttpRequest.newBuilder(client.uri(remote + "?" + Routes.VIEW + "="
                         + Routes.VIEW_MANIFEST + (shareEtag != null ? "&" + Routes.WAIT + "=" + wait.toSeconds() : "")))
-                .timeout(wait.plusSeconds(60));
+                .timeout(timeout(shareEtag != null));
         if (shareEtag != null) {
             request.header("If-None-Match", shareEtag);
         }
-        HttpResponse<byte[]> response = client.httpClient().send(request.build(), HttpResponse.BodyHandlers.ofByteArray());
+        HttpResponse<byte[]> response = send(client, request.build());
         if (response.statusCode() == 304) {
             return;
         }
@@ -330,16 +380,18 @@ public final class RelaySync {
     /**
      * Syncs the changed node directories one after the other, each on its own (its own lock, staging tree and swap).
      * A node whose sync fails keeps its previous state and its old fingerprint, so the next round tries it again;
-     * the others go on, and the first failure is thrown once they are done. (Eight at a time were no faster in
-     * bench/fleet: a relay's node syncs are bound by its CPU and disk, about 100 nodes/s.)
+     * the others go on, and the first failure is thrown once they are done. A node whose every attempt got no
+     * answer ends the round at once: the connection or the policy server is not answering, and each node after it
+     * would wait as long. (Eight at a time were no faster in bench/fleet: a relay's node syncs are bound by its CPU
+     * and disk, about 100 nodes/s.)
      */
     private void syncNodes(PintleClient client, String remote, Path share, List<Map.Entry<String, String>> changed)
             throws Exception {
         Exception first = null;
+        DirectorySync sync = directorySync(client).withoutStaleScan();
         for (Map.Entry<String, String> node : changed) {
             try {
-                SyncResult result = client.directorySync().withoutStaleScan()
-                        .sync(remote + node.getKey() + "/", share.resolve(node.getKey()));
+                SyncResult result = sync.sync(remote + node.getKey() + "/", share.resolve(node.getKey()));
                 nodeFingerprints.put(node.getKey(), node.getValue());
                 if (result.changed()) {
                     LOG.info("relay sync: policies of {} updated ({} files, {} bytes, {} removed)", node.getKey(),
@@ -348,6 +400,9 @@ public final class RelaySync {
             } catch (InterruptedException e) {
                 throw e;
             } catch (Exception e) {
+                if (timedOut(e)) {
+                    throw e;
+                }
                 if (first == null) {
                     first = e;
                 }
