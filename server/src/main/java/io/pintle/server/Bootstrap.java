@@ -25,6 +25,7 @@ import io.pintle.server.systemd.ReloadNotifier;
 import io.pintle.server.systemd.SystemdHandoff;
 import io.pintle.server.tls.ServerTls;
 import io.pintle.server.uploads.UploadStore;
+import io.pintle.server.uploads.LoginThrottle;
 import io.pintle.server.uploads.UploadTally;
 import io.pintle.server.upstream.RelaySync;
 import io.pintle.server.upstream.UpstreamClient;
@@ -146,11 +147,13 @@ public final class Bootstrap {
         metrics.downloads(files);
         UploadTally uploads = new UploadTally();
         metrics.uploads(uploads);
+        LoginThrottle logins = new LoginThrottle();
+        metrics.loginThrottle(logins, () -> snapshots.current().config().uploads().logins());
         metrics.crlFetch(crlFetch);
         removeUploadLeftovers(config.uploads(), clock);
         Server server = HttpServerFactory.create(config, tls.factory(), snapshots, clock,
                 new HttpServerFactory.FileServices(files, scanner, digests, waits, sharedFiles, remoteRuns.channels()),
-                JerseyConfig.create(sharedFiles, upstream, remoteRuns, uploads),
+                JerseyConfig.create(sharedFiles, upstream, remoteRuns, uploads, logins),
                 JerseyConfig.admin(snapshots, reloader, metrics, readiness, remoteRuns, uploads, crlFetch), metrics, readiness);
         systemd.listener().ifPresent(inherited -> HttpServerFactory.inheritTlsListener(server, inherited));
         server.addBean(new Managed("reloader", () -> { }, reloader::stop));

@@ -4,7 +4,7 @@ import io.pintle.server.nodes.Identification;
 import io.pintle.server.nodes.KeyHash;
 import io.pintle.server.nodes.NodeId;
 import io.pintle.server.nodes.NodeTrust;
-import io.pintle.server.uploads.Htpasswd;
+import io.pintle.server.uploads.PasswordCheck;
 import java.net.Inet4Address;
 import java.net.Inet6Address;
 import java.net.InetAddress;
@@ -190,12 +190,12 @@ public final class AclEvaluator {
      * {@code AuthUserFile}) and an allowed network, both.
      *
      * @param caller the caller
-     * @param users the route's password file, parsed
+     * @param users the route's password file, parsed (guarded by the login throttle when a request asks)
      * @param usersFile its name, for the refusal's detail
      * @param authorization the request's {@code Authorization} header, or null
      * @return the decision; a refusal for want of credentials carries the realm to ask them for (401)
      */
-    public Decision upload(Caller caller, Htpasswd users, String usersFile, String authorization) {
+    public Decision upload(Caller caller, PasswordCheck users, String usersFile, String authorization) {
         if (!networks.contains(caller.address())) {
             return networkDenied(caller);
         }

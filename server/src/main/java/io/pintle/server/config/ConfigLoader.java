@@ -18,6 +18,7 @@ import io.pintle.server.nodes.IdRule;
 import io.pintle.server.nodes.KeyHash;
 import io.pintle.server.nodes.NodeId;
 import io.pintle.server.nodes.NodeTrust;
+import io.pintle.server.uploads.LoginThrottle;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.URI;
@@ -94,6 +95,14 @@ public final class ConfigLoader {
      * ({@code LimitRequestBody}, 1 GiB since 2.4.54) is 16 times larger.
      */
     public static final long DEFAULT_MAX_UPLOAD_BYTES = 64L * 1024 * 1024;
+    /**
+     * Default {@code [uploads] max_failures_per_address}, per {@link #DEFAULT_FAILURE_WINDOW_SECONDS}: 20 guesses a
+     * minute instead of the 146 a second one address got unthrottled, while the nodes behind one NAT address with
+     * a wrong password (one failure per node and 5-minute run) trip it only past about a hundred of them.
+     */
+    public static final int DEFAULT_MAX_FAILURES_PER_ADDRESS = 20;
+    /** Default {@code [uploads] failure_window}, in seconds. */
+    public static final int DEFAULT_FAILURE_WINDOW_SECONDS = 60;
     /** Default {@code [limits] max_shared_file_bytes}: relayd's {@code [shared_files] max_body_size}. */
     public static final long DEFAULT_MAX_SHARED_FILE_BYTES = 50L * 1024 * 1024;
     /** Default {@code [upstream] certificate}: the policy server's certificate, as Rudder keeps it. */
@@ -377,7 +386,7 @@ public final class ConfigLoader {
                             : new RawRemoteRun(null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null),
                             validLimits.maxConnections()),
                     uploads(raw.uploads() != null ? raw.uploads()
-                            : new RawUploads(null, null, null, null, null, null, null), validGeneral.role()),
+                            : new RawUploads(null, null, null, null, null, null, null, null, null), validGeneral.role()),
                     webapp(raw.webapp() != null ? raw.webapp() : new RawWebapp(null, null, null)));
         }
 
@@ -550,7 +559,10 @@ public final class ConfigLoader {
                     path("uploads.reports", raw.reports(), "/var/rudder/reports/incoming"),
                     path("uploads.htpasswd_initial", raw.htpasswdInitial(), "/opt/rudder/etc/htpasswd-webdav-initial"),
                     path("uploads.htpasswd", raw.htpasswd(), "/opt/rudder/etc/htpasswd-webdav"),
-                    maxBytes);
+                    maxBytes,
+                    new LoginThrottle.Limits(atLeast("uploads.max_failures_per_address", raw.maxFailuresPerAddress(),
+                            DEFAULT_MAX_FAILURES_PER_ADDRESS, 0), seconds("uploads.failure_window", raw.failureWindow(),
+                                    DEFAULT_FAILURE_WINDOW_SECONDS, 1)));
         }
 
         private ServerConfig.Webapp webapp(RawWebapp raw) throws ConfigException {
@@ -972,7 +984,9 @@ public final class ConfigLoader {
             @JsonProperty("reports") String reports,
             @JsonProperty("htpasswd_initial") String htpasswdInitial,
             @JsonProperty("htpasswd") String htpasswd,
-            @JsonProperty("max_bytes") Long maxBytes) {}
+            @JsonProperty("max_bytes") Long maxBytes,
+            @JsonProperty("max_failures_per_address") Integer maxFailuresPerAddress,
+            @JsonProperty("failure_window") Integer failureWindow) {}
 
     record RawWebapp(
             @JsonProperty("proxy") String proxy,

@@ -5,6 +5,7 @@ import io.pintle.server.nodes.CaTrust;
 import io.pintle.server.nodes.IdRule;
 import io.pintle.server.nodes.NodeId;
 import io.pintle.server.nodes.NodeTrust;
+import io.pintle.server.uploads.LoginThrottle;
 import io.pintle.server.uploads.UploadKind;
 import java.net.URI;
 import java.nio.file.Path;
@@ -62,10 +63,13 @@ public record ServerConfig(
      * @param htpasswdInitial the users of {@code /inventories/} (Rudder's {@code htpasswd-webdav-initial})
      * @param htpasswd the users of the two others (Rudder's {@code htpasswd-webdav})
      * @param maxBytes the largest body taken (413 past it)
+     * @param logins failed logins allowed per client address and window ({@code max_failures_per_address},
+     *     {@code failure_window}), past which its uploads are refused with 429 until the window ends
      */
     public record Uploads(boolean enabled, Path inventories, Path inventoryUpdates, Path reports,
-            Path htpasswdInitial, Path htpasswd, long maxBytes) {
+            Path htpasswdInitial, Path htpasswd, long maxBytes, LoginThrottle.Limits logins) {
         public Uploads {
+            Objects.requireNonNull(logins);
             Objects.requireNonNull(inventories);
             Objects.requireNonNull(inventoryUpdates);
             Objects.requireNonNull(reports);

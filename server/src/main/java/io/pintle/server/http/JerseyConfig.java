@@ -7,6 +7,7 @@ import io.pintle.server.reload.SnapshotHolder;
 import io.pintle.server.remoterun.RemoteRunner;
 import io.pintle.server.sharedfiles.SharedFileStore;
 import io.pintle.server.uploads.UploadStore;
+import io.pintle.server.uploads.LoginThrottle;
 import io.pintle.server.uploads.UploadTally;
 import io.pintle.server.upstream.UpstreamClient;
 import java.util.List;
@@ -28,12 +29,13 @@ public final class JerseyConfig {
      * @param upstream the policy server (forwarding)
      * @param remoteRuns runs remote runs
      * @param uploads counts uploads
+     * @param logins slows password guessing on the upload routes
      * @return the application
      */
     public static ResourceConfig create(SharedFileStore sharedFiles, UpstreamClient upstream,
-            RemoteRunner remoteRuns, UploadTally uploads) {
+            RemoteRunner remoteRuns, UploadTally uploads, LoginThrottle logins) {
         ResourceConfig config = base("pintle");
-        config.registerInstances(resources(sharedFiles, upstream, remoteRuns, uploads).toArray());
+        config.registerInstances(resources(sharedFiles, upstream, remoteRuns, uploads, logins).toArray());
         config.register(new UploadsResource.OnlyPut(uploads));
         return config;
     }
@@ -63,12 +65,13 @@ public final class JerseyConfig {
      * @param upstream the policy server (null for the contract test)
      * @param remoteRuns runs remote runs (null for the contract test)
      * @param uploads counts uploads (null for the contract test)
+     * @param logins slows password guessing on the upload routes (null for the contract test)
      * @return the node-facing resource instances (the OpenAPI contract test reads these)
      */
     static List<Object> resources(SharedFileStore sharedFiles, UpstreamClient upstream, RemoteRunner remoteRuns,
-            UploadTally uploads) {
+            UploadTally uploads, LoginThrottle logins) {
         return List.of(new SharedFilesResource(sharedFiles, upstream), new ServerInfoResource(),
-                new RemoteRunResource(remoteRuns, false), new UploadsResource(new UploadStore(), uploads));
+                new RemoteRunResource(remoteRuns, false), new UploadsResource(new UploadStore(), uploads, logins));
     }
 
     /**

@@ -34,6 +34,11 @@ final class ProblemExceptionMapper implements ExceptionMapper<Throwable> {
                     .header("Retry-After", unavailable.retryAfterSeconds())
                     .build();
         }
+        if (exception instanceof PintleException.TooManyRequests throttled) {
+            return Response.fromResponse(problem(Problems.of(throttled, instance), null))
+                    .header("Retry-After", throttled.retryAfterSeconds())
+                    .build();
+        }
         if (exception instanceof PintleException.Unauthorized unauthorized) {
             return Response.fromResponse(problem(Problems.of(unauthorized, instance), null))
                     .header("WWW-Authenticate", unauthorized.challenge())

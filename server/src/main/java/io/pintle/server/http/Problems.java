@@ -71,6 +71,8 @@ final class Problems {
             return HttpStatus.UNAUTHORIZED_401;
         } else if (refusal instanceof PintleException.InsufficientStorage) {
             return HttpStatus.INSUFFICIENT_STORAGE_507;
+        } else if (refusal instanceof PintleException.TooManyRequests) {
+            return HttpStatus.TOO_MANY_REQUESTS_429;
         }
         return HttpStatus.BAD_GATEWAY_502;
     }
@@ -126,7 +128,7 @@ final class Problems {
     }
 
     /**
-     * Answers a refusal on Jetty's side (a 503 sends its {@code Retry-After}).
+     * Answers a refusal on Jetty's side (a 503 or a 429 sends its {@code Retry-After}).
      *
      * @param refusal the refusal
      * @param request the request
@@ -136,6 +138,8 @@ final class Problems {
     static void write(PintleException refusal, Request request, Response response, Callback callback) {
         if (refusal instanceof PintleException.Unavailable unavailable) {
             response.getHeaders().put(HttpHeader.RETRY_AFTER, unavailable.retryAfterSeconds());
+        } else if (refusal instanceof PintleException.TooManyRequests throttled) {
+            response.getHeaders().put(HttpHeader.RETRY_AFTER, throttled.retryAfterSeconds());
         }
         write(of(refusal, request.getHttpURI().getPath()), response, callback);
     }

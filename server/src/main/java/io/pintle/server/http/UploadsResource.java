@@ -4,6 +4,7 @@ import io.pintle.server.acl.Decision;
 import io.pintle.server.config.ServerConfig;
 import io.pintle.server.problem.PintleException;
 import io.pintle.server.reload.ServerSnapshot;
+import io.pintle.server.uploads.LoginThrottle;
 import io.pintle.server.uploads.UploadKind;
 import io.pintle.server.uploads.UploadStore;
 import io.pintle.server.uploads.UploadTally;
@@ -37,14 +38,17 @@ public final class UploadsResource {
 
     private final UploadStore store;
     private final UploadTally tally;
+    private final LoginThrottle logins;
 
     /**
      * @param store writes uploads
      * @param tally counts them
+     * @param logins slows password guessing: an address with too many failed logins is refused for a while
      */
-    UploadsResource(UploadStore store, UploadTally tally) {
+    UploadsResource(UploadStore store, UploadTally tally, LoginThrottle logins) {
         this.store = store;
         this.tally = tally;
+        this.logins = logins;
     }
 
     @PUT
@@ -80,8 +84,10 @@ public final class UploadsResource {
                 result = UploadTally.Result.DENIED;
                 throw disabled();
             }
-            state.authorize(snapshot.acl().upload(state.caller(), snapshot.uploadUsers().of(kind),
-                    uploads.users(kind).getFileName().toString(), headers.getHeaderString(HttpHeaders.AUTHORIZATION)));
+            String usersFile = uploads.users(kind).getFileName().toString();
+            state.authorize(snapshot.acl().upload(state.caller(), logins.guard(state.clientAddress(),
+                    snapshot.uploadUsers().of(kind), uploads.logins(), usersFile), usersFile,
+                    headers.getHeaderString(HttpHeaders.AUTHORIZATION)));
             UploadStore.Stored stored = store.store(kind, uploads.directory(kind), UploadStore.checkName(name), body,
                     headers.getLength(), uploads.maxBytes());
             result = stored.replaced() ? UploadTally.Result.REPLACED : UploadTally.Result.CREATED;
@@ -90,7 +96,8 @@ public final class UploadsResource {
         } catch (PintleException refusal) {
             result = result(refusal);
             if (!(refusal instanceof PintleException.AccessDenied || refusal instanceof PintleException.Unauthorized)) {
-                // Denials are logged by Exchange.authorize; these are the upload's own refusals.
+                // Denials are logged by Exchange.authorize; these are the upload's own refusals (a throttled
+                // address's included: one line per refused attempt, as per failed one).
                 LOG.info("refused upload to {} from {}: {} ({})", kind.prefix(), state.clientAddress().getHostAddress(),
                         refusal.reason(), refusal.detail());
             }
@@ -117,6 +124,8 @@ public final class UploadsResource {
     private static UploadTally.Result result(PintleException refusal) {
         if (refusal instanceof PintleException.Unauthorized) {
             return UploadTally.Result.UNAUTHORIZED;
+        } else if (refusal instanceof PintleException.TooManyRequests) {
+            return UploadTally.Result.THROTTLED;
         } else if (refusal instanceof PintleException.TooLarge) {
             return UploadTally.Result.TOO_LARGE;
         } else if (refusal instanceof PintleException.InsufficientStorage) {

@@ -15,6 +15,7 @@ import io.pintle.server.reload.ServerSnapshot;
 import io.pintle.server.reload.SnapshotHolder;
 import io.pintle.server.remoterun.PolicyUpdates;
 import io.pintle.server.remoterun.PullChannels;
+import io.pintle.server.uploads.LoginThrottle;
 import io.pintle.server.uploads.UploadKind;
 import io.pintle.server.uploads.UploadTally;
 import io.prometheus.metrics.core.datapoints.CounterDataPoint;
@@ -35,6 +36,7 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.IntSupplier;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 
 /**
  * Every Pintle metric, in a registry this instance owns. The request path ({@link #request}, {@link #denied},
@@ -389,7 +391,7 @@ public final class ServerMetrics implements ReloadListener {
         CounterWithCallback.builder()
                 .name("pintle_uploads")
                 .help("Uploads (PUT /inventories/, /inventory-updates/, /reports/) by kind and result: created, "
-                        + "replaced, unauthorized, denied, invalid, too-large, aborted, no-space, error")
+                        + "replaced, unauthorized, throttled, denied, invalid, too-large, aborted, no-space, error")
                 .labelNames("kind", "result")
                 .callback(callback -> {
                     for (UploadKind kind : UploadKind.values()) {
@@ -408,6 +410,21 @@ public final class ServerMetrics implements ReloadListener {
                         callback.call(uploads.bytes(kind), kind.label());
                     }
                 })
+                .register(registry);
+    }
+
+    /**
+     * Exposes the upload login throttle (its refusals are counted by {@link #uploads}, result {@code throttled}).
+     *
+     * @param logins the throttle
+     * @param limits the limits in force, read at scrape time
+     */
+    public void loginThrottle(LoginThrottle logins, Supplier<LoginThrottle.Limits> limits) {
+        GaugeWithCallback.builder()
+                .name("pintle_upload_throttled_addresses")
+                .help("Client addresses (IPv6: /64s) whose uploads are refused now after too many failed logins "
+                        + "([uploads] max_failures_per_address within failure_window)")
+                .callback(callback -> callback.call(logins.throttled(limits.get())))
                 .register(registry);
     }
 

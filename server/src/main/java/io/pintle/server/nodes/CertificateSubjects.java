@@ -1,7 +1,9 @@
 package io.pintle.server.nodes;
 
 import java.security.cert.X509Certificate;
+import java.util.LinkedHashSet;
 import java.util.Optional;
+import java.util.Set;
 import org.bouncycastle.asn1.ASN1Encodable;
 import org.bouncycastle.asn1.ASN1String;
 import org.bouncycastle.asn1.x500.AttributeTypeAndValue;
@@ -19,12 +21,15 @@ public final class CertificateSubjects {
 
     /**
      * @param certificate a certificate
-     * @return the subject's first UID attribute value (also when it shares a multi-valued RDN with other
-     *     attributes), or empty when there is none
+     * @return the subject's UID attribute value (also when it shares a multi-valued RDN with other attributes), or
+     *     empty when there is none
      * @throws IllegalArgumentException when the subject or its UID cannot be decoded (a UTF8String that is not
-     *     UTF-8, for instance: the JDK accepts such a certificate, BouncyCastle does not decode it)
+     *     UTF-8, for instance: the JDK accepts such a certificate, BouncyCastle does not decode it), or when it
+     *     holds UIDs of different values: such a subject names no single node (OpenSSL's lookups read the
+     *     first, an RFC 2253 string shows the last first), so neither is admitted
      */
     public static Optional<String> uid(X509Certificate certificate) {
+        Set<String> uids = new LinkedHashSet<>();
         try {
             X500Name subject = X500Name.getInstance(certificate.getSubjectX500Principal().getEncoded());
             for (RDN rdn : subject.getRDNs(BCStyle.UID)) {
@@ -32,13 +37,19 @@ public final class CertificateSubjects {
                 for (AttributeTypeAndValue attribute : rdn.getTypesAndValues()) {
                     if (attribute.getType().equals(BCStyle.UID)) {
                         ASN1Encodable value = attribute.getValue();
-                        return Optional.of(value instanceof ASN1String string ? string.getString() : value.toString());
+                        uids.add(value instanceof ASN1String string ? string.getString() : value.toString());
                     }
                 }
             }
-            return Optional.empty();
         } catch (IllegalArgumentException | IllegalStateException e) {
             throw new IllegalArgumentException("the certificate subject's UID cannot be decoded: " + e.getMessage(), e);
         }
+        if (uids.size() > 1) {
+            throw new IllegalArgumentException("the certificate subject '"
+                    + certificate.getSubjectX500Principal().getName() + "' has " + uids.size()
+                    + " UID attributes naming different nodes (" + String.join(", ", uids)
+                    + "): the certificate names no single node");
+        }
+        return uids.stream().findFirst();
     }
 }

@@ -21,8 +21,9 @@ import java.util.Optional;
  * @param chain the leaf and the certificates the client sent after it
  * @param notBefore start of validity
  * @param notAfter end of validity
- * @param uid the subject's UID, or null when it has none or it cannot be decoded
- * @param uidProblem why the UID cannot be decoded, or null
+ * @param uid the subject's UID, or null when it has none, it cannot be decoded or the subject has UIDs of
+ *     different values
+ * @param uidProblem why the UID cannot be decoded or names no single node, or null
  * @param sha256 the key's sha256 pin
  * @param memo the chain's last verification
  */

@@ -93,7 +93,7 @@ public final class PerAddress {
      * @param address a client address
      * @return what it is counted as: itself, or for IPv6 its /64
      */
-    static InetAddress key(InetAddress address) {
+    public static InetAddress key(InetAddress address) {
         if (!(address instanceof Inet6Address)) {
             return address;
         }

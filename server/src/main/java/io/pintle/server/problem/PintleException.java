@@ -8,7 +8,8 @@ public abstract sealed class PintleException extends RuntimeException
         permits PintleException.AccessDenied, PintleException.NotFound, PintleException.Conflict,
                 PintleException.InvalidRequest, PintleException.Unavailable, PintleException.TooLarge, PintleException.LengthRequired,
                 PintleException.UnsupportedMediaType, PintleException.UpstreamFailed, PintleException.UpstreamTimedOut,
-                PintleException.TooSlow, PintleException.Unauthorized, PintleException.InsufficientStorage {
+                PintleException.TooSlow, PintleException.Unauthorized, PintleException.InsufficientStorage,
+                PintleException.TooManyRequests {
     private static final long serialVersionUID = 1L;
 
     private final String reason;
@@ -215,6 +216,31 @@ public abstract sealed class PintleException extends RuntimeException
          */
         public InsufficientStorage(String reason, String detail) {
             super(reason, detail);
+        }
+    }
+
+    /**
+     * The client's own failures stop it for a while (too many failed logins from its address); the client should
+     * come back after {@code retryAfterSeconds}. Not the server's overload: that is {@link Unavailable}.
+     */
+    public static final class TooManyRequests extends PintleException {
+        private static final long serialVersionUID = 1L;
+
+        private final long retryAfterSeconds;
+
+        /**
+         * @param reason reason code
+         * @param detail what the client did and what its operator can do
+         * @param retryAfterSeconds when to come back
+         */
+        public TooManyRequests(String reason, String detail, long retryAfterSeconds) {
+            super(reason, detail);
+            this.retryAfterSeconds = retryAfterSeconds;
+        }
+
+        /** @return when to come back, in seconds */
+        public long retryAfterSeconds() {
+            return retryAfterSeconds;
         }
     }
 }

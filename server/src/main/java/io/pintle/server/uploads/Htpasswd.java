@@ -6,10 +6,13 @@ import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Base64;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.commons.codec.digest.Crypt;
 import org.apache.commons.codec.digest.Md5Crypt;
@@ -23,10 +26,14 @@ import org.bouncycastle.crypto.generators.OpenBSDBCrypt;
  * commons-codec and BouncyCastle, never here. A line in another format is refused when the file is loaded (Apache
  * on Linux would only ever fail such a password, silently), so a broken file never replaces a good one.
  *
+ * <p>A user the file does not hold costs what a user it holds costs: the password is checked against the file's
+ * costliest hash (a decoy) and refused whatever the outcome, so that the time of a refusal does not tell which user
+ * names exist (Apache answers an unknown user at once). Hashes are compared in constant time.
+ *
  * <p>Immutable apart from a small cache of credentials already verified against this very file (bcrypt costs
  * milliseconds per check, and every report upload checks); a reload builds a new instance with an empty cache.
  */
-public final class Htpasswd {
+public final class Htpasswd implements PasswordCheck {
     private static final String APR1 = "$apr1$";
     private static final String SHA = "{SHA}";
     private static final Pattern APR1_FORM = Pattern.compile("\\$apr1\\$[./0-9A-Za-z]{0,8}\\$[./0-9A-Za-z]{22}");
@@ -36,18 +43,28 @@ public final class Htpasswd {
     private static final Pattern SHA_CRYPT_FORM = Pattern.compile(
             "\\$[56]\\$(rounds=\\d{1,9}\\$)?[./0-9A-Za-z]{0,16}\\$([./0-9A-Za-z]{43}|[./0-9A-Za-z]{86})");
     private static final Pattern DES_FORM = Pattern.compile("[./0-9A-Za-z]{13}");
+    private static final Pattern SHA_CRYPT_ROUNDS = Pattern.compile("\\$[56]\\$rounds=(\\d{1,9})\\$");
     private static final int CACHE_ENTRIES = 256;
 
     /** An empty file: nobody may upload. */
     public static final Htpasswd EMPTY = new Htpasswd(Map.of());
 
     private final Map<String, String> hashes;
+    /** The costliest hash of the file, which an unknown user's password is checked against; null without users. */
+    private final String decoy;
     /** Credentials verified against this file; none for a file without users (nothing ever verifies). */
     private final Set<String> verified;
+    /**
+     * Hashes computed, for a test to see that an unknown user costs one as a known user does; null for a file
+     * without users, which computes none (so that {@link #EMPTY} holds nothing mutable).
+     */
+    private final LongAdder computed;
 
     private Htpasswd(Map<String, String> hashes) {
         this.hashes = Map.copyOf(hashes);
+        this.decoy = hashes.values().stream().max(Comparator.comparingDouble(Htpasswd::cost)).orElse(null);
         this.verified = hashes.isEmpty() ? Set.of() : ConcurrentHashMap.newKeySet();
+        this.computed = hashes.isEmpty() ? null : new LongAdder();
     }
 
     /**
@@ -98,9 +115,13 @@ public final class Htpasswd {
      * @param password the password it came with
      * @return whether the file holds that user with that password
      */
+    @Override
     public boolean verify(String user, String password) {
         String hash = hashes.get(user);
         if (hash == null) {
+            if (decoy != null) {
+                matches(decoy, password);
+            }
             return false;
         }
         String key = user + '\0' + sha256(password);
@@ -117,7 +138,8 @@ public final class Htpasswd {
         return matches;
     }
 
-    private static boolean matches(String hash, String password) {
+    private boolean matches(String hash, String password) {
+        computed.increment();
         byte[] candidate = password.getBytes(StandardCharsets.UTF_8);
         try {
             if (hash.startsWith(APR1)) {
@@ -134,6 +156,41 @@ public final class Htpasswd {
             // A password bcrypt or crypt cannot take (bcrypt's limit is 72 bytes): it matches nothing.
             return false;
         }
+    }
+
+    /**
+     * Roughly what checking a password against the hash costs, in microseconds on a current core: only to pick the
+     * decoy, the costliest hash of a file. bcrypt doubles per cost step; SHA-crypt costs its rounds (5,000 unless
+     * written), SHA-512's a little more than SHA-256's; MD5-crypt and {@code $apr1$} 1,000 MD5 rounds; DES crypt
+     * 25 DES rounds; {@code {SHA}} one SHA-1.
+     */
+    static double cost(String hash) {
+        if (hash.startsWith("$2")) {
+            return Math.pow(2, Integer.parseInt(hash.substring(4, 6))) * 80;
+        }
+        if (hash.startsWith("$5$") || hash.startsWith("$6$")) {
+            Matcher rounds = SHA_CRYPT_ROUNDS.matcher(hash);
+            long count = rounds.lookingAt() ? Math.min(Math.max(Long.parseLong(rounds.group(1)), 1_000), 999_999_999)
+                    : 5_000;
+            return count * (hash.startsWith("$6$") ? 1.0 : 0.8);
+        }
+        if (hash.startsWith(APR1) || hash.startsWith("$1$")) {
+            return 300;
+        }
+        if (hash.startsWith(SHA)) {
+            return 1;
+        }
+        return 30;
+    }
+
+    /** @return the hash an unknown user's password is checked against, or null for a file without users */
+    String decoy() {
+        return decoy;
+    }
+
+    /** @return how many hashes were computed: one per check, but for credentials already verified */
+    long computed() {
+        return computed == null ? 0 : computed.sum();
     }
 
     private static boolean same(String computed, String stored) {

@@ -20,6 +20,8 @@ public final class UploadTally {
         REPLACED,
         /** No or wrong credentials (401). */
         UNAUTHORIZED,
+        /** Refused at once: too many failed logins from the address lately (429, {@link LoginThrottle}). */
+        THROTTLED,
         /** Refused: network, or a method other than PUT (403). */
         DENIED,
         /** Refused: a bad name, a body shorter than its length (400). */

@@ -4,6 +4,8 @@
  * ({@code /reports/}), each into the directory relayd watches. Plain Java: the HTTP layer authenticates the caller
  * ({@link io.pintle.server.uploads.Htpasswd}) and hands the body to {@link io.pintle.server.uploads.UploadStore}.
  * Invariant: a file appears under its final name complete and fsync'd, by one rename, or not at all; what relayd's
- * {@code CLOSE_WRITE|MOVED_TO} watch sees is only ever a whole upload.
+ * {@code CLOSE_WRITE|MOVED_TO} watch sees is only ever a whole upload. Password checks cost the same for any user
+ * name, and an address whose logins keep failing is refused for a while ({@link
+ * io.pintle.server.uploads.LoginThrottle}, bounded, one per server).
  */
 package io.pintle.server.uploads;

@@ -144,7 +144,8 @@ class ConfigLoaderTest {
         assertThat(uploads).isEqualTo(new ServerConfig.Uploads(true, Path.of("/var/rudder/inventories/incoming"),
                 Path.of("/var/rudder/inventories/accepted-nodes-updates"), Path.of("/var/rudder/reports/incoming"),
                 Path.of("/opt/rudder/etc/htpasswd-webdav-initial"), Path.of("/opt/rudder/etc/htpasswd-webdav"),
-                ConfigLoader.DEFAULT_MAX_UPLOAD_BYTES));
+                ConfigLoader.DEFAULT_MAX_UPLOAD_BYTES, new io.pintle.server.uploads.LoginThrottle.Limits(20,
+                        java.time.Duration.ofSeconds(60))));
         assertThat(parse("[general]\nnode_id = \"relay1\"\nrole = \"relay\"\n").uploads().enabled()).isTrue();
         assertThat(parse("[general]\nnode_id = \"n1\"\nrole = \"node\"\n").uploads().enabled()).isFalse();
     }
@@ -161,6 +162,17 @@ class ConfigLoaderTest {
         assertRefused(ROOT_ID + "[uploads]\nmax_bytes = 0\n", "'uploads.max_bytes' must be at least 1");
         assertRefused(ROOT_ID + "[uploads]\nreports = \"\"\n", "'uploads.reports' must not be empty");
         assertRefused(ROOT_ID + "[uploads]\ndirectory = \"x\"\n", "directory");
+    }
+
+    @Test
+    void failedUploadLoginsAreLimitedPerAddressAndWindowOrNotAtAll() throws Exception {
+        assertThat(parse(ROOT_ID + "[uploads]\nmax_failures_per_address = 5\nfailure_window = 300\n").uploads()
+                .logins()).isEqualTo(new io.pintle.server.uploads.LoginThrottle.Limits(5, java.time.Duration.ofMinutes(5)));
+        assertThat(parse(ROOT_ID + "[uploads]\nmax_failures_per_address = 0\n").uploads().logins().maxFailures())
+                .isZero();
+        assertRefused(ROOT_ID + "[uploads]\nmax_failures_per_address = -1\n",
+                "'uploads.max_failures_per_address' must be at least 0");
+        assertRefused(ROOT_ID + "[uploads]\nfailure_window = 0\n", "'uploads.failure_window' must be at least 1");
     }
 
     @Test

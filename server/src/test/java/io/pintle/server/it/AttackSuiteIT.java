@@ -321,15 +321,15 @@ class AttackSuiteIT {
     @Test
     void uidSpoofingNeverReachesAnotherNodesPolicies() throws Exception {
         String victimFile = "GET /policies/node-v/rules/secret.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
-        // The victim's UID first, the attacker's own (pinned) key: the UID read is the victim's, the key is not.
+        // Two UIDs, the victim's and the attacker's own (pinned) key's, in either order: no single node, no node.
         NodeKeys victimFirst = identity("victim-first", attacker.keyPair(), subject("node-v", "node-a"));
         String first = raw(victimFirst, victimFile);
         assertThat(status(first)).isEqualTo(403);
-        assertThat(first).contains("key-not-for-uid");
-        // The attacker's UID first: authenticated as the attacker, who still cannot read the victim's tree.
+        assertThat(first).contains("invalid-uid").contains("names no single node");
         NodeKeys attackerFirst = identity("attacker-first", attacker.keyPair(), subject("node-a", "node-v"));
         String second = raw(attackerFirst, victimFile);
         assertThat(status(second)).isEqualTo(403);
+        assertThat(second).contains("invalid-uid").contains("names no single node");
         // The victim's UID in the common name only, not as UID.
         X500Name commonName = new X500NameBuilder(BCStyle.INSTANCE).addRDN(BCStyle.CN, "node-v").build();
         String third = raw(identity("cn-only", attacker.keyPair(), commonName), victimFile);

@@ -26,6 +26,9 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSocket;
+import org.bouncycastle.asn1.x500.X500Name;
+import org.bouncycastle.asn1.x500.X500NameBuilder;
+import org.bouncycastle.asn1.x500.style.BCStyle;
 import org.bouncycastle.asn1.x509.GeneralName;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -108,9 +111,13 @@ class CaModeIT {
 
     private static NodeKeys issued(String name, CertificateAuthority ca, String uid, List<GeneralName> sans,
             Instant notBefore, Instant notAfter) throws IOException {
+        return issued(name, ca, CertificateAuthority.subject(uid, name), sans, notBefore, notAfter);
+    }
+
+    private static NodeKeys issued(String name, CertificateAuthority ca, X500Name subject, List<GeneralName> sans,
+            Instant notBefore, Instant notAfter) throws IOException {
         KeyPair pair = SelfSigned.keyPair(SelfSigned.KeyType.EC_P256);
-        X509Certificate leaf = ca.issue(pair.getPublic(), CertificateAuthority.subject(uid, name), sans, notBefore,
-                notAfter);
+        X509Certificate leaf = ca.issue(pair.getPublic(), subject, sans, notBefore, notAfter);
         Path directory = dir.resolve("agents/" + name);
         Path certificate = directory.resolve("agent-http.cert");
         Path key = directory.resolve("agent-http.key");
@@ -176,6 +183,29 @@ class CaModeIT {
         assertThat(get(stranger, "/uuid")).startsWith("403 ").contains("certificate-not-trusted");
         assertThat(get(unlisted, "/uuid")).isEqualTo("200 root");
         assertThat(get(byUid, "/common/anything")).startsWith("404 ");
+    }
+
+    /**
+     * Hostile testing, issue 34 N2: a CA-signed certificate whose subject holds two UIDs, A then B (both listed
+     * nodes), was served as A. It names no single node: refused in either order, and whoami says why.
+     */
+    @Test
+    void aCertificateWithTwoUidsIsNoNode() throws Exception {
+        Instant now = Instant.now();
+        for (List<String> uids : List.of(List.of("ca-uid", "ca-san"), List.of("ca-san", "ca-uid"))) {
+            X500Name subject = new X500NameBuilder(BCStyle.INSTANCE).addRDN(BCStyle.UID, uids.get(0))
+                    .addRDN(BCStyle.UID, uids.get(1)).build();
+            NodeKeys twoUids = issued("ca-two-uids-" + uids.get(0), intermediate, subject, List.of(),
+                    now.minus(Duration.ofMinutes(5)), now.plus(Duration.ofDays(1)));
+            for (String id : uids) {
+                assertThat(get(twoUids, "/policies/" + id + FILE)).startsWith("403 ")
+                        .contains("no-node-id")
+                        .contains("2 UID attributes naming different nodes (" + String.join(", ", uids) + ")")
+                        .doesNotContain("policies of");
+            }
+            assertThat(get(twoUids, "/v1/whoami")).startsWith("200 ").contains("no-node-id")
+                    .contains("names no single node").contains("\"known\":false");
+        }
     }
 
     @Test

@@ -24,11 +24,12 @@ import java.util.List;
 import java.util.Set;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSocket;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * A real HAProxy in TCP mode ({@code send-proxy-v2}, TLS end to end) in front of the server: the agent connects to
+ * A real HAProxy in TCP mode ({@code send-proxy-v2} or {@code send-proxy}, TLS end to end) in front of the server: the agent connects to
  * HAProxy from 127.0.0.5, HAProxy connects to the server from 127.0.0.2 (the listed proxy), and the server sees
  * 127.0.0.5. Skipped when {@code haproxy} is not installed ({@code apt-get install haproxy}).
  */
@@ -37,8 +38,10 @@ class ProxyProtocolHaproxyIT {
     private static final String FRONTEND = "127.0.0.3";
     private static final String AGENT = "127.0.0.5";
 
-    @Test
-    void anAgentBehindHaproxyIsSeenWithItsOwnAddress(@TempDir Path dir) throws Exception {
+    /** Both versions HAProxy writes: v2, and the v1 text line that Pintle reads itself (see ProxyV1Line). */
+    @ParameterizedTest
+    @ValueSource(strings = {"send-proxy-v2", "send-proxy"})
+    void anAgentBehindHaproxyIsSeenWithItsOwnAddress(String sendProxy, @TempDir Path dir) throws Exception {
         String haproxy = onPath("haproxy");
         assumeTrue(haproxy != null, "haproxy is not installed: apt-get install haproxy");
 
@@ -60,7 +63,7 @@ class ProxyProtocolHaproxyIT {
                     "  bind " + FRONTEND + ":" + port,
                     "  default_backend pintle",
                     "backend pintle",
-                    "  server replica1 127.0.0.1:" + server.port() + " send-proxy-v2 source " + PROXY_SOURCE,
+                    "  server replica1 127.0.0.1:" + server.port() + " " + sendProxy + " source " + PROXY_SOURCE,
                     ""));
             Process process = new ProcessBuilder(haproxy, "-db", "-f", config.toString())
                     .redirectErrorStream(true)

@@ -180,6 +180,76 @@ class ProxyProtocolIT {
                 && line.contains("/127.0.0.2:"));
     }
 
+    /**
+     * Hostile testing, issue 34 N6: a v1 line from the listed proxy naming a host instead of an address was
+     * resolved (a DNS lookup) and accepted as 127.0.0.1. A name is refused, as is every field PROXY v1 does not
+     * write, and nothing is looked up.
+     */
+    @Test
+    void aVersion1LineNamingAHostIsClosedNotResolved() throws Exception {
+        String series = "pintle_connections_closed_total{reason=\"proxy-header-invalid\"}";
+        double before = metricOrZero(series);
+        byte[] named = "PROXY TCP4 localhost 127.0.0.1 1234 443\r\n".getBytes(StandardCharsets.US_ASCII);
+        assertThatThrownBy(() -> open(PROXY, named, node)).isInstanceOf(IOException.class);
+        awaitMetric(series, before + 1);
+        assertThat(messages()).anyMatch(line -> line.contains("PROXY v1 line refused: 'localhost' is not an IPv4 "
+                + "address") && line.contains("/127.0.0.2:"));
+
+        int refused = 1;
+        for (String line : java.util.List.of(
+                "PROXY TCP6 localhost ::1 1234 443",
+                "PROXY TCP4 192.0.2.10 localhost 1234 443",
+                "PROXY TCP4 192.0.2.10 127.0.0.1 1234 https",
+                "PROXY TCP4 192.0.2.10  127.0.0.1 1234 443",
+                "PROXY TCP4 1.2.3 127.0.0.1 1234 443",
+                "PROXY TCP4 ::1 127.0.0.1 1234 443",
+                "PROXY TCP9 192.0.2.10 127.0.0.1 1234 443")) {
+            byte[] header = (line + "\r\n").getBytes(StandardCharsets.US_ASCII);
+            assertThatThrownBy(() -> open(PROXY, header, node)).as(line).isInstanceOf(IOException.class);
+            awaitMetric(series, before + ++refused);
+        }
+        // A line with no LF in its first 107 bytes is not waited for.
+        byte[] endless = ("PROXY TCP4 " + "1".repeat(200)).getBytes(StandardCharsets.US_ASCII);
+        assertThatThrownBy(() -> open(PROXY, endless, node)).isInstanceOf(IOException.class);
+        awaitMetric(series, before + refused + 1);
+        assertStillServedThroughTheProxy();
+    }
+
+    @Test
+    void aVersion1LineIsReadWhetherItComesAloneInPiecesOrWithTheClientHello() throws Exception {
+        byte[] line = ("PROXY TCP4 192.0.2.12 127.0.0.1 40040 " + server.port() + "\r\n")
+                .getBytes(StandardCharsets.US_ASCII);
+        try (SSLSocket socket = open(PROXY, line, node, new Socket[1], true)) {
+            write(socket, "/v1/whoami", "");
+            assertThat(RawHttp.readUntilClosed(socket)).contains("\"address\":\"192.0.2.12\"");
+        }
+        // Two writes: the detector's first bytes, then the rest of the line as a later read.
+        try (Socket tcp = new Socket()) {
+            tcp.bind(new InetSocketAddress(InetAddress.getByName(PROXY), 0));
+            tcp.connect(new InetSocketAddress(DIRECT, server.port()), 10_000);
+            tcp.setSoTimeout(30_000);
+            OutputStream out = tcp.getOutputStream();
+            out.write(line, 0, 8);
+            out.flush();
+            out.write(line, 8, line.length - 8);
+            out.flush();
+            SSLSocket tls = (SSLSocket) ClientTls.context(node.certificatePath(), node.keyPath(),
+                    Set.of(sandbox.serverPin())).getSocketFactory().createSocket(tcp, DIRECT, server.port(), true);
+            write(tls, "/v1/whoami", "");
+            assertThat(RawHttp.readUntilClosed(tls)).contains("\"address\":\"192.0.2.12\"");
+        }
+        byte[] v6 = ("PROXY TCP6 2001:db8::12 ::1 40041 " + server.port() + "\r\n").getBytes(StandardCharsets.US_ASCII);
+        assertThat(get(PROXY, v6, "/v1/whoami")).contains("\"address\":\"2001:db8:");
+        // UNKNOWN: the proxy's own connection, which keeps the proxy's address.
+        byte[] unknown = "PROXY UNKNOWN\r\n".getBytes(StandardCharsets.US_ASCII);
+        assertThat(get(PROXY, unknown, "/v1/whoami")).contains("\"address\":\"127.0.0.2\"");
+    }
+
+    private static void assertStillServedThroughTheProxy() throws Exception {
+        String served = get(PROXY, v2("192.0.2.10", 40_050), "/policies/node-1/rules/promises.cf");
+        assertThat(RawHttp.status(served)).as(served).isEqualTo(200);
+    }
+
     @Test
     void theProxyAddressesAreBoundAtStartAndAReloadThatChangesThemIsRefused(@TempDir Path own) throws Exception {
         Sandbox other = Sandbox.create(own);

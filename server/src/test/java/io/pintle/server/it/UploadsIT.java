@@ -177,6 +177,62 @@ class UploadsIT {
         }
     }
 
+    /**
+     * Hostile testing, issue 34 N5: wrong passwords from one address were all checked, 146 a second. With three
+     * failures allowed per address and window, the fourth attempt from that address is a 429 at once (even with the
+     * right password), another address uploads, and the right password works again once the window ends. Failures
+     * with a user the file does not hold count as any other.
+     */
+    @Test
+    void failedLoginsFromOneAddressAreRefusedForAWhileAndNoOneElse(@TempDir Path own) throws Exception {
+        Sandbox throttled = Sandbox.create(own);
+        throttled.uploadsConfig("max_failures_per_address = 3\nfailure_window = 6");
+        try (TestServer target = TestServer.start(throttled)) {
+            String guesser = "127.0.0.3";
+            for (String credentials : List.of("rudder:guess-1", "admin:guess-2", "rudder:guess-3")) {
+                String failed = rawPut(target, guesser, credentials);
+                assertThat(RawHttp.status(failed)).as(failed).isEqualTo(401);
+                assertThat(failed).contains("credentials-invalid");
+            }
+            String right = Sandbox.UPLOAD_USER + ":" + Sandbox.WEBDAV_PASSWORD;
+            for (String credentials : List.of("rudder:guess-4", right)) {
+                String refused = rawPut(target, guesser, credentials);
+                assertThat(RawHttp.status(refused)).as(refused).isEqualTo(429);
+                assertThat(refused).contains("Content-Type: application/problem+json")
+                        .containsPattern("(?i)Retry-After: [1-6]\r\n")
+                        .contains("\"reason\":\"too-many-failures\"")
+                        .contains("3 failed logins from 127.0.0.3 within 6 s")
+                        .doesNotContain("WWW-Authenticate");
+            }
+            assertThat(target.metric("pintle_uploads_total{kind=\"reports\",result=\"throttled\"}")).isEqualTo(2);
+            assertThat(target.metric("pintle_upload_throttled_addresses")).isEqualTo(1);
+
+            // Another address, the nodes behind it uploading as ever.
+            assertThat(RawHttp.status(rawPut(target, "127.0.0.4", right))).isEqualTo(201);
+
+            // The window ends 6 s after the first failure, however often the address was refused meanwhile.
+            java.time.Instant deadline = java.time.Instant.now().plusSeconds(30);
+            int status;
+            while ((status = RawHttp.status(rawPut(target, guesser, right))) == 429) {
+                assertThat(java.time.Instant.now()).as("the window ends").isBefore(deadline);
+                Thread.sleep(200);
+            }
+            assertThat(status).isEqualTo(204);
+            assertThat(target.metric("pintle_upload_throttled_addresses")).isZero();
+        }
+    }
+
+    private static String rawPut(TestServer target, String from, String credentials) throws Exception {
+        try (SSLSocket socket = target.rawTls(null, from)) {
+            socket.setSoTimeout(10_000);
+            socket.getOutputStream().write(("PUT /reports/throttled.log.gz HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                    + "Authorization: Basic " + Base64.getEncoder().encodeToString(
+                            credentials.getBytes(StandardCharsets.UTF_8))
+                    + "\r\nContent-Length: 6\r\nConnection: close\r\n\r\nreport").getBytes(StandardCharsets.US_ASCII));
+            return RawHttp.readUntilClosed(socket);
+        }
+    }
+
     @Test
     void aLinkPlantedUnderTheNameIsReplacedNeverFollowed() throws Exception {
         Path outside = Files.writeString(dir.resolve("outside.txt"), "not for agents");

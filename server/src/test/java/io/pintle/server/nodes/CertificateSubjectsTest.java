@@ -1,6 +1,7 @@
 package io.pintle.server.nodes;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.pintle.server.tls.SelfSigned;
 import java.security.KeyPair;
@@ -11,6 +12,7 @@ import org.bouncycastle.asn1.ASN1ObjectIdentifier;
 import org.bouncycastle.asn1.x500.X500Name;
 import org.bouncycastle.asn1.x500.X500NameBuilder;
 import org.bouncycastle.asn1.x500.style.BCStyle;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -40,5 +42,26 @@ class CertificateSubjectsTest {
     @ValueSource(strings = {"CN=node-a", "O=Rudder+CN=node-a"})
     void aSubjectWithoutUidHasNone(String subject) {
         assertThat(CertificateSubjects.uid(certificate(new X500Name(BCStyle.INSTANCE, subject)))).isEmpty();
+    }
+
+    /** Two UIDs naming different nodes name none, in separate RDNs or in one multi-valued RDN, in either order. */
+    @ParameterizedTest
+    @ValueSource(strings = {"UID=node-a,UID=node-b", "UID=node-b,UID=node-a", "CN=x,UID=node-a+UID=node-b",
+        "UID=node-a,CN=x,UID=node-b"})
+    void aSubjectWithTwoDifferentUidsNamesNoNode(String subject) {
+        X509Certificate certificate = certificate(new X500Name(BCStyle.INSTANCE, subject));
+
+        assertThatThrownBy(() -> CertificateSubjects.uid(certificate))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("2 UID attributes naming different nodes")
+                .hasMessageContaining("node-a").hasMessageContaining("node-b")
+                .hasMessageContaining("names no single node");
+    }
+
+    @Test
+    void theSameUidTwiceIsThatNode() {
+        X509Certificate certificate = certificate(new X500Name(BCStyle.INSTANCE, "UID=node-a,CN=x,UID=node-a"));
+
+        assertThat(CertificateSubjects.uid(certificate)).contains("node-a");
     }
 }

@@ -21,6 +21,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import org.bouncycastle.asn1.x500.X500Name;
+import org.bouncycastle.asn1.x500.style.BCStyle;
 import org.bouncycastle.asn1.x509.BasicConstraints;
 import org.bouncycastle.asn1.x509.CRLNumber;
 import org.bouncycastle.asn1.x509.ExtendedKeyUsage;
@@ -215,6 +216,31 @@ class NodeTrustTest {
         assertThatThrownBy(() -> IdRule.parse("san-dns:nodes.example.com")).hasMessageContaining("{id}");
         assertThatThrownBy(() -> IdRule.parse("cn")).hasMessageContaining("not an id rule");
         assertThatThrownBy(() -> IdRule.parse("san-dns:{id}.{id}")).hasMessageContaining("exactly once");
+    }
+
+    /** Hostile testing, issue 34 N2: a CA-signed subject {@code UID=n1, UID=n2} was taken as n1. */
+    @Test
+    void aCertificateWithTwoUidsNamingDifferentNodesIsNoNodeInEitherMode() throws Exception {
+        KeyPair pair = SelfSigned.keyPair(SelfSigned.KeyType.EC_P256);
+        X500Name twoUids = new X500Name(BCStyle.INSTANCE, "UID=n1,UID=n2");
+        X509Certificate leaf = NODES.issue(pair.getPublic(), twoUids, List.of());
+        ClientCertificate presented = ClientCertificate.of(List.of(leaf, NODES.certificate()));
+        NodeRegistry registry = listing("n1", "n2");
+
+        NodeTrust validation = new NodeTrust(List.of(NodeTrust.Mode.CERT_VALIDATION), trust(5), List.of(IdRule.UID),
+                Revocations.NONE);
+        assertThat(validation.identify(registry, presented, NOW))
+                .isInstanceOfSatisfying(Identification.Anonymous.class, anonymous -> {
+                    assertThat(anonymous.reason()).isEqualTo(Identification.Reason.NO_NODE_ID);
+                    assertThat(anonymous.detail()).contains("2 UID attributes naming different nodes (n1, n2)")
+                            .contains("names no single node");
+                });
+        // Pinning mode reads the same UID: refused before any pin is looked at.
+        assertThat(NodeTrust.PINNING.identify(registry, presented, NOW))
+                .isInstanceOfSatisfying(Identification.Anonymous.class, anonymous -> {
+                    assertThat(anonymous.reason()).isEqualTo(Identification.Reason.INVALID_UID);
+                    assertThat(anonymous.detail()).contains("(n1, n2)");
+                });
     }
 
     @Test

@@ -47,6 +47,44 @@ class HtpasswdTest {
         assertThat(users.verify("u-bcrypt", "x".repeat(100))).isFalse();
     }
 
+    /**
+     * Hostile testing, issue 34 N5: an unknown user was refused without a hash (69 ms against 5.5 ms with
+     * SHA-512-crypt), which told user names apart. Now it costs one hash of the file's costliest kind, as a known
+     * user with a wrong password does.
+     */
+    @Test
+    void anUnknownUserCostsOneHashOfTheFilesCostliestKindAsAKnownUserDoes() throws IOException {
+        Htpasswd users = parse(WRITTEN_BY_HTPASSWD);
+        String sha512 = WRITTEN_BY_HTPASSWD.lines().filter(line -> line.startsWith("u-sha512:")).findFirst()
+                .orElseThrow().substring("u-sha512:".length());
+        assertThat(users.decoy()).isEqualTo(sha512);
+
+        long before = users.computed();
+        assertThat(users.verify("u-sha512", "wrong")).isFalse();
+        assertThat(users.computed()).isEqualTo(before + 1);
+        assertThat(users.verify("nobody", "wrong")).isFalse();
+        assertThat(users.computed()).isEqualTo(before + 2);
+        // The decoy's own password does not let an unknown user in.
+        assertThat(users.verify("nobody", "pw-512")).isFalse();
+        assertThat(users.computed()).isEqualTo(before + 3);
+    }
+
+    @Test
+    void theDecoyIsTheCostliestHashOfTheFile() throws IOException {
+        String cost5 = "$2y$05$C5EO4L2LKkVFmMcAUZz7nepxt9PY3HYECHoGo0bYKjen38edwsw0q";
+        String cost10 = "$2y$10$" + cost5.substring(7);
+        assertThat(parse("a:" + cost5 + "\nb:" + cost10 + "\nc:{SHA}G5zynyVKZeHPqXetqic75L7ZkrM=\n").decoy())
+                .isEqualTo(cost10);
+        String manyRounds = "$5$rounds=80000$6TJ7Hkp/H3ybgqD5$oFgjeCXS5bSPhuuzV7BoqbO2215j1bg/TzwwiEl9Ei2";
+        assertThat(parse("a:" + cost5 + "\nb:" + manyRounds + "\n").decoy()).isEqualTo(manyRounds);
+        assertThat(parse("a:$apr1$3Pjzc6M.$O.C3kethyff7BEn9ddfR6.\nb:O.h4hrhQm2BSs\n").decoy())
+                .isEqualTo("$apr1$3Pjzc6M.$O.C3kethyff7BEn9ddfR6.");
+        Htpasswd nobody = parse("# no users\n");
+        assertThat(nobody.decoy()).isNull();
+        assertThat(nobody.verify("anyone", "x")).isFalse();
+        assertThat(nobody.computed()).isZero();
+    }
+
     @Test
     void aVerifiedPasswordIsRememberedOnlyForThatPassword() throws IOException {
         Htpasswd users = parse(WRITTEN_BY_HTPASSWD);
