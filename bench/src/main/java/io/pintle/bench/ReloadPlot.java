@@ -56,7 +56,10 @@ final class ReloadPlot {
         g.drawString(legendLine(results, ReloadUnderLoad.Trigger.FILE_WATCH), LEFT, 70);
         dot(g, API, LEFT - 14, 48);
         dot(g, WATCH, LEFT - 14, 66);
-        Axes.frame(g, LEFT, RIGHT, TOP, BOTTOM, yMax);
+        g.setColor(Color.GRAY);
+        g.drawLine(LEFT, BOTTOM, RIGHT, BOTTOM);
+        g.drawLine(LEFT, TOP, LEFT, BOTTOM);
+        Axes.grid(g, LEFT, RIGHT, TOP, BOTTOM, yMax, gridSteps(yMax));
         g.drawString("ms", LEFT - 30, TOP - 10);
         int count = reloads.size();
         int labelEvery = count <= 20 ? 1 : count <= 50 ? 5 : 10;
@@ -100,6 +103,12 @@ final class ReloadPlot {
                         + "%,d connections closed. Server, load and probes in one JVM on %d cores.", load.sent(),
                 load.failed(), Math.max(load.tlsClosed(), load.closedAtEnd()), load.connections(),
                 results.environment().processors()), 20, HEIGHT - 14);
+    }
+
+    /** @return 5 intervals for an axis up to 2.5 or 5 times a power of ten (whole labels), 4 otherwise */
+    private static int gridSteps(double yMax) {
+        double leading = yMax / Math.pow(10, Math.floor(Math.log10(yMax)));
+        return Math.abs(leading - 2.5) < 1e-9 || Math.abs(leading - 5) < 1e-9 ? 5 : 4;
     }
 
     private static String legendLine(ReloadReport.Results results, ReloadUnderLoad.Trigger trigger) {
