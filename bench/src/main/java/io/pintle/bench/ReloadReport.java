@@ -75,8 +75,8 @@ final class ReloadReport {
                         SnapshotCosts.HEAP_ROUNDS))
                 .append(format("- Under load: the server in-process (`Bootstrap.build` + `start`, %,d nodes, "
                         + "file watch on, quiet period %d ms; its limits the defaults but `[limits] "
-                        + "max_connections` = %,d, twice the load, at least the demo's %d); %,d keep-alive HTTP/1.1 TLS "
-                        + "1.3 connections from Jetty's HttpClient with the demo node linux-2's certificate, each "
+                        + "max_connections` = %,d, twice the load, at least the demo's %d); %,d keep-alive "
+                        + "HTTP/1.1 TLS 1.3 connections from Jetty's HttpClient with the demo node linux-2's certificate, each "
                         + "from its own loopback address (127.1.x.y, as each node of a fleet from its own host: the "
                         + "per-address shares apply per connection), held open throughout; "
                         + "%d req/s spread round-robin over them (9 in 10 `If-None-Match` GETs of its "
