@@ -1,5 +1,10 @@
 package io.pintle.bench;
 
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.channels.NetworkChannel;
+import java.nio.channels.SelectableChannel;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import javax.net.ssl.SSLContext;
 import org.eclipse.jetty.client.HttpClient;
@@ -32,8 +37,19 @@ final class LoadClient {
         this.handshakes = handshakes;
     }
 
+    /** Where a client's connections come from. */
+    enum Hosts {
+        /** All from the one address the kernel picks (127.0.0.1 to a loopback server): one host. */
+        ONE,
+        /**
+         * Each new connection from the next of {@code concurrency} {@link LoopbackHosts}, in turn: one host per
+         * connection, as a fleet's nodes.
+         */
+        ONE_PER_CONNECTION
+    }
+
     /**
-     * Starts a client.
+     * Starts a client whose connections all come from one host.
      *
      * @param protocol HTTP/1.1 (one connection per request in flight) or HTTP/2 (one connection, multiplexed)
      * @param tls the node's mutual-TLS context
@@ -42,7 +58,24 @@ final class LoadClient {
      * @throws Exception if Jetty fails to start it
      */
     static LoadClient start(Protocol protocol, SSLContext tls, int concurrency) throws Exception {
-        ClientConnector connector = new ClientConnector();
+        return start(protocol, tls, concurrency, Hosts.ONE);
+    }
+
+    /**
+     * Starts a client.
+     *
+     * @param protocol HTTP/1.1 (one connection per request in flight) or HTTP/2 (one connection, multiplexed)
+     * @param tls the node's mutual-TLS context
+     * @param concurrency the number of requests that will be kept in flight
+     * @param hosts where its connections come from
+     * @return the started client
+     * @throws Exception if Jetty fails to start it
+     */
+    static LoadClient start(Protocol protocol, SSLContext tls, int concurrency, Hosts hosts) throws Exception {
+        ClientConnector connector = switch (hosts) {
+            case ONE -> new ClientConnector();
+            case ONE_PER_CONNECTION -> new HostPerConnection(concurrency);
+        };
         connector.setSslContextFactory(sslContextFactory(tls));
         QueuedThreadPool threads = new QueuedThreadPool(MAX_THREADS);
         threads.setName(THREAD_NAME);
@@ -94,6 +127,32 @@ final class LoadClient {
             case HTTP_1_1 -> new HttpClientTransportOverHTTP(connector);
             case HTTP_2 -> new HttpClientTransportOverHTTP2(new HTTP2Client(connector));
         };
+    }
+
+    /**
+     * Binds each new socket to the next loopback host before it connects. {@link ClientConnector} binds only to its
+     * one {@code bindAddress} (none here), right after {@code configure}; binding in {@code configure} is the hook it
+     * leaves for a per-connection address.
+     */
+    private static final class HostPerConnection extends ClientConnector {
+        private final int hosts;
+        private final AtomicInteger next = new AtomicInteger();
+
+        HostPerConnection(int hosts) {
+            if (hosts < 1 || hosts > LoopbackHosts.MAX_HOSTS) {
+                throw new IllegalArgumentException("hosts must be from 1 to " + LoopbackHosts.MAX_HOSTS + ": " + hosts);
+            }
+            this.hosts = hosts;
+        }
+
+        @Override
+        protected void configure(SelectableChannel channel) throws IOException {
+            super.configure(channel);
+            if (channel instanceof NetworkChannel network) {
+                network.bind(new InetSocketAddress(LoopbackHosts.host(Math.floorMod(next.getAndIncrement(), hosts)),
+                        0));
+            }
+        }
     }
 
     /** Counts handshakes; Jetty notifies handshake listeners that are beans of the {@link HttpClient}. */

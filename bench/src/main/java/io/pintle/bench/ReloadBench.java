@@ -12,7 +12,8 @@ import java.util.Map;
 /**
  * Entry point of {@code bench/reload}: generates a registry of 20,000 nodes, measures snapshot builds and their
  * heap without a server, then reloads the real server 100 times under a steady load on 1,000 keep-alive
- * connections, and prints a Markdown report to stdout (and to {@code --output}). Progress goes to stderr.
+ * connections, and prints a Markdown report to stdout (and to {@code --output}), with a plot of every reload's
+ * trigger-to-effective to {@code --plot}. Progress goes to stderr.
  *
  * <p>Exit status: 0 when no request failed, no connection closed and every reload was applied and became
  * effective; 1 otherwise (the report says what); 2 when the benchmark could not run. Latency targets are reported
@@ -64,6 +65,7 @@ public final class ReloadBench {
             ReloadReport.Results results = new ReloadReport.Results(environment, options, generation, snapshots,
                     underLoad, System.nanoTime() - started);
             report(ReloadReport.render(results));
+            ReportOutput.plot(options.plot(), file -> ReloadPlot.write(results, file), progress);
             return results.clean() ? EXIT_OK : EXIT_ERRORS;
         } finally {
             registry.delete();

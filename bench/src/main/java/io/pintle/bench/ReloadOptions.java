@@ -14,9 +14,10 @@ import java.nio.file.Path;
  * @param repetitions repetitions of each snapshot-build measurement
  * @param threads threads generating the registry's certificates
  * @param output where the Markdown report is also written, or null
+ * @param plot where the plot (PNG) is written, or null
  */
 record ReloadOptions(int nodes, int connections, int rate, int reloads, int repetitions, int threads,
-        Path output) {
+        Path output, Path plot) {
     /** The registry size. */
     static final int DEFAULT_NODES = 20_000;
     /** The number of open keep-alive connections. */
@@ -36,7 +37,7 @@ record ReloadOptions(int nodes, int connections, int rate, int reloads, int repe
 
     /** The usage line. */
     static final String USAGE = "usage: ReloadBench [--nodes N] [--connections N] [--rate REQ_PER_S] [--reloads N] "
-            + "[--repetitions N] [--threads N] [--output FILE]";
+            + "[--repetitions N] [--threads N] [--output FILE] [--plot FILE.png]";
 
     /**
      * @param args the command line
@@ -51,6 +52,7 @@ record ReloadOptions(int nodes, int connections, int rate, int reloads, int repe
         int repetitions = DEFAULT_REPETITIONS;
         int threads = DEFAULT_THREADS;
         Path output = null;
+        Path plot = null;
         CommandLine line = new CommandLine(USAGE, args);
         while (line.next()) {
             String option = line.option();
@@ -64,13 +66,14 @@ record ReloadOptions(int nodes, int connections, int rate, int reloads, int repe
                 case "--repetitions" -> repetitions = integer(option, value, 3, 50);
                 case "--threads" -> threads = integer(option, value, 1, 16);
                 case "--output" -> output = Path.of(value);
+                case "--plot" -> plot = Path.of(value);
                 default -> throw line.unknown();
             }
         }
         if (reloads % 2 != 0) {
             throw new IllegalArgumentException("--reloads must be even: half by the admin API, half by the file watch");
         }
-        return new ReloadOptions(nodes, connections, rate, reloads, repetitions, threads, output);
+        return new ReloadOptions(nodes, connections, rate, reloads, repetitions, threads, output, plot);
     }
 
     private static int integer(String option, String value, int min, int max) {

@@ -1,6 +1,7 @@
 package io.pintle.bench;
 
 import io.pintle.server.Bootstrap;
+import io.pintle.server.demo.DemoLayout;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -73,8 +74,11 @@ final class ReloadReport {
                         + "(median of %d rounds).%n", options.repetitions(), SnapshotCosts.JIT_WARMUP_LOADS,
                         SnapshotCosts.HEAP_ROUNDS))
                 .append(format("- Under load: the server in-process (`Bootstrap.build` + `start`, %,d nodes, "
-                        + "file watch on, quiet period %d ms); %,d keep-alive HTTP/1.1 TLS 1.3 connections from "
-                        + "Jetty's HttpClient with the demo node linux-2's certificate, held open throughout; "
+                        + "file watch on, quiet period %d ms; its limits the defaults but `[limits] "
+                        + "max_connections` = %,d, twice the load, at least the demo's %d); %,d keep-alive "
+                        + "HTTP/1.1 TLS 1.3 connections from Jetty's HttpClient with the demo node linux-2's certificate, each "
+                        + "from its own loopback address (127.1.x.y, as each node of a fleet from its own host: the "
+                        + "per-address shares apply per connection), held open throughout; "
                         + "%d req/s spread round-robin over them (9 in 10 `If-None-Match` GETs of its "
                         + "`rudder.tar.bz2` → 304, 1 in 10 `/v1/whoami` → 200 known). %d measured reloads after "
                         + "%d earlier ones (reported apart), alternating admin API and file watch; each adds one node to both "
@@ -83,7 +87,9 @@ final class ReloadReport {
                         + "the new node's first 200 for its own policy file, polled with %d ms pauses on a "
                         + "connection it opened before the trigger (and got 403 on). With fewer than 100 samples, "
                         + "p99 is the maximum.%n",
-                        underLoad.nodesAtStart(), Bootstrap.WATCH_QUIET_PERIOD.toMillis(), options.connections(),
+                        underLoad.nodesAtStart(), Bootstrap.WATCH_QUIET_PERIOD.toMillis(),
+                        ReloadUnderLoad.maxConnections(options.connections()), DemoLayout.MAX_CONNECTIONS,
+                        options.connections(),
                         options.rate(), underLoad.reloads().size(), underLoad.warmupReloads(),
                         ReloadUnderLoad.POLL_PAUSE_MILLIS))
                 .append(format("- Duration: %.0f s in all (registry generation %.0f s).%n%n",

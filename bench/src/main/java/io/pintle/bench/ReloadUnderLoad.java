@@ -1,6 +1,7 @@
 package io.pintle.bench;
 
 import io.pintle.api.Routes;
+import io.pintle.bench.harness.DemoConfig;
 import io.pintle.client.ClientTls;
 import io.pintle.server.Bootstrap;
 import io.pintle.server.PintleServer;
@@ -14,6 +15,7 @@ import java.io.PrintStream;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.net.URI;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -158,8 +160,25 @@ final class ReloadUnderLoad {
         return new ReloadUnderLoad(registry, options, progress).run();
     }
 
+    /**
+     * {@code [limits] max_connections} of the server under load. The demo writes 500, sized for a person with curl;
+     * the load holds {@code connections} open, plus a probe and the admin client. An operator sizes this limit for the
+     * fleet; twice the load keeps it out of the measurement, and within the open-files limit of the one JVM that
+     * holds both ends. Every other limit, the per-address shares included, is the server's default.
+     *
+     * @param connections the load's connections
+     * @return the limit the harness writes
+     */
+    static int maxConnections(int connections) {
+        return Math.max(DemoLayout.MAX_CONNECTIONS, 2 * connections);
+    }
+
     private Figures run() throws Exception {
-        ServerConfig config = ConfigLoader.load(registry.layout().config());
+        Path file = registry.layout().config();
+        Files.writeString(file, DemoConfig.replaceOnce(Files.readString(file),
+                "max_connections = " + DemoLayout.MAX_CONNECTIONS,
+                "max_connections = " + maxConnections(options.connections())));
+        ServerConfig config = ConfigLoader.load(file);
         if (!config.reload().watch()) {
             throw new IllegalStateException("the layout's configuration has the file watch off");
         }

@@ -31,7 +31,10 @@ import org.eclipse.jetty.io.ssl.SslConnection;
  * The background load of {@link ReloadUnderLoad}: a fixed set of keep-alive HTTP/1.1 TLS connections, opened once
  * and held open, with a light open-loop request rate spread over them round-robin. Each connection is a Jetty
  * {@link Connection} obtained from the destination directly (not from the pool), so that every request goes on a
- * known connection and every connection gets its share; a connection carries one request at a time.
+ * known connection and every connection gets its share; a connection carries one request at a time. Each
+ * connection comes from its own loopback address ({@link LoopbackHosts}), as a fleet's nodes each come from their
+ * own host: the server's per-address share of a work class ({@code [limits.<class>] per_address}) then applies per
+ * connection, as in production, rather than to the whole load.
  *
  * <p>Every request is checked: a conditional GET of the node's policy archive must answer 304, a
  * {@code /v1/whoami} must answer 200 and say the node is known. Anything else (other status, exception, timeout,
@@ -104,7 +107,8 @@ final class SteadyLoad {
      */
     static SteadyLoad open(SSLContext tls, URI base, String conditionalPath, String etag, int connections,
             PrintStream progress) throws Exception {
-        LoadClient client = LoadClient.start(Protocol.HTTP_1_1, tls, connections);
+        LoadClient client = LoadClient.start(Protocol.HTTP_1_1, tls, connections,
+                LoadClient.Hosts.ONE_PER_CONNECTION);
         ConnectionEvents events = new ConnectionEvents();
         client.http().addBean(events);
         SteadyLoad load = new SteadyLoad(client, base, conditionalPath, etag, events);
