@@ -24,6 +24,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -42,9 +43,19 @@ class OrderReportIT {
     @TempDir
     Path dir;
 
+    private Sandbox sandbox;
+    private NodeKeys node;
+
     @BeforeAll
     static void needsCurl() {
         assumeTrue(CurlIT.available("curl"), "curl is not installed");
+    }
+
+    /** A root and one node under it, whose order channel the tests use. */
+    @BeforeEach
+    void layOut() throws IOException {
+        sandbox = Sandbox.create(dir);
+        node = sandbox.addNode(NODE, SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
     }
 
     /** A silence three idle timeouts long, mid-report: the report goes on and its exit status is the run's. */
@@ -52,8 +63,6 @@ class OrderReportIT {
     @EnumSource(value = HttpClient.Version.class)
     void aReportSilentLongerThanTheIdleTimeoutLastsUntilItsOrdersDeadline(HttpClient.Version version)
             throws Exception {
-        Sandbox sandbox = Sandbox.create(dir);
-        NodeKeys node = sandbox.addNode(NODE, SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
         try (TestServer server = TestServer.start(sandbox, LIMITS + remoteRun(60, 30))) {
             PintleClient client = server.client(node, version);
             Run run = start(server, client);
@@ -81,8 +90,6 @@ class OrderReportIT {
     @ParameterizedTest
     @EnumSource(value = HttpClient.Version.class)
     void aReportTricklingPastItsOrdersDeadlineIsCutThere(HttpClient.Version version) throws Exception {
-        Sandbox sandbox = Sandbox.create(dir);
-        NodeKeys node = sandbox.addNode(NODE, SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
         // Deadline: 1 s of run and 1 s of grace.
         try (TestServer server = TestServer.start(sandbox, LIMITS + remoteRun(1, 1))) {
             PintleClient client = server.client(node, version);

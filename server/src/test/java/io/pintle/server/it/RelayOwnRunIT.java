@@ -18,15 +18,11 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.security.KeyStore;
-import java.security.cert.Certificate;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
-import javax.net.ssl.KeyManagerFactory;
-import javax.net.ssl.SSLContext;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -63,7 +59,7 @@ class RelayOwnRunIT {
         rudderRemoteRun = FakeAgent.install(shared.resolve("rudder"), "/fake-rudder-remote-run.sh");
         relayKey = SelfSigned.generate(SelfSigned.KeyType.EC_P256, RELAY);
         relayd = HttpsServer.create(new InetSocketAddress(RELAY_HOST, 0), 16);
-        relayd.setHttpsConfigurator(new HttpsConfigurator(serverContext(relayKey)));
+        relayd.setHttpsConfigurator(new HttpsConfigurator(RelaydRelayIT.serverContext(relayKey)));
         relayd.createContext("/", exchange -> {
             Map<String, String> call = new LinkedHashMap<>();
             call.put("request", exchange.getRequestMethod() + " " + exchange.getRequestURI().getRawPath());
@@ -190,18 +186,5 @@ class RelayOwnRunIT {
                 .header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString(json))
                 .timeout(Duration.ofSeconds(60)).build(), HttpResponse.BodyHandlers.ofString());
-    }
-
-    private static SSLContext serverContext(SelfSigned.Identity identity) throws Exception {
-        KeyStore store = KeyStore.getInstance("PKCS12");
-        store.load(null, null);
-        char[] password = "x".toCharArray();
-        store.setKeyEntry("relay", identity.keyPair().getPrivate(), password,
-                new Certificate[] {identity.certificate()});
-        KeyManagerFactory keys = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
-        keys.init(store, password);
-        SSLContext context = SSLContext.getInstance("TLSv1.3");
-        context.init(keys.getKeyManagers(), null, null);
-        return context;
     }
 }

@@ -152,7 +152,8 @@ class RelaydRelayIT {
         assertThat(CALLS.get(0)).containsEntry("form.nodes", "node-a").doesNotContainKey("form.classes");
     }
 
-    private static SSLContext serverContext(SelfSigned.Identity identity) throws Exception {
+    /** @return a TLS 1.3 server context presenting the identity, as a relayd relay behind its Apache does */
+    static SSLContext serverContext(SelfSigned.Identity identity) throws Exception {
         KeyStore store = KeyStore.getInstance("PKCS12");
         store.load(null, null);
         char[] password = "x".toCharArray();
