@@ -8,7 +8,6 @@ import io.pintle.server.cli.KeygenCommand;
 import io.pintle.server.cli.ReloadCommand;
 import io.pintle.server.cli.ServeCommand;
 import io.pintle.server.cli.SyncCommand;
-import io.pintle.server.http.Route;
 import java.util.concurrent.Callable;
 import org.slf4j.bridge.SLF4JBridgeHandler;
 import picocli.CommandLine;
@@ -48,24 +47,12 @@ public final class Main implements Callable<Integer> {
      */
     public static int run(String... args) {
         CommandLine commandLine = new CommandLine(new Main());
-        commandLine.addSubcommand(new ExplainCommand(Main::route));
+        commandLine.addSubcommand(new ExplainCommand());
         commandLine.setExecutionExceptionHandler((exception, line, parsed) -> {
             line.getErr().println("pintle: " + exception.getMessage());
             return ExitCodes.STARTUP_FAILURE;
         });
         return commandLine.execute(args);
-    }
-
-    /**
-     * The route table for {@code pintle explain}: it belongs to {@code http}, which the commands do not import.
-     *
-     * @param rawPath a path of the TLS listener, as received
-     * @return its route
-     */
-    private static ExplainCommand.RouteMatch route(String rawPath) {
-        Route route = Route.of(false, rawPath);
-        // The catch-all has no prefix to be below.
-        return new ExplainCommand.RouteMatch(route.name(), route == Route.OTHER ? null : route.below(rawPath));
     }
 
     /** Reads the version from the jar manifest. */

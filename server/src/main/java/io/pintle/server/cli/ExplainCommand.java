@@ -1,6 +1,10 @@
 package io.pintle.server.cli;
 
 import io.pintle.api.Routes;
+import io.pintle.server.access.Access;
+import io.pintle.server.access.Credentials;
+import io.pintle.server.access.Route;
+import io.pintle.server.access.Rule;
 import io.pintle.server.acl.AclEvaluator;
 import io.pintle.server.acl.Caller;
 import io.pintle.server.acl.Decision;
@@ -28,8 +32,8 @@ import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.InetAddress;
-import java.net.URLDecoder;
-import java.nio.charset.StandardCharsets;
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -45,7 +49,6 @@ import java.util.Locale;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.Callable;
-import java.util.function.Function;
 import java.util.regex.Pattern;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -97,24 +100,7 @@ public final class ExplainCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    private final Function<String, RouteMatch> routes;
     private PrintWriter out;
-
-    /**
-     * Where the server's route table classifies a path. The table belongs to {@code http}, which this package does
-     * not reach into: the composition root hands it over.
-     *
-     * @param route the route's name in that table ({@code POLICIES}, {@code COMMON}, {@code SHARED_FOLDER}...)
-     * @param below what follows the route's prefix (percent-encoded), or null for an exact route
-     */
-    public record RouteMatch(String route, String below) {}
-
-    /**
-     * @param routes the server's route table: a path of the TLS listener, as received, to its route
-     */
-    public ExplainCommand(Function<String, RouteMatch> routes) {
-        this.routes = routes;
-    }
 
     @Override
     public Integer call() {
@@ -187,7 +173,7 @@ public final class ExplainCommand implements Callable<Integer> {
             return ExitCodes.OK;
         }
         Decision.Deny deny = (Decision.Deny) decision;
-        line("decision", REFUSED, deny.reason() + ": " + deny.detail());
+        line("decision", REFUSED, deny.reason() + ": " + deny.detail() + (deny.absent() ? " (404)" : ""));
         return ExitCodes.EXPLAIN_REFUSED;
     }
 
@@ -419,98 +405,50 @@ public final class ExplainCommand implements Callable<Integer> {
                         : "no [nodes] denied_keys_file") + ")");
     }
 
-    /** The route's decision, by the same {@link AclEvaluator} call as the server's handler of that route. */
+    /**
+     * The route's decision: the server's route table finds the route, and {@link Access#decide} decides it, as
+     * for the server's own requests.
+     */
     private Decision route(ServerSnapshot snapshot, Caller caller, ClientCertificate presented) {
         int query = path.indexOf('?');
         String raw = query >= 0 ? path.substring(0, query) : path;
-        RouteMatch route = routes.apply(raw);
-        String below = route.below();
+        Route route = Route.of(false, raw);
+        String below = route.rule() == Rule.WEBAPP ? canonical(raw) : route.below(raw);
         String verb = method.toUpperCase(Locale.ROOT);
-        line("route", INFO, verb + " " + raw + ": " + route.route().toLowerCase(Locale.ROOT).replace('_', '-'));
-        AclEvaluator acl = snapshot.acl();
-        ServerConfig config = snapshot.config();
-        return switch (route.route()) {
-            case "POLICIES" -> policies(snapshot, acl, caller, below);
-            case "COMMON" -> {
-                Decision decision = acl.common(caller);
-                file(snapshot.share().commonRoot(), below);
-                yield decision;
-            }
-            case "SHARED_FOLDER" -> {
-                Decision decision = acl.sharedFolder(caller);
-                file(config.paths().sharedFolder(), below);
-                yield decision;
-            }
-            case "SHARED_FILES" -> sharedFiles(acl, caller, below, verb);
-            case "REMOTE_RUN_ORDERS", "REMOTE_RUN_ORDER" -> {
-                NodeId policyServer = null;
-                if (caller.identification() instanceof Identification.Authenticated authenticated) {
-                    policyServer = snapshot.nodes().node(authenticated.node()).map(Node::policyServer).orElse(null);
-                }
-                yield acl.orderChannel(caller, config.remoteRun().enabled(), policyServer, snapshot.self());
-            }
-            case "REMOTE_RUN" -> AclEvaluator.remoteRun(config.remoteRun().enabled(),
-                    config.general().role() != ServerConfig.Role.NODE, caller.address(), presented.certificate(),
-                    snapshot.upstreamPin(), snapshot.policyServerNetworks());
-            case "INVENTORIES" -> upload(snapshot, acl, caller, UploadKind.INVENTORIES);
-            case "INVENTORY_UPDATES" -> upload(snapshot, acl, caller, UploadKind.INVENTORY_UPDATES);
-            case "REPORTS" -> upload(snapshot, acl, caller, UploadKind.REPORTS);
-            case "UUID" -> acl.uuid(caller);
-            case "WHOAMI" -> new Decision.Allow(raw + " is open to any caller");
-            case "RELAY_API_DENIED" -> new Decision.Deny("relay-api-denied", "the TLS listener serves relayd's API as "
-                    + "Rudder's Apache exposes it: shared-folder, shared-files and remote-run only");
-            case "WEBAPP" -> config.webapp().proxy() != null
-                    ? new Decision.Allow("proxied to the webapp ([webapp] proxy), which decides")
-                    : new Decision.Deny("no-such-route", "no such route (404): [webapp] proxy is not set");
-            default -> new Decision.Deny("no-such-route", "no such route on the TLS listener (404)");
-        };
-    }
-
-    private Decision policies(ServerSnapshot snapshot, AclEvaluator acl, Caller caller, String below) {
-        int slash = below.indexOf('/');
-        String node = slash < 0 ? below : below.substring(0, slash);
-        if (slash < 0 || !NODE_ID.matcher(node).matches()) {
-            return new Decision.Deny("no-such-route", "no such route (404): /policies/<node id>/<path>");
+        line("route", INFO, verb + " " + raw + ": " + route.name().toLowerCase(Locale.ROOT).replace('_', '-'));
+        if (route.rule().upload() != null) {
+            uploadNote(snapshot, route.rule().upload());
         }
-        NodeId owner;
-        try {
-            owner = new NodeId(node);
-        } catch (IllegalArgumentException e) {
-            return new Decision.Deny("no-such-node", "no such node directory (404): " + e.getMessage());
+        Decision decision = Access.decide(route.rule(), verb, below, snapshot, caller, presented.certificate(),
+                Credentials.NONE);
+        if (decision instanceof Decision.Deny deny && deny.absent()) {
+            return decision;
         }
-        Decision decision = acl.policies(caller, owner);
-        file(snapshot.share().nodeRoot(owner), below.substring(slash + 1));
+        switch (route.rule()) {
+            case POLICIES -> file(snapshot.share().nodeRoot(Access.owner(below)),
+                    below.substring(below.indexOf('/') + 1));
+            case COMMON -> file(snapshot.share().commonRoot(), below);
+            case SHARED_FOLDER -> file(snapshot.config().paths().sharedFolder(), below);
+            default -> { }
+        }
         return decision;
     }
 
-    private Decision sharedFiles(AclEvaluator acl, Caller caller, String below, String verb) {
-        if (!verb.equals("GET")) {
-            return acl.sharedFilesUpload(caller);
-        }
-        String[] parts = below.split("/", -1);
-        if (parts.length != 3) {
-            return new Decision.Deny("no-such-route", "no such route (404): shared-files/<target>/<source>/<id>");
-        }
+    /** The path as Apache matches it: decoded, dot segments resolved; null when it cannot be read so. */
+    private static String canonical(String raw) {
         try {
-            // As Jetty's URIUtil.decodePath: '+' is a plus in a path, not a space.
-            return acl.sharedFilesDownload(caller, new NodeId(URLDecoder.decode(parts[0].replace("+", "%2B"),
-                    StandardCharsets.UTF_8)));
-        } catch (IllegalArgumentException e) {
-            return new Decision.Deny("bad-id", "invalid target (400): " + e.getMessage());
+            return new URI(raw).normalize().getPath();
+        } catch (URISyntaxException e) {
+            return null;
         }
     }
 
-    private Decision upload(ServerSnapshot snapshot, AclEvaluator acl, Caller caller, UploadKind kind) {
+    private void uploadNote(ServerSnapshot snapshot, UploadKind kind) {
         ServerConfig.Uploads uploads = snapshot.config().uploads();
-        if (!uploads.enabled()) {
-            return new Decision.Deny("uploads-disabled", "this server takes no uploads ([uploads] enabled = false)");
-        }
-        if (snapshot.trust().pinning()) {
+        if (uploads.enabled() && snapshot.trust().pinning()) {
             line("upload", INFO, "with cert_pinning on, uploads also accept HTTP Basic credentials of "
                     + uploads.users(kind) + " (the agent's DAVUSER/DAVPASSWORD); explain sends none");
         }
-        return acl.upload(caller, snapshot.uploadUsers().of(kind), uploads.users(kind).getFileName().toString(),
-                null);
     }
 
     /** Whether the path names a file or directory under the root, resolved as the server does, never read. */

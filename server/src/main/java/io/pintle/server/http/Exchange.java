@@ -1,5 +1,9 @@
 package io.pintle.server.http;
 
+import io.pintle.server.access.Access;
+import io.pintle.server.access.Credentials;
+import io.pintle.server.access.Route;
+import io.pintle.server.access.Rule;
 import io.pintle.server.acl.Caller;
 import io.pintle.server.acl.Decision;
 import io.pintle.server.problem.PintleException;
@@ -121,14 +125,44 @@ final class Exchange {
     }
 
     /**
-     * Records the access decision for the access log and, when it denies, logs it and refuses the request.
+     * Decides the request by its route's rule ({@link Access#decide}) with no credentials, records the decision
+     * for the access log and, when it denies, logs it and refuses the request.
      *
-     * @param value the access decision
      * @throws PintleException.AccessDenied when it denies
+     * @throws PintleException.NotFound when the request names nothing there is
+     */
+    void authorize() {
+        authorize(Credentials.NONE);
+    }
+
+    /**
+     * As {@link #authorize()}, with what the request carries for the rules (an upload's credentials, the webapp's
+     * API version).
+     *
+     * @param credentials the request's credentials
      * @throws PintleException.Unauthorized when it denies for want of credentials
      */
-    void authorize(Decision value) {
-        authorize(value, caller);
+    void authorize(Credentials credentials) {
+        authorize(decide(snapshot, caller, credentials), caller);
+    }
+
+    /**
+     * @param on a snapshot (this request's, or the current one for a request woken from a change wait)
+     * @param who the caller as that snapshot identifies it
+     * @param credentials the request's credentials
+     * @return the decision of this request's route's rule ({@link Access#decide}), on that snapshot
+     */
+    Decision decide(ServerSnapshot on, Caller who, Credentials credentials) {
+        return Access.decide(route.rule(), request.getMethod(), below(), on, who, peer != null ? peer.leaf() : null,
+                credentials);
+    }
+
+    /** @return the path below the route's prefix, as {@link Access#decide} reads it for the route's rule */
+    private String below() {
+        if (route.rule() == Rule.WEBAPP) {
+            return request.getHttpURI().getCanonicalPath();
+        }
+        return route.below(request.getHttpURI().getPath());
     }
 
     /**
@@ -140,6 +174,17 @@ final class Exchange {
      * @throws PintleException.AccessDenied when it denies
      */
     void authorize(Decision value, Caller who) {
+        if (value instanceof Decision.Deny deny && deny.absent()) {
+            // As a missing file: no decision to log, nothing said beyond "not found".
+            throw new PintleException.NotFound(deny.reason(), deny.detail());
+        }
+        if (who == null) {
+            // The admin listener: its one door is this machine; its requests carry no decision in the access log.
+            if (value instanceof Decision.Deny deny) {
+                throw new PintleException.AccessDenied(deny.reason(), deny.detail());
+            }
+            return;
+        }
         decision = value;
         if (value instanceof Decision.Deny deny) {
             LOG.info("denied {} {} to {} ({}): {}", request.getMethod(), request.getHttpURI().getPath(),

@@ -1,5 +1,6 @@
 package io.pintle.server.http;
 
+import io.pintle.server.access.Route;
 import io.pintle.server.reload.ServerSnapshot;
 import io.pintle.server.reload.SnapshotHolder;
 import io.pintle.server.tls.PeerCertificates;

@@ -2,6 +2,9 @@ package io.pintle.server.http;
 
 import io.pintle.api.MediaTypes;
 import io.pintle.api.Routes;
+import io.pintle.server.access.Access;
+import io.pintle.server.access.Credentials;
+import io.pintle.server.access.Route;
 import io.pintle.server.acl.Caller;
 import io.pintle.server.acl.Decision;
 import io.pintle.server.nodes.NodeId;
@@ -36,7 +39,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.BiFunction;
 import java.util.regex.Pattern;
 import org.eclipse.jetty.http.DateGenerator;
 import org.eclipse.jetty.http.HttpField;
@@ -70,7 +72,7 @@ import org.slf4j.LoggerFactory;
  * archive — runs on a worker. A request that waits for a change is parked in {@link ChangeWaits} and holds no
  * thread and no worker: its callback is completed when the change arrives or its time is up.
  */
-final class FileHandler extends Handler.Wrapper {
+final class FileHandler extends Handler.Abstract {
     private static final Logger LOG = LoggerFactory.getLogger(FileHandler.class);
 
     /**
@@ -80,7 +82,6 @@ final class FileHandler extends Handler.Wrapper {
     static final int INLINE_BODY_BYTES = FileCache.MAX_BODY_BYTES;
     /** Buffer of a streamed body (pooled by Jetty). */
     static final int STREAM_BUFFER_BYTES = 64 * 1024;
-    private static final Pattern NODE_ID = Pattern.compile(Routes.NODE_ID_PATTERN);
     /** A hexadecimal digest, as relayd's hex decoder reads one (either case). */
     private static final Pattern HEX = Pattern.compile("[0-9a-fA-F]+");
     private static final HttpField ACCEPT_RANGES = new PreEncodedHttpField(HttpHeader.ACCEPT_RANGES, "bytes");
@@ -119,7 +120,6 @@ final class FileHandler extends Handler.Wrapper {
     private final TreeManifest manifests = new TreeManifest();
 
     /**
-     * @param jersey answers every request this does not
      * @param snapshots the live snapshot (a woken request is authorised again on the current one)
      * @param clock the clock for certificate validity
      * @param files what earlier downloads found, checked by one stat per request
@@ -128,9 +128,8 @@ final class FileHandler extends Handler.Wrapper {
      * @param waits parks {@code ?wait} requests
      * @param sharedFiles node-to-node shared files
      */
-    FileHandler(Handler jersey, SnapshotHolder snapshots, Clock clock, FileCache files, TreeScanner scanner,
+    FileHandler(SnapshotHolder snapshots, Clock clock, FileCache files, TreeScanner scanner,
             DigestCache digests, ChangeWaits waits, SharedFileStore sharedFiles) {
-        super(jersey);
         this.snapshots = snapshots;
         this.clock = clock;
         this.files = files;
@@ -175,10 +174,8 @@ final class FileHandler extends Handler.Wrapper {
      * @param root the tree it is below
      * @param share what a change watch is anchored to
      * @param relative the percent-encoded path below the root
-     * @param decide the access decision, for a caller on a snapshot
      */
-    private record Target(Path root, Path share, String relative,
-            BiFunction<ServerSnapshot, Caller, Decision> decide) {}
+    private record Target(Path root, Path share, String relative) {}
 
     /** One file request, parsed: what it names, which view, and its conditions. */
     private record Ask(Exchange exchange, Target target, View view, boolean get, FileConditions.Headers conditions) {}
@@ -189,9 +186,7 @@ final class FileHandler extends Handler.Wrapper {
         Route route = exchange.route();
         String method = request.getMethod();
         if (!route.filePipeline(method)) {
-            if (!route.filesOnly()) {
-                return super.handle(request, response, callback);
-            }
+            // A method the file routes do not serve (the dispatch step sends them here all of their methods).
             response.getHeaders().put(ALLOW);
             Problems.write(Problems.plain(HttpStatus.METHOD_NOT_ALLOWED_405, "method not allowed on this route; "
                     + "allowed: GET, HEAD", request.getHttpURI().getPath()), response, callback);
@@ -213,7 +208,7 @@ final class FileHandler extends Handler.Wrapper {
         ServerSnapshot snapshot = exchange.snapshot();
         Route route = exchange.route();
         if (route == Route.UUID) {
-            exchange.authorize(snapshot.acl().uuid(exchange.caller()));
+            exchange.authorize();
             byte[] self = snapshot.self().value().getBytes(StandardCharsets.UTF_8);
             response.setStatus(HttpStatus.OK_200);
             response.getHeaders().put(TEXT);
@@ -227,17 +222,15 @@ final class FileHandler extends Handler.Wrapper {
         }
         Fields query = query(request);
         Target target = switch (route) {
-            case POLICIES -> policies(route.below(path), snapshot);
-            case COMMON -> new Target(snapshot.share().commonRoot(), snapshot.share().root(), route.below(path),
-                    (s, caller) -> s.acl().common(caller));
+            case POLICIES -> policies(route.below(path), snapshot, exchange);
+            case COMMON -> new Target(snapshot.share().commonRoot(), snapshot.share().root(), route.below(path));
             case SHARED_FOLDER -> new Target(snapshot.config().paths().sharedFolder(),
-                    snapshot.config().paths().sharedFolder(), route.below(path),
-                    (s, caller) -> s.acl().sharedFolder(caller));
+                    snapshot.config().paths().sharedFolder(), route.below(path));
             default -> throw new IllegalStateException("not a file route: " + route);
         };
         View view = View.parse(query.getValue(Routes.VIEW));
         Ask ask = new Ask(exchange, target, view, get, conditions(request.getHeaders()));
-        exchange.authorize(target.decide().apply(snapshot, exchange.caller()));
+        exchange.authorize();
         if (route == Route.SHARED_FOLDER && !get) {
             String hash = query.getValue(Routes.HASH);
             // relayd reads an absent and an empty hash alike, as "no hash": the file's plain HEAD (200 or 404),
@@ -263,20 +256,14 @@ final class FileHandler extends Handler.Wrapper {
         }
     }
 
-    private static Target policies(String below, ServerSnapshot snapshot) {
-        int slash = below.indexOf('/');
-        String node = slash < 0 ? below : below.substring(0, slash);
-        if (slash < 0 || !NODE_ID.matcher(node).matches()) {
-            throw new PintleException.NotFound("no-such-route", "no such route");
+    private static Target policies(String below, ServerSnapshot snapshot, Exchange exchange) {
+        NodeId owner = Access.owner(below);
+        if (owner == null) {
+            exchange.authorize(); // names no node directory: the rule's 404
+            throw new IllegalStateException("no node in " + below + ", yet allowed");
         }
-        NodeId owner;
-        try {
-            owner = new NodeId(node);
-        } catch (IllegalArgumentException e) {
-            throw new PintleException.NotFound("no-such-node", "no such node directory");
-        }
-        return new Target(snapshot.share().nodeRoot(owner), snapshot.share().root(), below.substring(slash + 1),
-                (s, caller) -> s.acl().policies(caller, owner));
+        return new Target(snapshot.share().nodeRoot(owner), snapshot.share().root(),
+                below.substring(below.indexOf('/') + 1));
     }
 
     // ---- files
@@ -635,14 +622,13 @@ final class FileHandler extends Handler.Wrapper {
         String target = URIUtil.decodePath(parts[0]);
         String source = URIUtil.decodePath(parts[1]);
         String fileId = URIUtil.decodePath(parts[2]);
-        NodeId targetNode;
         try {
-            targetNode = new NodeId(target);
+            new NodeId(target);
         } catch (IllegalArgumentException e) {
             throw new PintleException.InvalidRequest("bad-id", "invalid target: " + e.getMessage());
         }
         ServerSnapshot snapshot = exchange.snapshot();
-        exchange.authorize(snapshot.acl().sharedFilesDownload(exchange.caller(), targetNode));
+        exchange.authorize();
         SharedFileId id;
         try {
             id = new SharedFileId(target, source, fileId);
@@ -765,7 +751,7 @@ final class FileHandler extends Handler.Wrapper {
         ServerSnapshot current = snapshots.current();
         if (current != exchange.snapshot()) {
             Caller caller = Exchange.identify(exchange.caller().address(), exchange.peer(), current, clock);
-            exchange.authorize(ask.target().decide().apply(current, caller), caller);
+            exchange.authorize(exchange.decide(current, caller, Credentials.NONE), caller);
         }
     }
 

@@ -1,5 +1,6 @@
 package io.pintle.server.http;
 
+import io.pintle.server.access.Route;
 import io.pintle.server.config.ServerConfig;
 import io.pintle.server.metrics.ServerMetrics;
 import io.pintle.server.policy.ChangeWaits;
@@ -16,7 +17,6 @@ import java.io.UncheckedIOException;
 import java.nio.channels.ServerSocketChannel;
 import java.time.Clock;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.function.LongSupplier;
 import java.util.concurrent.Executor;
@@ -37,7 +37,6 @@ import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.server.SslConnectionFactory;
 import org.eclipse.jetty.server.handler.ContextHandler;
-import org.eclipse.jetty.server.handler.ContextHandlerCollection;
 import org.eclipse.jetty.util.ProcessorUtils;
 import org.eclipse.jetty.util.VirtualThreads;
 import org.eclipse.jetty.util.ssl.SslContextFactory;
@@ -234,24 +233,17 @@ public final class HttpServerFactory {
         adminConnector.setIdleTimeout(IDLE_TIMEOUT_MS);
         server.addConnector(adminConnector);
 
-        // Each application answers on its own connector only ("@name" virtual hosts match connector names), so no
-        // admin route is ever reachable from the network.
-        FileHandler files = new FileHandler(
+        // One dispatch step below the edge, the gate and compression: each request goes to the one handler of its
+        // route (Route.answerer), admin routes only ever to the admin application (a route belongs to a listener).
+        Handler webapp = config.webapp().enabled() ? new WebappProxy(config.webapp(), limits.webapp()) : null;
+        Dispatch dispatch = new Dispatch(
+                new FileHandler(snapshots, clock, fileServices.files(), fileServices.scanner(), fileServices.digests(),
+                        fileServices.waits(), fileServices.sharedFiles()),
+                new OrdersHandler(fileServices.channels()),
+                webapp,
                 new WorkerDispatch(new JerseyHandler(application, config.limits().minRequestBytesPerSecond())),
-                snapshots, clock, fileServices.files(), fileServices.scanner(), fileServices.digests(),
-                fileServices.waits(), fileServices.sharedFiles());
-        ContextHandler nodeFacing = new ContextHandler(new OrdersHandler(files, fileServices.channels()), "/");
-        nodeFacing.setVirtualHosts(List.of("@" + TLS_CONNECTOR));
-        ContextHandler administration = new ContextHandler(
-                new WorkerDispatch(new JerseyHandler(admin, 0)), "/");
-        administration.setVirtualHosts(List.of("@" + ADMIN_CONNECTOR));
-        // Not dynamic: Jetty counts a dynamic collection as blocking, which would hand every request to a worker.
-        Handler contexts = new ContextHandlerCollection(false, nodeFacing, administration);
-        if (config.webapp().enabled()) {
-            // A root's web interface (/rudder/ but relayd's API): below the gate and compression (Rudder's vhost
-            // deflates the webapp's text too), above the file pipeline and Jersey, which never see it.
-            contexts = new WebappProxy(contexts, config.webapp(), limits.webapp());
-        }
+                new WorkerDispatch(new JerseyHandler(admin, 0)));
+        ContextHandler contexts = new ContextHandler(dispatch, "/");
         CompressionHandler compression = new CompressionHandler(contexts);
         GzipCompression gzip = new GzipCompression();
         gzip.setMinCompressSize(MIN_COMPRESS_BYTES);

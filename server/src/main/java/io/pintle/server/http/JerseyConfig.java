@@ -1,5 +1,6 @@
 package io.pintle.server.http;
 
+import io.pintle.server.access.Route;
 import io.pintle.server.metrics.ServerMetrics;
 import io.pintle.server.reload.CrlFetch;
 import io.pintle.server.reload.Reloader;

@@ -1,12 +1,11 @@
 package io.pintle.server.http;
 
+import io.pintle.server.access.Route;
 import io.pintle.api.Routes;
 import io.pintle.api.dto.RemoteRunEvent;
 import io.pintle.server.nodes.Identification;
-import io.pintle.server.nodes.Node;
 import io.pintle.server.nodes.NodeId;
 import io.pintle.server.problem.PintleException;
-import io.pintle.server.reload.ServerSnapshot;
 import io.pintle.server.remoterun.PullChannels;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -30,9 +29,10 @@ import org.slf4j.LoggerFactory;
  * poll for orders ({@code GET /rudder/relay-api/remote-run/orders?wait=N}: one order as a {@code text/plain} line,
  * or 204 when the wait runs out) and its report on one order ({@code PUT .../orders/<order>}: the agent's output,
  * read as it comes, then an empty line and {@code <order> exit <code>}). Both need the node's pinned certificate,
- * from an allowed network, on the server that is its policy server ({@code AclEvaluator.orderChannel}).
+ * from an allowed network, on the server that is its policy server (the order channel's rule of {@link
+ * io.pintle.server.access.Access}). The dispatch step hands it its two routes only.
  */
-final class OrdersHandler extends Handler.Wrapper {
+final class OrdersHandler extends Handler.Abstract {
     /** A report larger than this is refused (an agent run's output is a few hundred KiB). */
     static final long MAX_REPORT_BYTES = 64L << 20;
 
@@ -45,11 +45,9 @@ final class OrdersHandler extends Handler.Wrapper {
     private final PullChannels channels;
 
     /**
-     * @param next the handler of every other route
      * @param channels the order channels
      */
-    OrdersHandler(Handler next, PullChannels channels) {
-        super(next);
+    OrdersHandler(PullChannels channels) {
         this.channels = channels;
     }
 
@@ -62,9 +60,6 @@ final class OrdersHandler extends Handler.Wrapper {
     public boolean handle(Request request, Response response, Callback callback) throws Exception {
         Exchange exchange = Exchange.of(request);
         Route route = exchange.route();
-        if (route != Route.REMOTE_RUN_ORDERS && route != Route.REMOTE_RUN_ORDER) {
-            return super.handle(request, response, callback);
-        }
         String method = route == Route.REMOTE_RUN_ORDERS ? "GET" : "PUT";
         if (!method.equals(request.getMethod())) {
             response.getHeaders().put(HttpHeader.ALLOW, method);
@@ -87,13 +82,7 @@ final class OrdersHandler extends Handler.Wrapper {
 
     /** @return the calling node, allowed to use its order channel here */
     private static NodeId authorize(Exchange exchange) {
-        ServerSnapshot snapshot = exchange.snapshot();
-        NodeId policyServer = null;
-        if (exchange.caller().identification() instanceof Identification.Authenticated authenticated) {
-            policyServer = snapshot.nodes().node(authenticated.node()).map(Node::policyServer).orElse(null);
-        }
-        exchange.authorize(snapshot.acl().orderChannel(exchange.caller(),
-                snapshot.config().remoteRun().enabled(), policyServer, snapshot.self()));
+        exchange.authorize();
         return ((Identification.Authenticated) exchange.caller().identification()).node();
     }
 

@@ -1,7 +1,7 @@
 package io.pintle.server.http;
 
+import io.pintle.server.access.Route;
 import io.pintle.api.Routes;
-import io.pintle.server.acl.Decision;
 import jakarta.annotation.Priority;
 import jakarta.ws.rs.Priorities;
 import jakarta.ws.rs.container.ContainerRequestContext;
@@ -22,17 +22,13 @@ import java.net.URI;
 final class RelayApiAlias implements ContainerRequestFilter {
     private static final String VERSIONED = Routes.RELAY_API + "/";
     private static final String ALIAS = Routes.RELAY_API_ALIAS + "/";
-    /** The stable reason of the refusal. */
-    static final String DENIED = "relay-api-denied";
 
     @Override
     public void filter(ContainerRequestContext context) {
         if (context.getProperty(Exchange.ATTRIBUTE) instanceof Exchange exchange
                 && exchange.route() == Route.RELAY_API_DENIED) {
-            exchange.authorize(new Decision.Deny(DENIED, "the TLS listener serves relayd's API as Rudder's Apache "
-                    + "exposes it: " + ALIAS + "{shared-folder,shared-files,remote-run}/...; the rest of " + ALIAS
-                    + ", " + VERSIONED + "... included, is refused (relayd's versioned paths and system/ are on the "
-                    + "admin listener)"));
+            exchange.authorize(); // refused by its rule
+            throw new IllegalStateException("relayd's API allowed on the TLS listener: " + exchange.route());
         }
         URI uri = context.getUriInfo().getRequestUri();
         String path = uri.getRawPath();

@@ -8,8 +8,6 @@ import io.pintle.api.Routes;
 import io.pintle.api.dto.RemoteRunAccepted;
 import io.pintle.api.dto.RemoteRunEvent;
 import io.pintle.api.dto.RemoteRunRequest;
-import io.pintle.server.acl.AclEvaluator;
-import io.pintle.server.config.ServerConfig;
 import io.pintle.server.nodes.Node;
 import io.pintle.server.nodes.NodeId;
 import io.pintle.server.problem.PintleException;
@@ -182,18 +180,7 @@ public final class RemoteRunResource {
     }
 
     private void authorize(ServerSnapshot snapshot, ContainerRequestContext context) {
-        boolean enabled = snapshot.config().remoteRun().enabled();
-        if (admin) {
-            if (!enabled) {
-                throw new PintleException.AccessDenied("remote-run-disabled",
-                        "remote run is disabled on this server ([remote_run] enabled = false)");
-            }
-            return;
-        }
-        Exchange state = Exchange.of(context);
-        boolean localCallers = snapshot.config().general().role() != ServerConfig.Role.NODE;
-        state.authorize(AclEvaluator.remoteRun(enabled, localCallers, state.caller().address(), state.peer().leaf(),
-                snapshot.upstreamPin(), snapshot.policyServerNetworks()));
+        Exchange.of(context).authorize();
     }
 
     private String caller(ContainerRequestContext context) {

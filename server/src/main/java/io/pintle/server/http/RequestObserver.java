@@ -1,5 +1,6 @@
 package io.pintle.server.http;
 
+import io.pintle.server.access.Route;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.core.JsonProcessingException;

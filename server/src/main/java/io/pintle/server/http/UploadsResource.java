@@ -1,6 +1,6 @@
 package io.pintle.server.http;
 
-import io.pintle.server.acl.Decision;
+import io.pintle.server.access.Credentials;
 import io.pintle.server.config.ServerConfig;
 import io.pintle.server.problem.PintleException;
 import io.pintle.server.reload.ServerSnapshot;
@@ -80,14 +80,8 @@ public final class UploadsResource {
         UploadTally.Result result = UploadTally.Result.ERROR;
         long kept = 0;
         try {
-            if (!uploads.enabled()) {
-                result = UploadTally.Result.DENIED;
-                throw disabled();
-            }
-            String usersFile = uploads.users(kind).getFileName().toString();
-            state.authorize(snapshot.acl().upload(state.caller(), logins.guard(state.clientAddress(),
-                    snapshot.uploadUsers().of(kind), uploads.logins(), usersFile), usersFile,
-                    headers.getHeaderString(HttpHeaders.AUTHORIZATION)));
+            state.authorize(new Credentials(headers.getHeaderString(HttpHeaders.AUTHORIZATION), null,
+                    (users, usersFile) -> logins.guard(state.clientAddress(), users, uploads.logins(), usersFile)));
             UploadStore.Stored stored = store.store(kind, uploads.directory(kind), UploadStore.checkName(name), body,
                     headers.getLength(), uploads.maxBytes());
             result = stored.replaced() ? UploadTally.Result.REPLACED : UploadTally.Result.CREATED;
@@ -113,12 +107,6 @@ public final class UploadsResource {
         } finally {
             tally.count(kind, result, kept);
         }
-    }
-
-    /** A server that takes no uploads (a node) has no such routes: 404, whatever the method. */
-    private static PintleException.NotFound disabled() {
-        return new PintleException.NotFound("uploads-disabled", "this server takes no uploads ([uploads] enabled = "
-                + "false)");
     }
 
     private static UploadTally.Result result(PintleException refusal) {
@@ -162,11 +150,8 @@ public final class UploadsResource {
                 return;
             }
             tally.count(kind, UploadTally.Result.DENIED, 0);
-            if (!state.snapshot().config().uploads().enabled()) {
-                throw disabled();
-            }
-            state.authorize(new Decision.Deny("method-not-allowed", "only PUT is accepted on " + kind.prefix()
-                    + " (Rudder's Apache: LimitExcept PUT)"));
+            state.authorize(); // refused: the uploads rule takes PUT only
+            throw new IllegalStateException(context.getMethod() + " allowed on " + kind.prefix());
         }
     }
 }

@@ -1,7 +1,7 @@
 package io.pintle.server.http;
 
-import io.pintle.server.acl.AclEvaluator;
-import io.pintle.server.acl.Decision;
+import io.pintle.server.access.Route;
+import io.pintle.server.access.Credentials;
 import io.pintle.server.config.ServerConfig;
 import io.pintle.server.problem.PintleException;
 import java.net.ConnectException;
@@ -59,13 +59,6 @@ final class WebappProxy extends Handler.Wrapper {
             HttpHeader.X_FORWARDED_PROTO.asString(), HttpHeader.X_FORWARDED_PORT.asString(),
             HttpHeader.X_FORWARDED_SERVER.asString(), HttpHeader.VIA.asString());
 
-    /**
-     * Rudder's webapp vhost keeps these to this machine: {@code <LocationMatch "^/rudder/api/(status|archives)$">}
-     * and {@code <LocationMatch "^/rudder/api/(techniqueLibrary|dyngroup|deploy)/reload$">}, {@code Require local}.
-     */
-    private static final Pattern LOCAL_API =
-            Pattern.compile("^/rudder/api/(status|archives|(techniqueLibrary|dyngroup|deploy)/reload)$");
-    private static final Pattern SLASHES = Pattern.compile("/{2,}");
     private static final String API_VERSION = "X-API-Version";
     /** Rudder's webapp vhost: {@code Header edit Set-Cookie ...} adds these where a cookie lacks them. */
     private static final Pattern HTTP_ONLY = Pattern.compile("(?i);\\s*HttpOnly(;|$)");
@@ -74,14 +67,18 @@ final class WebappProxy extends Handler.Wrapper {
     private final Reverse proxy;
 
     /**
-     * @param next the rest of the tree (every other route)
      * @param webapp where the webapp is, and its timeouts; {@link ServerConfig.Webapp#enabled()}
      * @param pool the webapp class's slots, which bound the connections to it
      */
-    WebappProxy(Handler next, ServerConfig.Webapp webapp, ServerConfig.Pool pool) {
-        super(next);
-        this.proxy = new Reverse(webapp, pool);
-        addBean(proxy, true);
+    WebappProxy(ServerConfig.Webapp webapp, ServerConfig.Pool pool) {
+        super(new Reverse(webapp, pool));
+        this.proxy = (Reverse) getHandler();
+    }
+
+    @Override
+    public InvocationType getInvocationType() {
+        // Jetty's proxy never blocks the thread that calls it: it sends and relays by callbacks.
+        return InvocationType.NON_BLOCKING;
     }
 
     /**
@@ -111,52 +108,23 @@ final class WebappProxy extends Handler.Wrapper {
     }
 
     @Override
-    public void setServer(Server server) {
-        super.setServer(server);
-        proxy.setServer(server);
-    }
-
-    @Override
     public boolean handle(Request request, Response response, Callback callback) throws Exception {
-        Exchange exchange = Exchange.find(request);
-        if (exchange == null || exchange.route() != Route.WEBAPP) {
-            if (exchange != null && exchange.route() == Route.OTHER && "/".equals(request.getHttpURI().getPath())) {
-                // Rudder's webapp vhost: RewriteRule ^/$ /rudder [R].
-                Response.sendRedirect(request, response, callback, HttpStatus.FOUND_302, "/rudder", true);
-                return true;
-            }
-            return super.handle(request, response, callback);
+        Exchange exchange = Exchange.of(request);
+        if (exchange.route() == Route.ROOT) {
+            // Rudder's webapp vhost: RewriteRule ^/$ /rudder [R].
+            Response.sendRedirect(request, response, callback, HttpStatus.FOUND_302, "/rudder", true);
+            return true;
         }
-        if (localApi(request)) {
-            Decision decision = AclEvaluator.webappLocalApi(exchange.clientAddress(),
-                    request.getHeaders().get(API_VERSION));
-            exchange.decision(decision);
-            if (decision instanceof Decision.Deny deny) {
-                LOG.info("denied {} {} to {}: {}", request.getMethod(), request.getHttpURI().getPath(),
-                        exchange.clientAddress().getHostAddress(), deny.detail());
-                Problems.write(new PintleException.AccessDenied(deny.reason(), deny.detail()), request, response,
-                        callback);
-                return true;
-            }
-        } else {
-            // No rule of Pintle's: Rudder's vhost grants /rudder to all (<Proxy ...> Require all granted), the
-            // webapp authenticates its users. Recorded so that the access log names where the request went.
-            exchange.decision(proxy.allow);
+        try {
+            exchange.authorize(new Credentials(null, request.getHeaders().get(API_VERSION), Credentials.NONE.logins()));
+        } catch (PintleException refusal) {
+            Problems.write(refusal, request, response, callback);
+            return true;
         }
         // The webapp may think longer than the TLS listener's idle timeout (an API call that runs agents):
         // [webapp] timeout bounds the wait instead, and a client that goes away is seen when its connection closes.
         request.addIdleTimeoutListener(timeout -> false);
-        return proxy.handle(request, response, callback);
-    }
-
-    /**
-     * Apache matches {@code <LocationMatch>} on the decoded, normalised path, and so does the webapp's Jetty route:
-     * {@code /rudder/api/stat%75s} and {@code /rudder//api/status} are {@code /rudder/api/status}. A path Jetty
-     * cannot make canonical is held to the rule too.
-     */
-    private static boolean localApi(Request request) {
-        String canonical = request.getHttpURI().getCanonicalPath();
-        return canonical == null || LOCAL_API.matcher(SLASHES.matcher(canonical).replaceAll("/")).matches();
+        return super.handle(request, response, callback);
     }
 
     /** Jetty's reverse proxy, told where the webapp is and how Apache talks to it. */
@@ -165,7 +133,6 @@ final class WebappProxy extends Handler.Wrapper {
         private final String origin;
         private final ServerConfig.Webapp webapp;
         private final ServerConfig.Pool pool;
-        private final Decision.Allow allow;
 
         Reverse(ServerConfig.Webapp webapp, ServerConfig.Pool pool) {
             super(request -> HttpURI.build(webapp.proxy().toString())
@@ -175,7 +142,6 @@ final class WebappProxy extends Handler.Wrapper {
             this.origin = "http://" + upstream.getRawAuthority();
             this.webapp = webapp;
             this.pool = pool;
-            this.allow = new Decision.Allow("webapp: proxied to " + upstream);
             // Apache without ProxyPreserveHost: the webapp sees its own address.
             setProxyToServerHost(upstream.getRawAuthority());
         }

@@ -1,5 +1,6 @@
 package io.pintle.server.http;
 
+import io.pintle.server.access.Route;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;

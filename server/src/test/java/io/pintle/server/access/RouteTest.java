@@ -1,4 +1,4 @@
-package io.pintle.server.http;
+package io.pintle.server.access;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -86,6 +86,8 @@ class RouteTest {
             false, /rudder/relay-api/shared-foldery/a,        RELAY_API_DENIED
             false, /rudder/relay-api/,                        RELAY_API_DENIED
             false, /rudder/relay-api,                         OTHER
+            false, /,                                         ROOT
+            false, /elsewhere,                                OTHER
             false, /rudder/relay-api/shared-folder/1/a,       SHARED_FOLDER
             true,  /rudder/relay-api/1/system/reload,         SYSTEM
             true,  /rudder/relay-api/remote-run/nodes,        SYSTEM

@@ -1,4 +1,4 @@
-package io.pintle.server.http;
+package io.pintle.server.access;
 
 import io.pintle.api.Routes;
 import io.pintle.server.metrics.RouteClass;
@@ -9,16 +9,18 @@ import java.util.Set;
 
 /**
  * The route table: every route family of both listeners, declared once with its metric class, its work class
- * (workers and queue on the TLS listener) and who answers which of its methods. {@link ExchangeHandler} looks a
- * request up here once; the overload gate, the file pipeline, Jersey's dispatch, the metrics and the access log
- * all read the answer from the request's {@link Exchange}.
+ * (workers and queue on the TLS listener), who answers which of its methods ({@link #answerer}) and which access
+ * rule decides it ({@link #rule}). The HTTP edge looks a request up here once; the dispatch step, the overload
+ * gate, the file pipeline, Jersey's resources, the metrics and the access log all read the answer from the
+ * request's exchange, and {@link Access#decide} reads the rule. {@code pintle explain} looks a path up here too.
  *
  * <p>On the TLS listener relayd's API is what Rudder's Apache exposes: {@code ProxyPass /rudder/relay-api/
  * http://127.0.0.1:3030/rudder/relay-api/1/} under {@code <Location /rudder/relay-api/> Require all denied}, opened
  * for {@code shared-folder}, {@code shared-files} and {@code remote-run} only. So those three families answer
  * under the unversioned prefix, and everything else below it, relayd's own versioned {@code /rudder/relay-api/1/...}
  * included, is {@link #RELAY_API_DENIED}. The admin listener, which plays relayd's 127.0.0.1:3030, answers both.
- * Templates name the versioned form: it is how the Jersey resources are written ({@link RelayApiAlias}).
+ * Templates name the versioned form: it is how the Jersey resources are written (the node-facing
+ * application's pre-matching alias maps one onto the other).
  */
 public enum Route {
     /** {@code /policies/{node}/{path}}: a node's own policies. */
@@ -39,12 +41,12 @@ public enum Route {
             Routes.RELAY_API + Routes.SHARED_FILES + "/{target}/{source}/{fileId}", Map.of("GET", Set.of())),
     /**
      * The pull channel, Pintle's own: a node's poll for remote-run orders ({@code GET
-     * /rudder/relay-api/remote-run/orders?wait=N}), parked by {@link OrdersHandler} on Jetty's core API, holding no
+     * /rudder/relay-api/remote-run/orders?wait=N}), parked by the order channel's handler on Jetty's core API, holding no
      * worker while it waits.
      */
     REMOTE_RUN_ORDERS(Listener.TLS, Routes.REMOTE_RUN_ORDERS, true, RouteClass.REMOTE_RUN, WorkClass.API,
             Routes.RELAY_API + Routes.REMOTE_RUN_ORDERS, Map.of("GET", Set.of(Routes.WAIT))),
-    /** A node's report on one order ({@code PUT .../orders/{order}}: its agent's output), read by {@link OrdersHandler}. */
+    /** A node's report on one order ({@code PUT .../orders/{order}}: its agent's output), read by the order channel's handler. */
     REMOTE_RUN_ORDER(Listener.TLS, Routes.REMOTE_RUN_ORDERS + "/", true, RouteClass.REMOTE_RUN, WorkClass.UPLOADS,
             Routes.RELAY_API + Routes.REMOTE_RUN_ORDER, Map.of("PUT", Set.of())),
     /** relayd's {@code remote-run/...}. */
@@ -55,7 +57,7 @@ public enum Route {
      */
     RELAY_API_DENIED(Listener.TLS, Routes.RELAY_API_ALIAS + "/", false, RouteClass.OTHER, WorkClass.API, null,
             Map.of()),
-    /** {@code PUT /inventories/{name}}: a new node's inventory (Jersey's {@link UploadsResource}). */
+    /** {@code PUT /inventories/{name}}: a new node's inventory (Jersey's uploads resource). */
     INVENTORIES(Listener.TLS, UploadKind.INVENTORIES.prefix(), false, RouteClass.INVENTORIES, WorkClass.UPLOADS,
             null, Map.of()),
     /** {@code PUT /inventory-updates/{name}}: an accepted node's inventory. */
@@ -70,10 +72,15 @@ public enum Route {
     WHOAMI(Listener.TLS, Routes.WHOAMI, false, RouteClass.WHOAMI, WorkClass.API, null, Map.of()),
     /**
      * The webapp's {@code /rudder} and {@code /rudder/...}, but not relayd's {@code /rudder/relay-api}: proxied to
-     * the webapp by {@link WebappProxy} when {@code [webapp] proxy} is set (never the file pipeline nor Jersey),
+     * the webapp by the webapp proxy when {@code [webapp] proxy} is set (never the file pipeline nor Jersey),
      * otherwise a 404 problem from Jersey as any unknown path.
      */
     WEBAPP(Listener.TLS, "/rudder/", false, RouteClass.WEBAPP, WorkClass.WEBAPP, "/rudder/{path}", Map.of()),
+    /**
+     * {@code /} on the TLS listener: with {@code [webapp] proxy} set, redirected to {@code /rudder} as Rudder's
+     * webapp vhost does ({@code RewriteRule ^/$ /rudder [R]}); otherwise a 404 problem from Jersey.
+     */
+    ROOT(Listener.TLS, "/", false, RouteClass.OTHER, WorkClass.API, null, Map.of()),
     /** Anything else on the TLS listener (Jersey answers it: 404 problem). */
     OTHER(Listener.TLS, null, false, RouteClass.OTHER, WorkClass.API, null, Map.of()),
     /** relayd's {@code system/...} and {@code remote-run/...} on the admin listener. */
@@ -90,7 +97,7 @@ public enum Route {
     ADMIN_OTHER(Listener.ADMIN, null, false, RouteClass.OTHER, WorkClass.API, null, Map.of());
 
     /** Which listener a route lives on. */
-    enum Listener {
+    public enum Listener {
         /** The node-facing TLS listener. */
         TLS,
         /** The loopback administration listener. */
@@ -119,8 +126,8 @@ public enum Route {
      * @param work whose workers its requests use
      * @param template its public path template, where the file pipeline or the webapp proxy answers it (null
      *     otherwise)
-     * @param filePipeline the methods answered on Jetty's core API (the file pipeline, or {@link OrdersHandler} for
-     *     the order channel's two routes), each with the query parameters it reads
+     * @param filePipeline the methods answered on Jetty's core API (the file pipeline, or the order channel's handler
+     *     for its two routes), each with the query parameters it reads
      */
     Route(Listener listener, String path, boolean relayApi, RouteClass metricClass, WorkClass work, String template,
             Map<String, Set<String>> filePipeline) {
@@ -133,16 +140,72 @@ public enum Route {
         this.filePipeline = filePipeline;
     }
 
+    /** Who answers a request, chosen once per request by the dispatch step. */
+    public enum Answerer {
+        /** The file pipeline, on Jetty's core API (it answers 405 to the methods of its routes it does not serve). */
+        FILES,
+        /** The order channel's handler, on Jetty's core API. */
+        ORDERS,
+        /** The webapp proxy (when {@code [webapp] proxy} is set; otherwise Jersey, whose answer is 404). */
+        WEBAPP,
+        /** The node-facing Jersey application, on a worker. */
+        JERSEY,
+        /** The admin Jersey application, on a worker. */
+        ADMIN
+    }
+
+    /**
+     * @param method the request method
+     * @return who answers it
+     */
+    public Answerer answerer(String method) {
+        if (listener == Listener.ADMIN) {
+            return Answerer.ADMIN;
+        }
+        return switch (this) {
+            case WEBAPP, ROOT -> Answerer.WEBAPP;
+            case REMOTE_RUN_ORDERS, REMOTE_RUN_ORDER -> Answerer.ORDERS;
+            default -> filePipeline.containsKey(method) || filesOnly() ? Answerer.FILES : Answerer.JERSEY;
+        };
+    }
+
+    /** @return the access rule that decides its requests ({@link Access#decide}) */
+    public Rule rule() {
+        return switch (this) {
+            case POLICIES -> Rule.POLICIES;
+            case COMMON -> Rule.COMMON;
+            case SHARED_FOLDER -> Rule.SHARED_FOLDER;
+            case SHARED_FILES -> Rule.SHARED_FILES;
+            case REMOTE_RUN_ORDERS, REMOTE_RUN_ORDER -> Rule.ORDER_CHANNEL;
+            case REMOTE_RUN -> Rule.REMOTE_RUN;
+            case RELAY_API_DENIED -> Rule.RELAY_API_DENIED;
+            case INVENTORIES -> Rule.INVENTORIES;
+            case INVENTORY_UPDATES -> Rule.INVENTORY_UPDATES;
+            case REPORTS -> Rule.REPORTS;
+            case UUID -> Rule.UUID;
+            case WHOAMI -> Rule.OPEN;
+            case WEBAPP -> Rule.WEBAPP;
+            case ROOT -> Rule.WEBAPP_ROOT;
+            case SYSTEM, STATUS, HEALTH, READY, METRICS -> Rule.ADMIN;
+            case OTHER, ADMIN_OTHER -> Rule.NONE;
+        };
+    }
+
+    /** @return the listener it lives on */
+    public Listener listener() {
+        return listener;
+    }
+
     /**
      * @return whether its answers are streams to be written as they are produced (remote run's output), which
      *     must not be buffered to learn their length
      */
-    boolean streamsAnswers() {
+    public boolean streamsAnswers() {
         return this == REMOTE_RUN || this == SYSTEM;
     }
 
     /** @return the upload route it is, or null */
-    UploadKind upload() {
+    public UploadKind upload() {
         return switch (this) {
             case INVENTORIES -> UploadKind.INVENTORIES;
             case INVENTORY_UPDATES -> UploadKind.INVENTORY_UPDATES;
@@ -152,25 +215,25 @@ public enum Route {
     }
 
     /** @return the public path template of a file pipeline route or of the proxied one, or null */
-    String template() {
+    public String template() {
         return template;
     }
 
     /**
      * @return the methods passed on to the webapp as they came, when {@code [webapp] proxy} is set (the webapp's
-     *     own API uses these; {@link WebappProxy} passes any method on)
+     *     own API uses these; the proxy passes any method on)
      */
-    Set<String> proxiedMethods() {
+    public Set<String> proxiedMethods() {
         return this == WEBAPP ? PROXIED_METHODS : Set.of();
     }
 
     /** @return the methods the file pipeline answers on this route, each with the query parameters it reads */
-    Map<String, Set<String>> filePipelineOperations() {
+    public Map<String, Set<String>> filePipelineOperations() {
         return filePipeline;
     }
 
     /** @return the class requests of this route are counted under */
-    RouteClass metricClass() {
+    public RouteClass metricClass() {
         return metricClass;
     }
 
@@ -179,15 +242,15 @@ public enum Route {
      * @return whose workers and queue the request uses on the TLS listener: an upload ({@code PUT} of a shared
      *     file) has its own, so that slow bodies never take a download's worker
      */
-    WorkClass work(String method) {
+    public WorkClass work(String method) {
         return this == SHARED_FILES && "PUT".equals(method) ? WorkClass.UPLOADS : work;
     }
 
     /**
      * @param method the request method
-     * @return whether the file pipeline ({@link FileHandler}) answers it; otherwise Jersey does
+     * @return whether the file pipeline answers it; otherwise Jersey does
      */
-    boolean filePipeline(String method) {
+    public boolean filePipeline(String method) {
         return filePipeline.containsKey(method);
     }
 
@@ -195,7 +258,7 @@ public enum Route {
      * @return whether the route answers {@code GET} and {@code HEAD} only, all in the file pipeline (any other
      *     method gets 405 there)
      */
-    boolean filesOnly() {
+    public boolean filesOnly() {
         return filePipeline.containsKey("HEAD");
     }
 
@@ -223,6 +286,9 @@ public enum Route {
         if (candidate == null) {
             return false;
         }
+        if (this == ROOT) {
+            return candidate.equals(path);
+        }
         if (this == WEBAPP) {
             // Rudder's vhost: <Location /rudder/relay-api> ProxyPass ! — relayd's API, known or not, stays ours.
             boolean relayApi = candidate.equals(ALIAS) || candidate.startsWith(ALIAS + "/");
@@ -238,7 +304,7 @@ public enum Route {
      *     no family matches: Apache would proxy it to relayd's {@code /rudder/relay-api/1/1/...}, had its
      *     {@code Location} not denied it first.
      */
-    static String relayApiRelative(String rawPath) {
+    public static String relayApiRelative(String rawPath) {
         if (rawPath.startsWith(ALIAS + "/")) {
             return rawPath.substring(ALIAS.length());
         }
@@ -247,10 +313,10 @@ public enum Route {
 
     /**
      * @param rawPath a path of this route
-     * @return what follows the route's prefix (percent-encoded), or null for an exact route
+     * @return what follows the route's prefix (percent-encoded), or null for an exact route and the catch-alls
      */
     public String below(String rawPath) {
-        if (!path.endsWith("/")) {
+        if (path == null || !path.endsWith("/")) {
             return null;
         }
         String candidate = relayApi ? relayApiRelative(rawPath) : rawPath;

@@ -1,0 +1,168 @@
+package io.pintle.server.access;
+
+import io.pintle.api.Routes;
+import io.pintle.server.acl.AclEvaluator;
+import io.pintle.server.acl.Caller;
+import io.pintle.server.acl.Decision;
+import io.pintle.server.config.ServerConfig;
+import io.pintle.server.nodes.Identification;
+import io.pintle.server.nodes.Node;
+import io.pintle.server.nodes.NodeId;
+import io.pintle.server.reload.ServerSnapshot;
+import io.pintle.server.uploads.UploadKind;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.security.cert.X509Certificate;
+import java.util.regex.Pattern;
+
+/**
+ * The one access decision: may this caller do this to this path? Every door asks it here, of the snapshot its
+ * request runs on: the file pipeline, the order channel, the webapp proxy and Jersey's resources on the HTTPS
+ * listener, and {@code pintle explain} with the very same arguments. The rules themselves are Rudder's vhost's,
+ * in {@link AclEvaluator}; this picks the one a {@link Rule} names and reads from the path what it needs.
+ *
+ * <p>Pure: no I/O but the login check's hash, no state; a decision on an old snapshot stays that snapshot's.
+ */
+public final class Access {
+    private static final Pattern NODE_ID = Pattern.compile(Routes.NODE_ID_PATTERN);
+    /**
+     * The webapp's legacy API paths Rudder's vhost keeps to this machine ({@code Require local}): {@code <LocationMatch
+     * "^/rudder/api/(status|archives)$">} and {@code <LocationMatch "^/rudder/api/(techniqueLibrary|dyngroup|deploy)/reload$">}.
+     */
+    private static final Pattern LOCAL_API =
+            Pattern.compile("/rudder/api/(status|archives|(techniqueLibrary|dyngroup|deploy)/reload)");
+    private static final Pattern SLASHES = Pattern.compile("/{2,}");
+    /** Below the admin listener's {@code /rudder/relay-api/}: relayd's remote run, versioned or not. */
+    private static final Pattern ADMIN_REMOTE_RUN = Pattern.compile("(1/)?remote-run(/.*)?");
+
+    private Access() {}
+
+    /**
+     * @param rule the rule the request's route or door names
+     * @param method the request method
+     * @param below the path below the route's prefix, percent-encoded as received (null for an exact route); for
+     *     {@link Rule#WEBAPP}, the whole path decoded and made canonical, as Apache matches {@code <LocationMatch>},
+     *     or null when it cannot be made canonical
+     * @param snapshot the snapshot the request runs on
+     * @param caller address and identification on that snapshot; null on the admin listener
+     * @param leaf the client's leaf certificate, or null when it sent none
+     * @param credentials what the request carries for the rules
+     * @return the decision
+     */
+    public static Decision decide(Rule rule, String method, String below, ServerSnapshot snapshot, Caller caller,
+            X509Certificate leaf, Credentials credentials) {
+        AclEvaluator acl = snapshot.acl();
+        ServerConfig config = snapshot.config();
+        return switch (rule) {
+            case POLICIES -> {
+                NodeId owner = owner(below);
+                if (owner != null) {
+                    yield acl.policies(caller, owner);
+                }
+                int slash = below == null ? -1 : below.indexOf('/');
+                yield slash < 0 || !NODE_ID.matcher(below.substring(0, slash)).matches()
+                        ? Decision.Deny.absent("no-such-route", "no such route")
+                        : Decision.Deny.absent("no-such-node", "no such node directory");
+            }
+            case COMMON -> acl.common(caller);
+            case SHARED_FOLDER -> acl.sharedFolder(caller);
+            case SHARED_FILES -> "GET".equals(method) ? sharedFileDownload(acl, caller, below)
+                    : acl.sharedFilesUpload(caller);
+            case INVENTORIES, INVENTORY_UPDATES, REPORTS -> upload(rule.upload(), method, snapshot, caller,
+                    credentials);
+            case ORDER_CHANNEL -> {
+                NodeId policyServer = null;
+                if (caller.identification() instanceof Identification.Authenticated authenticated) {
+                    policyServer = snapshot.nodes().node(authenticated.node()).map(Node::policyServer).orElse(null);
+                }
+                yield acl.orderChannel(caller, config.remoteRun().enabled(), policyServer, snapshot.self());
+            }
+            case REMOTE_RUN -> AclEvaluator.remoteRun(config.remoteRun().enabled(),
+                    config.general().role() != ServerConfig.Role.NODE, caller.address(), leaf,
+                    snapshot.upstreamPin(), snapshot.policyServerNetworks());
+            case UUID -> acl.uuid(caller);
+            case OPEN -> new Decision.Allow("open to any caller");
+            case RELAY_API_DENIED -> new Decision.Deny("relay-api-denied", "the TLS listener serves relayd's API as "
+                    + "Rudder's Apache exposes it: " + Routes.RELAY_API_ALIAS + "/{shared-folder,shared-files,"
+                    + "remote-run}/...; the rest of " + Routes.RELAY_API_ALIAS + "/, " + Routes.RELAY_API
+                    + "/... included, is refused (relayd's versioned paths and system/ are on the admin listener)");
+            case WEBAPP -> webapp(config, caller, below, credentials);
+            case WEBAPP_ROOT -> config.webapp().enabled()
+                    ? new Decision.Allow("webapp: / redirected to /rudder, as Rudder's webapp vhost")
+                    : Decision.Deny.absent("no-such-route", "no such route");
+            case ADMIN -> below != null && ADMIN_REMOTE_RUN.matcher(below).matches()
+                    && !config.remoteRun().enabled()
+                    ? new Decision.Deny("remote-run-disabled", "remote run is disabled on this server ([remote_run] "
+                            + "enabled = false)")
+                    : new Decision.Allow("admin listener: this machine only");
+            case NONE -> Decision.Deny.absent("no-such-route", "no such route");
+        };
+    }
+
+    /**
+     * @param below the path below {@code /policies/}
+     * @return the node whose directory it names, or null when it names none (no id, or not a node id)
+     */
+    public static NodeId owner(String below) {
+        int slash = below == null ? -1 : below.indexOf('/');
+        if (slash < 0) {
+            return null;
+        }
+        String node = below.substring(0, slash);
+        if (!NODE_ID.matcher(node).matches()) {
+            return null;
+        }
+        try {
+            return new NodeId(node);
+        } catch (IllegalArgumentException e) {
+            return null;
+        }
+    }
+
+    private static Decision sharedFileDownload(AclEvaluator acl, Caller caller, String below) {
+        String[] parts = below == null ? new String[0] : below.split("/", -1);
+        if (parts.length != 3) {
+            return Decision.Deny.absent("no-such-route", "no such route");
+        }
+        NodeId target;
+        try {
+            // As Jetty's URIUtil.decodePath: '+' is a plus in a path, not a space.
+            target = new NodeId(URLDecoder.decode(parts[0].replace("+", "%2B"), StandardCharsets.UTF_8));
+        } catch (IllegalArgumentException e) {
+            return Decision.Deny.absent("bad-id", "invalid target: " + e.getMessage());
+        }
+        return acl.sharedFilesDownload(caller, target);
+    }
+
+    private static Decision upload(UploadKind kind, String method, ServerSnapshot snapshot, Caller caller,
+            Credentials credentials) {
+        ServerConfig.Uploads uploads = snapshot.config().uploads();
+        if (!uploads.enabled()) {
+            // A server that takes no uploads (a node) has no such routes: 404, whatever the method.
+            return Decision.Deny.absent("uploads-disabled", "this server takes no uploads ([uploads] enabled = "
+                    + "false)");
+        }
+        if (!"PUT".equals(method)) {
+            // Apache's <LimitExcept PUT> Require all denied: nothing can list, read or remove what agents sent.
+            return new Decision.Deny("method-not-allowed", "only PUT is accepted on " + kind.prefix()
+                    + " (Rudder's Apache: LimitExcept PUT)");
+        }
+        String usersFile = uploads.users(kind).getFileName().toString();
+        return snapshot.acl().upload(caller, credentials.logins().guard(snapshot.uploadUsers().of(kind), usersFile),
+                usersFile, credentials.authorization());
+    }
+
+    private static Decision webapp(ServerConfig config, Caller caller, String below, Credentials credentials) {
+        if (!config.webapp().enabled()) {
+            return Decision.Deny.absent("no-such-route", "no such route: [webapp] proxy is not set");
+        }
+        // Apache matches <LocationMatch> on the decoded, normalised path; one that cannot be made canonical is held
+        // to the rule too.
+        if (below == null || LOCAL_API.matcher(SLASHES.matcher(below).replaceAll("/")).matches()) {
+            return AclEvaluator.webappLocalApi(caller.address(), credentials.apiVersion());
+        }
+        // No rule of Pintle's: Rudder's vhost grants /rudder to all (<Proxy ...> Require all granted), the webapp
+        // authenticates its users.
+        return new Decision.Allow("webapp: proxied to " + config.webapp().proxy());
+    }
+}
