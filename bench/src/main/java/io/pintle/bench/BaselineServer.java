@@ -1,7 +1,7 @@
 package io.pintle.bench;
 
 import io.pintle.server.config.ServerConfig;
-import io.pintle.server.http.HttpServerFactory;
+import io.pintle.server.http.edge.HttpServerFactory;
 import io.pintle.server.tls.ServerCredentials;
 import io.pintle.server.tls.TlsContextFactory;
 import java.io.IOException;

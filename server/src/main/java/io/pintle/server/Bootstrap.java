@@ -2,9 +2,9 @@ package io.pintle.server;
 
 import io.pintle.server.config.ConfigLoader;
 import io.pintle.server.config.ServerConfig;
-import io.pintle.server.http.HttpServerFactory;
-import io.pintle.server.http.JerseyConfig;
-import io.pintle.server.http.Readiness;
+import io.pintle.server.http.edge.HttpServerFactory;
+import io.pintle.server.http.jersey.JerseyConfig;
+import io.pintle.server.http.admin.Readiness;
 import io.pintle.server.metrics.ServerMetrics;
 import io.pintle.server.policy.ChangeWaits;
 import io.pintle.server.policy.DigestCache;

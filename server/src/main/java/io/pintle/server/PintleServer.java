@@ -2,7 +2,7 @@ package io.pintle.server;
 
 import com.sun.management.UnixOperatingSystemMXBean;
 import io.pintle.server.config.ServerConfig;
-import io.pintle.server.http.HttpServerFactory;
+import io.pintle.server.http.edge.HttpServerFactory;
 import io.pintle.server.metrics.ServerMetrics;
 import io.pintle.server.reload.Reloader;
 import io.pintle.server.reload.ServerSnapshot;

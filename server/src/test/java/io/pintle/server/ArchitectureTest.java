@@ -64,6 +64,46 @@ class ArchitectureTest {
         assertThat(offenders).isEmpty();
     }
 
+    /** The web layer's families: what {@code http.edge}'s one dispatch step hands a request to, and the edge. */
+    private static final Set<String> HTTP_FAMILIES = Set.of("edge", "files", "orders", "webapp", "jersey", "admin");
+    private static final Pattern HTTP_FAMILY_IMPORT = Pattern.compile(
+            "^import\\s+(?:static\\s+)?io\\.pintle\\.server\\.http\\.([a-z]+)\\.", Pattern.MULTILINE);
+
+    @Test
+    void httpIsSplitByFamily() throws IOException {
+        Set<String> families = new TreeSet<>();
+        try (Stream<Path> dirs = Files.list(MAIN.resolve("http"))) {
+            dirs.filter(Files::isDirectory).forEach(dir -> families.add(dir.getFileName().toString()));
+        }
+        assertThat(families).isEqualTo(new TreeSet<>(HTTP_FAMILIES));
+    }
+
+    /**
+     * A family knows the shared {@code http} package and no other family: only the edge, which assembles the
+     * server and dispatches to them, knows them all; the Jersey application builds the admin one from its
+     * resources. The shared package knows no family.
+     */
+    @Test
+    void httpFamiliesDoNotKnowOneAnother() throws IOException {
+        List<String> offenders = new ArrayList<>();
+        try (Stream<Path> files = Files.walk(MAIN.resolve("http"))) {
+            for (Path file : files.filter(f -> f.toString().endsWith(".java")).toList()) {
+                Path relative = MAIN.resolve("http").relativize(file);
+                String family = relative.getNameCount() == 1 ? "" : relative.getName(0).toString();
+                Matcher matcher = HTTP_FAMILY_IMPORT.matcher(Files.readString(file));
+                while (matcher.find()) {
+                    String imported = matcher.group(1);
+                    boolean allowed = imported.equals(family) || family.equals("edge")
+                            || family.equals("jersey") && imported.equals("admin");
+                    if (!allowed) {
+                        offenders.add(file + ": " + matcher.group().strip());
+                    }
+                }
+            }
+        }
+        assertThat(offenders).isEmpty();
+    }
+
     @Test
     void noRequestIsInjected() throws IOException {
         List<String> offenders = new ArrayList<>();

@@ -36,7 +36,7 @@ record Hotspots(Window window, int samples, int verifySamples, Map<String, Doubl
             "io.pintle.server.nodes.NodeTrust.identify",
             "org.conscrypt.ConscryptEngine.unwrap",
             "org.conscrypt.ConscryptEngine.wrap",
-            "io.pintle.server.http.FileHandler.handle");
+            "io.pintle.server.http.files.FileHandler.handle");
     private static final int TOP = 12;
     /** jdk.ExecutionSample's period in the JDK's {@code profile} settings. */
     static final double PERIOD_MILLIS = 10;

@@ -24,9 +24,15 @@ import org.eclipse.jetty.io.EofException;
  * <p>Closing it does not close the request's content: Jetty deals with what is left unread when the response
  * ends (closing it early fails the request content, which on HTTP/2 resets the stream after the answer).
  */
-final class BodyStream extends InputStream {
+public final class BodyStream extends InputStream {
+    /**
+     * How often a connection's progress (a request body read here, a response written by the edge's guards) is
+     * checked against its floor: long enough to average out TCP's bursts.
+     */
+    public static final Duration RATE_CHECK_PERIOD = Duration.ofSeconds(10);
+
     /** The problem reason of a body that ended early: a cut connection or framing the parser refused. */
-    static final String BODY_INCOMPLETE = "body-incomplete";
+    public static final String BODY_INCOMPLETE = "body-incomplete";
 
     private final Content.Source source;
     private final long minBytesPerPeriod;
@@ -45,7 +51,7 @@ final class BodyStream extends InputStream {
      * @param minBytesPerSecond the floor; 0 for none
      * @param period over how long the rate is measured
      */
-    BodyStream(Content.Source source, long minBytesPerSecond, Duration period) {
+    public BodyStream(Content.Source source, long minBytesPerSecond, Duration period) {
         this.source = source;
         this.minBytesPerSecond = minBytesPerSecond;
         this.periodNanos = period.toNanos();
@@ -107,13 +113,13 @@ final class BodyStream extends InputStream {
      *     refused (it reports both as an early end, a 4xx), or, on HTTP/2, a stream the client reset. That is a 400,
      *     as HTTP/1.1 has it, never a server error that any client could raise at will.
      */
-    static boolean cutByTheClient(Throwable failure) {
+    public static boolean cutByTheClient(Throwable failure) {
         return failure instanceof HttpException http && http.getCode() >= 400 && http.getCode() < 500
                 || failure instanceof EofException;
     }
 
     /** @return the refusal of a body {@link #cutByTheClient}: said in words, not Jetty's, for whoever is still there */
-    static PintleException.InvalidRequest bodyIncomplete() {
+    public static PintleException.InvalidRequest bodyIncomplete() {
         return new PintleException.InvalidRequest(BODY_INCOMPLETE, "the request body ended early (the client "
                 + "cancelled it or the connection was cut, or its chunked encoding or length is not valid HTTP); "
                 + "nothing of it was kept");

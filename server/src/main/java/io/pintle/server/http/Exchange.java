@@ -1,5 +1,6 @@
 package io.pintle.server.http;
 
+import io.pintle.api.Routes;
 import io.pintle.server.access.Access;
 import io.pintle.server.access.Credentials;
 import io.pintle.server.access.Route;
@@ -20,16 +21,16 @@ import org.slf4j.LoggerFactory;
 /**
  * One request, as Pintle sees it from the edge to the access log: the snapshot it runs on (read once, when the
  * request arrived), its route, the caller, and what happened to it (the access decision, the incident id of a
- * server error). {@link ExchangeHandler} creates it before anything else runs and every later step is handed it:
+ * server error). {@code ExchangeHandler} creates it before anything else runs and every later step is handed it:
  * the overload gate installs the worker release, the file pipeline decides and answers, Jersey's resources read it
- * from their request's properties, and {@link RequestObserver} reads it when the response is complete.
+ * from their request's properties, and {@code RequestObserver} reads it when the response is complete.
  *
  * <p>Written by the threads that run the request one after another, read by the one that logs it after the
  * response completed: the mutable fields are volatile, and the worker release is given back once.
  */
-final class Exchange {
+public final class Exchange {
     /** The Jetty request attribute, and the Jersey request property, that holds it. */
-    static final String ATTRIBUTE = Exchange.class.getName();
+    public static final String ATTRIBUTE = Exchange.class.getName();
 
     private static final Logger LOG = LoggerFactory.getLogger(Exchange.class);
     private static final Runnable NOTHING = () -> { };
@@ -50,7 +51,7 @@ final class Exchange {
      * @param peer the TLS facts, or null on the admin listener
      * @param request the Jetty request as it arrived
      */
-    Exchange(ServerSnapshot snapshot, Route route, Caller caller, PeerCertificates peer, Request request) {
+    public Exchange(ServerSnapshot snapshot, Route route, Caller caller, PeerCertificates peer, Request request) {
         this.snapshot = snapshot;
         this.route = route;
         this.caller = caller;
@@ -62,15 +63,15 @@ final class Exchange {
      * @param request a Jetty request, or a wrapper of one
      * @return its exchange, or null for a request Jetty refused before any handler ran
      */
-    static Exchange find(Request request) {
+    public static Exchange find(Request request) {
         return request.getAttribute(ATTRIBUTE) instanceof Exchange exchange ? exchange : null;
     }
 
     /**
-     * @param request a Jetty request that went through {@link ExchangeHandler}
+     * @param request a Jetty request that went through {@code ExchangeHandler}
      * @return its exchange
      */
-    static Exchange of(Request request) {
+    public static Exchange of(Request request) {
         Exchange exchange = find(request);
         if (exchange == null) {
             throw new IllegalStateException("no exchange for " + request.getHttpURI());
@@ -82,7 +83,7 @@ final class Exchange {
      * @param context a Jersey request
      * @return its exchange
      */
-    static Exchange of(ContainerRequestContext context) {
+    public static Exchange of(ContainerRequestContext context) {
         if (context.getProperty(ATTRIBUTE) instanceof Exchange exchange) {
             return exchange;
         }
@@ -90,37 +91,37 @@ final class Exchange {
     }
 
     /** @return the snapshot this request runs on */
-    ServerSnapshot snapshot() {
+    public ServerSnapshot snapshot() {
         return snapshot;
     }
 
     /** @return its route */
-    Route route() {
+    public Route route() {
         return route;
     }
 
     /** @return the caller (address and identification); null on the admin listener */
-    Caller caller() {
+    public Caller caller() {
         return caller;
     }
 
     /** @return the client's address (what per-address limits count); the loopback address on the admin listener */
-    InetAddress clientAddress() {
+    public InetAddress clientAddress() {
         return caller != null ? caller.address() : InetAddress.getLoopbackAddress();
     }
 
     /** @return the TLS facts (protocol, client certificate); null on the admin listener */
-    PeerCertificates peer() {
+    public PeerCertificates peer() {
         return peer;
     }
 
     /** @return the Jetty request as it arrived (for its executor, its idle timeout, its log lines) */
-    Request request() {
+    public Request request() {
         return request;
     }
 
     /** @param value the access decision, for the access log and the denial counter */
-    void decision(Decision value) {
+    public void decision(Decision value) {
         decision = value;
     }
 
@@ -131,7 +132,7 @@ final class Exchange {
      * @throws PintleException.AccessDenied when it denies
      * @throws PintleException.NotFound when the request names nothing there is
      */
-    void authorize() {
+    public void authorize() {
         authorize(Credentials.NONE);
     }
 
@@ -142,7 +143,7 @@ final class Exchange {
      * @param credentials the request's credentials
      * @throws PintleException.Unauthorized when it denies for want of credentials
      */
-    void authorize(Credentials credentials) {
+    public void authorize(Credentials credentials) {
         authorize(decide(snapshot, caller, credentials), caller);
     }
 
@@ -152,7 +153,7 @@ final class Exchange {
      * @param credentials the request's credentials
      * @return the decision of this request's route's rule ({@link Access#decide}), on that snapshot
      */
-    Decision decide(ServerSnapshot on, Caller who, Credentials credentials) {
+    public Decision decide(ServerSnapshot on, Caller who, Credentials credentials) {
         return Access.decide(route.rule(), request.getMethod(), below(), on, who, peer != null ? peer.leaf() : null,
                 credentials);
     }
@@ -173,7 +174,7 @@ final class Exchange {
      * @param who the caller it was taken for
      * @throws PintleException.AccessDenied when it denies
      */
-    void authorize(Decision value, Caller who) {
+    public void authorize(Decision value, Caller who) {
         if (value instanceof Decision.Deny deny && deny.absent()) {
             // As a missing file: no decision to log, nothing said beyond "not found".
             throw new PintleException.NotFound(deny.reason(), deny.detail());
@@ -203,22 +204,22 @@ final class Exchange {
      * @param clock the clock for certificate validity
      * @return who the caller is on that snapshot
      */
-    static Caller identify(InetAddress address, PeerCertificates peer, ServerSnapshot snapshot, Clock clock) {
+    public static Caller identify(InetAddress address, PeerCertificates peer, ServerSnapshot snapshot, Clock clock) {
         return new Caller(address, snapshot.trust().identify(snapshot.nodes(), peer.client(), clock.instant()));
     }
 
     /** @return the access decision, or null for routes without one */
-    Decision decision() {
+    public Decision decision() {
         return decision;
     }
 
     /** @param value the incident id of the server error this request got */
-    void incident(String value) {
+    public void incident(String value) {
         incident = value;
     }
 
     /** @return the incident id of a server error, or null */
-    String incident() {
+    public String incident() {
         return incident;
     }
 
@@ -226,12 +227,12 @@ final class Exchange {
      * @param value gives this request's worker back to its gate (run once, by {@link #releaseWorker} or when
      *     the response completes)
      */
-    void onRelease(Runnable value) {
+    public void onRelease(Runnable value) {
         release.set(value);
     }
 
     /** Gives the request's worker back now (a request parked until a change holds none); later calls do nothing. */
-    void releaseWorker() {
+    public void releaseWorker() {
         release.getAndSet(NOTHING).run();
     }
 
@@ -239,8 +240,28 @@ final class Exchange {
      * The request waits for an event with no bytes flowing: it holds no worker, and its connection's idle timeout
      * must not fail it (the wait itself is bounded).
      */
-    void park() {
+    public void park() {
         releaseWorker();
         request.addIdleTimeoutListener(timeout -> false);
+    }
+
+    /**
+     * @param text a {@code wait} value
+     * @return the seconds, 0 to {@link Routes#MAX_WAIT_SECONDS}
+     */
+    public static int waitSeconds(String text) {
+        if (text == null || text.isEmpty()) {
+            return 0;
+        }
+        try {
+            int seconds = Integer.parseInt(text);
+            if (seconds >= 0 && seconds <= Routes.MAX_WAIT_SECONDS) {
+                return seconds;
+            }
+        } catch (NumberFormatException notANumber) {
+            // Reported below.
+        }
+        throw new PintleException.InvalidRequest("bad-wait", "'" + Routes.WAIT + "' must be a whole number of "
+                + "seconds from 0 to " + Routes.MAX_WAIT_SECONDS + ", not '" + Problems.printable(text) + "'");
     }
 }

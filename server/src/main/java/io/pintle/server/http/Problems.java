@@ -18,16 +18,16 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The one problem writer (RFC 9457 {@code application/problem+json}): the file pipeline, the overload gate,
- * Jetty's own refusals ({@link ProblemErrorHandler}) and Jersey's mapper ({@link ProblemExceptionMapper}) all build
+ * Jetty's own refusals ({@code ProblemErrorHandler}) and Jersey's mapper ({@code ProblemExceptionMapper}) all build
  * their body here. A refusal says what went wrong in the operator's words and carries its stable reason code; a
  * server error carries only an incident id, which is logged with the stack trace and put in the access log line.
  */
-final class Problems {
+public final class Problems {
     private static final Logger LOG = LoggerFactory.getLogger(Problems.class);
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String TYPE_PREFIX = "urn:pintle:problem:";
     /** The detail of every server error: the rest is in the log, under the incident id. */
-    static final String SERVER_ERROR_DETAIL = "an internal error occurred; the server log has the details";
+    public static final String SERVER_ERROR_DETAIL = "an internal error occurred; the server log has the details";
 
     private Problems() {}
 
@@ -36,7 +36,7 @@ final class Problems {
      * @param instance the request path
      * @return its problem
      */
-    static Problem of(PintleException refusal, String instance) {
+    public static Problem of(PintleException refusal, String instance) {
         int status = status(refusal);
         return new Problem(TYPE_PREFIX + refusal.reason(), title(refusal, status), status, refusal.detail(),
                 instance, refusal.reason(), null);
@@ -46,7 +46,7 @@ final class Problems {
      * @param refusal a refusal of the request
      * @return the HTTP status of its kind
      */
-    static int status(PintleException refusal) {
+    public static int status(PintleException refusal) {
         if (refusal instanceof PintleException.AccessDenied) {
             return HttpStatus.FORBIDDEN_403;
         } else if (refusal instanceof PintleException.NotFound) {
@@ -93,7 +93,7 @@ final class Problems {
      * @param instance the request path, or null
      * @return its problem
      */
-    static Problem plain(int status, String detail, String instance) {
+    public static Problem plain(int status, String detail, String instance) {
         String title = HttpStatus.getMessage(status);
         return new Problem("about:blank", title, status, detail != null ? detail : title, instance, null, null);
     }
@@ -106,7 +106,7 @@ final class Problems {
      * @param instance the request path
      * @return the problem to answer: 500 with only the incident id
      */
-    static Problem incident(Throwable failure, Exchange exchange, String instance) {
+    public static Problem incident(Throwable failure, Exchange exchange, String instance) {
         String incident = UUID.randomUUID().toString();
         LOG.error("incident {} on {}", incident, instance, failure);
         if (exchange != null) {
@@ -119,7 +119,7 @@ final class Problems {
      * @param problem a problem
      * @return its JSON
      */
-    static byte[] json(Problem problem) {
+    public static byte[] json(Problem problem) {
         try {
             return JSON.writeValueAsBytes(problem);
         } catch (JsonProcessingException e) {
@@ -135,7 +135,7 @@ final class Problems {
      * @param response its response, not committed
      * @param callback completed when the answer is written
      */
-    static void write(PintleException refusal, Request request, Response response, Callback callback) {
+    public static void write(PintleException refusal, Request request, Response response, Callback callback) {
         if (refusal instanceof PintleException.Unavailable unavailable) {
             response.getHeaders().put(HttpHeader.RETRY_AFTER, unavailable.retryAfterSeconds());
         } else if (refusal instanceof PintleException.TooManyRequests throttled) {
@@ -149,7 +149,7 @@ final class Problems {
      * @param response the response, not committed (a committed one is aborted: the client sees a cut response)
      * @param callback completed when the answer is written
      */
-    static void write(Problem problem, Response response, Callback callback) {
+    public static void write(Problem problem, Response response, Callback callback) {
         if (response.isCommitted()) {
             callback.failed(new IllegalStateException("response committed before problem " + problem.status()));
             return;
@@ -157,5 +157,13 @@ final class Problems {
         response.setStatus(problem.status());
         response.getHeaders().put(HttpHeader.CONTENT_TYPE, MediaTypes.PROBLEM_JSON);
         response.write(true, ByteBuffer.wrap(json(problem)), callback);
+    }
+
+    /** Keeps client-supplied text short and free of control characters in problem details. */
+    public static String printable(String text) {
+        String shortened = text.length() > 64 ? text.substring(0, 64) + "..." : text;
+        StringBuilder out = new StringBuilder(shortened.length());
+        shortened.codePoints().forEach(c -> out.appendCodePoint(Character.isISOControl(c) || c == '"' ? '?' : c));
+        return out.toString();
     }
 }

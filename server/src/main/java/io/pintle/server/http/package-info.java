@@ -1,10 +1,25 @@
 /**
- * The web layer: Jetty connectors and the handler tree, one route table ({@link io.pintle.server.http.Route}), the
- * file pipeline on Jetty's core API, the Jersey applications for the JSON and streaming APIs, and one problem
- * writer. {@code ExchangeHandler} reads the snapshot once per request and makes the request's {@code Exchange}
- * (snapshot, route, caller, decision, incident id, worker release), which every later step is handed: the overload
- * gate, {@code FileHandler}, Jersey's resources (through their request's properties) and {@link
- * io.pintle.server.http.RequestObserver}, which sees every completed request, Jetty's own refusals included, for
- * the metrics and the access log. Only this package and {@code tls} import Jetty or Jersey.
+ * The web layer, by family. This package holds what every family shares for one request: its {@link
+ * io.pintle.server.http.Exchange} (snapshot, route, caller, decision, incident id, worker release; made once at
+ * the edge and handed to every later step), the one problem writer ({@link io.pintle.server.http.Problems}) and
+ * the request body reader with its progress floor ({@link io.pintle.server.http.BodyStream}).
+ *
+ * <ul>
+ *   <li>{@code edge}: connectors, TLS and PROXY protocol, connection guards, the exchange, the overload gate, the
+ *       access log and metrics ({@code RequestObserver}) and the one {@code Dispatch} step that hands a request to
+ *       the family its {@link io.pintle.server.access.Route} names; {@code HttpServerFactory} assembles it all.
+ *   <li>{@code files}: the file pipeline (policies, common, shared folder, shared-file downloads, {@code /uuid},
+ *       relayd's hash HEAD), on Jetty's core API.
+ *   <li>{@code orders}: a node's order channel and its reports on orders.
+ *   <li>{@code webapp}: the reverse proxy to Rudder's webapp.
+ *   <li>{@code jersey}: the node-facing Jersey application (uploads, shared-file uploads, remote run, relayd's API
+ *       alias) and the adapter that runs Jersey on Jetty's core API.
+ *   <li>{@code admin}: the admin listener's resources (status, system, health, metrics, server info).
+ * </ul>
+ *
+ * A family imports this package and nothing of another family (the Jersey application builds the admin one, so
+ * {@code jersey} imports {@code admin}); only {@code edge} knows them all. Every family decides access by {@link
+ * io.pintle.server.access.Access#decide}, through {@link io.pintle.server.http.Exchange#authorize()}. Only {@code
+ * http} and {@code tls} import Jetty or Jersey.
  */
 package io.pintle.server.http;

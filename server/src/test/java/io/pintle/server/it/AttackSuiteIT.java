@@ -9,7 +9,7 @@ import ch.qos.logback.core.read.ListAppender;
 import io.pintle.client.ClientTls;
 import io.pintle.server.Bootstrap;
 import io.pintle.server.config.ConfigLoader;
-import io.pintle.server.http.HttpServerFactory;
+import io.pintle.server.http.edge.HttpServerFactory;
 import io.pintle.server.reload.SnapshotException;
 import io.pintle.server.testing.LogCapture;
 import io.pintle.server.testing.NodeKeys;

@@ -3,7 +3,7 @@ package io.pintle.server.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import io.pintle.server.http.HttpServerFactory;
+import io.pintle.server.http.edge.HttpServerFactory;
 import io.pintle.server.testing.Sandbox;
 import io.pintle.server.testing.TestServer;
 import java.nio.charset.StandardCharsets;
