@@ -31,9 +31,10 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * {@code pintle explain} must never disagree with the server: for every certificate and route of a matrix, in
- * certificate-validation mode alone and with both modes on, the real server's answer (allowed, or the 403's reason)
- * and explain's final decision on the same configuration are the same.
+ * The end-to-end check that {@code pintle explain} and the running server agree ({@code AccessTest} is the table
+ * of the access function both call): for every certificate and route of a matrix, in certificate-validation mode
+ * alone and with both modes on, the real server's answer (allowed, or the 403's reason) and explain's final
+ * decision on the same configuration are the same.
  */
 class ExplainAgreementIT {
     private static final ObjectMapper JSON = new ObjectMapper();
