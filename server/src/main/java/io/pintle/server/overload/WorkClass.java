@@ -7,7 +7,7 @@ import java.util.Locale;
  * The classes of node-facing work, each with its own workers and queue, so that a flood of one (downloads) never
  * starves another. A new kind of route (manifests and archives, remote run, change waits) adds a constant here,
  * its {@code [limits.<class>]} table in the configuration, and its routes in the HTTP layer's classifier
- * ({@code http.OverloadHandler}).
+ * ({@code http.edge.OverloadHandler}).
  */
 public enum WorkClass {
     /** File downloads: {@code /policies/...}, {@code /common/...}, relayd's shared folder and shared files. */
