@@ -10,10 +10,14 @@ import picocli.CommandLine.Option;
 /** The {@code --config} option shared by commands that read the server configuration. */
 public final class ConfigOption {
     /** Read when {@code --config} is not given; without it, Rudder's defaults apply. */
-    public static final Path DEFAULT = Path.of("/etc/pintle/pintle.toml");
+    public static final String DEFAULT_FILE = "/etc/pintle/pintle.toml";
+    /** {@link #DEFAULT_FILE}. */
+    public static final Path DEFAULT = Path.of(DEFAULT_FILE);
 
+    // Not picocli's defaultValue: an absent default file is not an error, so the option has no default value (and
+    // ${DEFAULT-VALUE} would print "null").
     @Option(names = {"-c", "--config"}, paramLabel = "FILE",
-            description = "TOML configuration (default: ${DEFAULT-VALUE} if it exists, else Rudder's defaults)")
+            description = "TOML configuration (default: " + DEFAULT_FILE + " if it exists, else Rudder's defaults)")
     Path file;
 
     /**

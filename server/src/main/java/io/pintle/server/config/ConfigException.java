@@ -18,4 +18,18 @@ public final class ConfigException extends Exception {
     public ConfigException(String message, Throwable cause) {
         super(message, cause);
     }
+
+    /**
+     * @param source the configuration file
+     * @param key the key, with its section ({@code limits.max_waiters})
+     * @param actual its value
+     * @param minimum the least it may be
+     * @throws ConfigException when {@code actual} is less than {@code minimum}
+     */
+    static void requireAtLeast(java.nio.file.Path source, String key, long actual, long minimum)
+            throws ConfigException {
+        if (actual < minimum) {
+            throw new ConfigException(source + ": '" + key + "' must be at least " + minimum + ", not " + actual);
+        }
+    }
 }

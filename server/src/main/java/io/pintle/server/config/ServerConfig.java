@@ -7,12 +7,16 @@ import io.pintle.server.nodes.NodeId;
 import io.pintle.server.nodes.NodeTrust;
 import io.pintle.server.uploads.LoginThrottle;
 import io.pintle.server.uploads.UploadKind;
+import io.pintle.server.nodes.ApacheIdRules;
+import java.net.InetAddress;
 import java.net.URI;
+import java.net.UnknownHostException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
+import java.util.Set;
 
 /**
  * The validated configuration. Every path is absolute.
@@ -78,6 +82,56 @@ public record ServerConfig(
         }
 
         /**
+         * Default {@code max_bytes}: 64 MiB. Real uploads are far smaller (a gzipped inventory is a few hundred KB to
+         * a few MB, a gzipped run log less), so this only stops a runaway or hostile body, and the uploads pool's 20
+         * concurrent bodies can hold at most 1.25 GiB of disk at once. Apache's own default ({@code
+         * LimitRequestBody}, 1 GiB since 2.4.54) is 16 times larger.
+         */
+        public static final long DEFAULT_MAX_BYTES = 64L * 1024 * 1024;
+        /**
+         * Default {@code max_failures_per_address} per {@code failure_window}: 20 guesses a minute instead of the 146
+         * a second one address got unthrottled, while the nodes behind one NAT address with a wrong password (one
+         * failure per node and 5-minute run) trip it only past about a hundred of them.
+         */
+        public static final LoginThrottle.Limits DEFAULT_LOGINS = new LoginThrottle.Limits(20, Duration.ofSeconds(60));
+
+        /**
+         * @param role the server's role
+         * @return the defaults: Rudder's directories and password files, on unless the server is a node
+         */
+        public static Uploads defaults(Role role) {
+            return new Uploads(role != Role.NODE, Path.of("/var/rudder/inventories/incoming"),
+                    Path.of("/var/rudder/inventories/accepted-nodes-updates"), Path.of("/var/rudder/reports/incoming"),
+                    Path.of("/opt/rudder/etc/htpasswd-webdav-initial"), Path.of("/opt/rudder/etc/htpasswd-webdav"),
+                    DEFAULT_MAX_BYTES, DEFAULT_LOGINS);
+        }
+
+        /**
+         * The login throttle, checked before it is built (it refuses a negative count or a window under a second).
+         *
+         * @param source the configuration file
+         * @param maxFailures {@code max_failures_per_address}
+         * @param windowSeconds {@code failure_window}
+         * @return the throttle's limits
+         * @throws ConfigException naming the key out of range
+         */
+        static LoginThrottle.Limits logins(Path source, int maxFailures, int windowSeconds) throws ConfigException {
+            ConfigException.requireAtLeast(source, "uploads.max_failures_per_address", maxFailures, 0);
+            ConfigException.requireAtLeast(source, "uploads.failure_window", windowSeconds, 1);
+            return new LoginThrottle.Limits(maxFailures, Duration.ofSeconds(windowSeconds));
+        }
+
+        /**
+         * @param source the configuration file
+         * @throws ConfigException naming the key out of range
+         */
+        void validate(Path source) throws ConfigException {
+            if (maxBytes < 1) {
+                throw new ConfigException(source + ": 'uploads.max_bytes' must be at least 1");
+            }
+        }
+
+        /**
          * @param kind an upload route
          * @return the directory its uploads land in
          */
@@ -114,9 +168,27 @@ public record ServerConfig(
      * @param timeout how long the webapp may stay silent (no byte of the answer) before the request gets a 504
      */
     public record Webapp(URI proxy, Duration connectTimeout, Duration timeout) {
+        /** Rudder's webapp: its Jetty listens on 127.0.0.1:8080 (rudder-jetty-base), behind Apache's ProxyPass. */
+        public static final String RUDDER_URL = "http://127.0.0.1:8080";
+
+        /**
+         * Not proxied; the webapp is on this machine, so a connect is instant (10 s is generous); Rudder's vhost
+         * sets {@code ProxyTimeout 300}, which its comment says applies to the webapp proxy too.
+         */
+        public static final Webapp DEFAULTS = new Webapp(null, Duration.ofSeconds(10), Duration.ofSeconds(300));
+
         public Webapp {
             Objects.requireNonNull(connectTimeout);
             Objects.requireNonNull(timeout);
+        }
+
+        /**
+         * @param source the configuration file
+         * @throws ConfigException naming the key out of range
+         */
+        void validate(Path source) throws ConfigException {
+            ConfigException.requireAtLeast(source, "webapp.connect_timeout", connectTimeout.toSeconds(), 1);
+            ConfigException.requireAtLeast(source, "webapp.timeout", timeout.toSeconds(), 1);
         }
 
         /** @return whether {@code /rudder/} is proxied */
@@ -163,6 +235,98 @@ public record ServerConfig(
             Objects.requireNonNull(reportGrace);
             Objects.requireNonNull(policyUpdates);
         }
+
+        /**
+         * Rudder's agent command line (rudder-agent); cf-serverd's {@code cfruncommand} is its {@code agent run -uR}.
+         */
+        public static final String RUDDER_COMMAND = "/opt/rudder/bin/rudder";
+
+        /**
+         * The defaults with {@link Limits#DEFAULTS}. The commands are what cf-serverd ran (policy
+         * update, then run, raw output), the update alone, an inventory now, and relayd's command for nodes reached
+         * through their cf-serverd. Port 443: every Rudder server and node listens there. Timeout 300 s:
+         * cf-runagent's {@code -t 300} and Apache's ProxyTimeout 300. A node that does not accept a connection in
+         * 10 s is unreachable. 32 calls at once: Rudder's trigger hook starts at most 100 nodes at once; a third of
+         * it keeps a relay's threads and a fleet's sudden load bounded. Nodes are reached by their order channel
+         * when they hold one, else as relayd reaches them (a Rudder node runs no Pintle). After its timeout, a node
+         * running an order from its channel has 30 s to send the rest of its output (it stops its agent at the
+         * timeout; what is left is a short upload).
+         */
+        public static final RemoteRun DEFAULTS = defaults(Limits.DEFAULTS);
+
+        /**
+         * @param limits the server's limits
+         * @return {@link #DEFAULTS}, with {@code max_channels} three quarters of {@code limits}' connections
+         */
+        public static RemoteRun defaults(Limits limits) {
+            return new RemoteRun(true, 443, List.of(RUDDER_COMMAND, "agent", "run", "-uR"),
+                    List.of(RUDDER_COMMAND, "agent", "update"), List.of(RUDDER_COMMAND, "agent", "inventory"),
+                    Duration.ofSeconds(300), Duration.ofSeconds(10), 32, null,
+                    List.of(Transport.PULL, Transport.RUDDER_REMOTE_RUN), limits.maxConnections() / 4 * 3,
+                    Duration.ofSeconds(30), PolicyUpdates.DEFAULTS, List.of(RUDDER_COMMAND, "remote", "run"));
+        }
+
+        /**
+         * @param source the configuration file
+         * @param limits the server's limits: order polls hold connections
+         * @throws ConfigException naming the key out of range
+         */
+        void validate(Path source, Limits limits) throws ConfigException {
+            if (port < 1 || port > 65535) {
+                throw new ConfigException(source + ": 'remote_run.port': " + port + " is not a TCP port (1-65535)");
+            }
+            if (maxParallel < 1 || maxParallel > 1024) {
+                throw new ConfigException(source + ": 'remote_run.max_parallel' must be between 1 and 1024, not "
+                        + maxParallel);
+            }
+            ConfigException.requireAtLeast(source, "remote_run.timeout", timeout.toSeconds(), 1);
+            if (timeout.compareTo(Duration.ofHours(6)) > 0) {
+                throw new ConfigException(source + ": 'remote_run.timeout' must be at most 21600 (6 hours)");
+            }
+            ConfigException.requireAtLeast(source, "remote_run.connect_timeout", connectTimeout.toSeconds(), 1);
+            ConfigException.requireAtLeast(source, "remote_run.report_grace", reportGrace.toSeconds(), 1);
+            if (reportGrace.compareTo(Duration.ofHours(1)) > 0) {
+                throw new ConfigException(source + ": 'remote_run.report_grace' must be at most 3600 seconds");
+            }
+            validateArgv(source, "remote_run.run", run);
+            validateArgv(source, "remote_run.update", update);
+            validateArgv(source, "remote_run.inventory", inventory);
+            if (agentSocket != null
+                    && agentSocket.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 107) {
+                throw new ConfigException(source + ": 'remote_run.agent_socket': " + agentSocket + " is longer than a "
+                        + "Unix socket path may be (107 bytes)");
+            }
+            if (transports.isEmpty()) {
+                throw new ConfigException(source + ": 'remote_run.transports' must name at least one transport");
+            }
+            // Polls hold connections: at most max_connections less room for the nodes' downloads and uploads.
+            int most = limits.maxConnections() - Math.max(1, limits.maxConnections() / 10);
+            if (maxChannels < 0 || maxChannels > most) {
+                throw new ConfigException(source + ": 'remote_run.max_channels' must be between 0 and " + most
+                        + " ([limits] max_connections = " + limits.maxConnections() + " less a tenth, left to "
+                        + "downloads and uploads), not " + maxChannels + "; raise [limits] max_connections for more");
+            }
+            policyUpdates.validate(source);
+            validateArgv(source, "remote_run.remote_command", remoteCommand);
+        }
+
+        /** An argv list: an absolute program, then fixed arguments; never a shell line. */
+        private static void validateArgv(Path source, String key, List<String> argv) throws ConfigException {
+            if (argv.isEmpty()) {
+                throw new ConfigException(source + ": '" + key + "' must name a program (an argv list such as "
+                        + "[\"/opt/rudder/bin/rudder\", \"agent\", \"run\", \"-uR\"])");
+            }
+            for (String argument : argv) {
+                if (argument.indexOf('\0') >= 0) {
+                    throw new ConfigException(source + ": '" + key + "' contains a null or NUL argument");
+                }
+            }
+            String program = argv.get(0);
+            if (!Path.of(program).isAbsolute() && !program.matches("^[A-Za-z]:\\\\.*")) {
+                throw new ConfigException(source + ": '" + key + "': the program must be an absolute path (no search "
+                        + "in PATH), not '" + program + "'");
+            }
+        }
     }
 
     /**
@@ -175,8 +339,25 @@ public record ServerConfig(
      *     (and never faster than {@code rate})
      */
     public record PolicyUpdates(boolean enabled, int rate, Duration splay) {
+        /**
+         * On; 100 update orders a second: 20,000 nodes in under 4 minutes, within the agents' own 5-minute cycle;
+         * nodes changed together are spread over 10 s even when there are few of them.
+         */
+        public static final PolicyUpdates DEFAULTS = new PolicyUpdates(true, 100, Duration.ofSeconds(10));
+
         public PolicyUpdates {
             Objects.requireNonNull(splay);
+        }
+
+        void validate(Path source) throws ConfigException {
+            if (rate < 1 || rate > 100_000) {
+                throw new ConfigException(source + ": 'remote_run.policy_update_rate' must be between 1 and 100000 "
+                        + "orders a second, not " + rate);
+            }
+            ConfigException.requireAtLeast(source, "remote_run.policy_update_splay", splay.toSeconds(), 0);
+            if (splay.compareTo(Duration.ofHours(1)) > 0) {
+                throw new ConfigException(source + ": 'remote_run.policy_update_splay' must be at most 3600 seconds");
+            }
         }
     }
 
@@ -227,6 +408,40 @@ public record ServerConfig(
             Objects.requireNonNull(clientKey);
         }
 
+        /**
+         * @param tls the server's own certificate and key
+         * @return the defaults: no policy server (root); its certificate where Rudder keeps it; {@code tls}'s pair
+         *     presented to it; sync on, with the relay's {@code nodeslist.json} and {@code nodescerts.pem} where
+         *     Rudder generates them
+         */
+        public static Upstream defaults(Tls tls) {
+            return new Upstream(null, Path.of("/var/rudder/lib/ssl/policy_server.pem"), null, tls.certificate(),
+                    tls.key(), true, "rules/cfengine-community/rudder-service-relayd/1.0/relay/nodeslist.json",
+                    "rules/cfengine-community/rudder-service-apache/1.0/apache/nodescerts.pem");
+        }
+
+        /**
+         * @param source the configuration file
+         * @throws ConfigException naming the key out of range
+         */
+        void validate(Path source) throws ConfigException {
+            validateRelative(source, "upstream.nodes_list", nodesList);
+            validateRelative(source, "upstream.nodes_certificates", nodesCertificates);
+        }
+
+        /** A path below the relay's own {@code /policies/<id>/}: relative, no {@code .} or {@code ..}; or empty. */
+        private static void validateRelative(Path source, String key, String text) throws ConfigException {
+            if (text.isEmpty()) {
+                return;
+            }
+            for (String segment : text.split("/", -1)) {
+                if (segment.isEmpty() || segment.equals(".") || segment.equals("..")) {
+                    throw new ConfigException(source + ": '" + key + "' must be a relative path below the relay's "
+                            + "/policies/<id>/ (no empty, '.' or '..' segment), not '" + text + "'");
+                }
+            }
+        }
+
         /** @return whether a policy server is configured */
         public boolean configured() {
             return url != null;
@@ -275,6 +490,13 @@ public record ServerConfig(
      *     connection's; from every other address no header is accepted. Empty: off. Bound at start
      */
     public record General(NodeId nodeId, Role role, Listen listen, List<Cidr> proxyProtocolFrom) {
+        /** Default {@code node_id_file}: where Rudder keeps the server's node id. */
+        public static final Path DEFAULT_NODE_ID_FILE = Path.of("/opt/rudder/etc/uuid.hive");
+        /** Default {@code role}. */
+        public static final Role DEFAULT_ROLE = Role.ROOT;
+        /** Default {@code listen}: Rudder's HTTPS port on every IPv4 address. */
+        public static final Listen DEFAULT_LISTEN = new Listen("0.0.0.0", 443);
+
         public General {
             proxyProtocolFrom = List.copyOf(proxyProtocolFrom);
         }
@@ -301,9 +523,46 @@ public record ServerConfig(
      */
     public record Tls(Path certificate, Path key, List<String> protocols, boolean allowWorldReadableKey,
             TlsProvider provider) {
+        /**
+         * The agent's own certificate and key (agents pin the server's key; the key is PKCS#1 PEM since Rudder 7),
+         * TLS 1.3 only as Rudder's Apache, the key kept private, {@link TlsProvider#AUTO}.
+         */
+        public static final Tls DEFAULTS = new Tls(Path.of("/opt/rudder/etc/ssl/agent.cert"),
+                Path.of("/var/rudder/cfengine-community/ppkeys/localhost.priv"), List.of("TLSv1.3"), false,
+                TlsProvider.AUTO);
+        /**
+         * The CA-signed agent certificate of certificate-validation mode, Apache's server certificate in that mode,
+         * and the default in it.
+         */
+        public static final Path VALIDATION_CERTIFICATE = Path.of("/opt/rudder/etc/ssl/agent-http.cert");
+        /** Key of {@link #VALIDATION_CERTIFICATE}. */
+        public static final Path VALIDATION_KEY = Path.of("/opt/rudder/etc/ssl/agent-http.key");
+        /** A dedicated HTTPS certificate, the default when it and its key exist (Rudder #27584). */
+        public static final Path DEDICATED_CERTIFICATE = Path.of("/opt/rudder/etc/ssl/server.cert");
+        /** Key of {@link #DEDICATED_CERTIFICATE}. */
+        public static final Path DEDICATED_KEY = Path.of("/opt/rudder/etc/ssl/server.key");
+        /** The protocols {@code protocols} may name. */
+        public static final Set<String> SUPPORTED_PROTOCOLS = Set.of("TLSv1.3", "TLSv1.2");
+
         public Tls {
             protocols = List.copyOf(protocols);
             Objects.requireNonNull(provider);
+        }
+
+        /**
+         * @param source the configuration file
+         * @throws ConfigException naming the key out of range
+         */
+        void validate(Path source) throws ConfigException {
+            if (protocols.isEmpty()) {
+                throw new ConfigException(source + ": 'tls.protocols' must name at least one protocol");
+            }
+            for (String protocol : protocols) {
+                if (!SUPPORTED_PROTOCOLS.contains(protocol)) {
+                    throw new ConfigException(source + ": 'tls.protocols': unsupported protocol '" + protocol
+                            + "' (supported: TLSv1.3, TLSv1.2)");
+                }
+            }
         }
 
         /**
@@ -312,7 +571,7 @@ public record ServerConfig(
          * @param protocols enabled TLS protocols
          */
         public Tls(Path certificate, Path key, List<String> protocols) {
-            this(certificate, key, protocols, false, TlsProvider.DEFAULT);
+            this(certificate, key, protocols, DEFAULTS.allowWorldReadableKey(), DEFAULTS.provider());
         }
     }
 
@@ -324,9 +583,6 @@ public record ServerConfig(
         JDK,
         /** Conscrypt: Google's BoringSSL behind the same JSSE API, from its bundled native library. */
         CONSCRYPT;
-
-        /** The provider used when the configuration names none. */
-        public static final TlsProvider DEFAULT = AUTO;
 
         /** @return the name the configuration uses */
         public String text() {
@@ -364,10 +620,31 @@ public record ServerConfig(
             int caMaxDepth, List<IdRule> idRules, List<Path> crlFiles, Path deniedKeysFile,
             boolean deniedKeysFileRequired, URI crlUrl, Path crlFetchFile, Duration crlRefresh, Path nodesAuthFile,
             boolean nodesAuthFileRequired) {
-        /** The default {@code crl_refresh_seconds}: a CA publishes a CRL a day or more often, rarely each hour. */
-        public static final Duration DEFAULT_CRL_REFRESH = Duration.ofHours(1);
         /** The shortest {@code crl_refresh_seconds}: more often only loads the CA's server. */
         public static final Duration MIN_CRL_REFRESH = Duration.ofSeconds(60);
+        /**
+         * The largest {@code ca_max_depth}: the TLS layer takes chains of at most ten certificates, and the client's
+         * own is one of them.
+         */
+        public static final int MAX_CA_DEPTH = 9;
+        /**
+         * Rudder's inputs and its default mode, pinning only: the relay's {@code nodeslist.json} and
+         * {@code nodescerts.pem}; Rudder's CA bundle of certificate-validation mode ({@code POLICY_SERVER_CERT_CA}),
+         * Apache's {@code SSLVerifyDepth}, the id in the subject's UID; no CRL; the deny list in {@code /etc/pintle},
+         * which may be absent (nothing denied); the fetched CRL in the unit's {@code StateDirectory}, which only
+         * Pintle writes, fetched each hour (a CA publishes a CRL a day or more often, rarely each hour), though
+         * {@code crl_url} is unset.
+         */
+        public static final Nodes DEFAULTS = new Nodes(Path.of("/var/rudder/lib/relay/nodeslist.json"),
+                List.of(Path.of("/var/rudder/lib/ssl/nodescerts.pem")), List.of(NodeTrust.Mode.CERT_PINNING),
+                Path.of("/var/rudder/lib/ssl/policy_server_ca.pem"), CaTrust.DEFAULT_MAX_DEPTH, List.of(IdRule.UID),
+                List.of(), Path.of("/etc/pintle/denied-keys"), false, null, Path.of("/var/lib/pintle/fetched.crl"),
+                Duration.ofHours(1), null, false);
+        /**
+         * The default {@code nodes_auth_file} with {@code cert_validation} and no {@code id_rules}: Rudder's Apache
+         * include for ids in SANs, read when it exists.
+         */
+        public static final Path VALIDATION_NODES_AUTH_FILE = Path.of(ApacheIdRules.RUDDER_FILE);
 
         public Nodes {
             certificates = List.copyOf(certificates);
@@ -428,7 +705,7 @@ public record ServerConfig(
                 int caMaxDepth, List<IdRule> idRules, List<Path> crlFiles, Path deniedKeysFile,
                 boolean deniedKeysFileRequired) {
             this(list, certificates, authentication, caFile, caMaxDepth, idRules, crlFiles, deniedKeysFile,
-                    deniedKeysFileRequired, null, Path.of(DEFAULT_CRL_FETCH_FILE), DEFAULT_CRL_REFRESH);
+                    deniedKeysFileRequired, null, DEFAULTS.crlFetchFile(), DEFAULTS.crlRefresh());
         }
 
         /**
@@ -438,9 +715,49 @@ public record ServerConfig(
          * @param certificates PEM bundles of node certificates
          */
         public Nodes(Path list, List<Path> certificates) {
-            this(list, certificates, List.of(NodeTrust.Mode.CERT_PINNING), Path.of(DEFAULT_CA_FILE),
-                    CaTrust.DEFAULT_MAX_DEPTH, List.of(IdRule.UID), List.of(), Path.of(DEFAULT_DENIED_KEYS_FILE), false,
-                    null, Path.of(DEFAULT_CRL_FETCH_FILE), DEFAULT_CRL_REFRESH, null, false);
+            this(list, certificates, DEFAULTS.authentication(), DEFAULTS.caFile(), DEFAULTS.caMaxDepth(),
+                    DEFAULTS.idRules(), DEFAULTS.crlFiles(), DEFAULTS.deniedKeysFile(), false, null,
+                    DEFAULTS.crlFetchFile(), DEFAULTS.crlRefresh(), null, false);
+        }
+
+        /**
+         * {@code crl_refresh_seconds}, checked before the section is built (it refuses a period that is not
+         * positive).
+         *
+         * @param source the configuration file
+         * @param seconds the period
+         * @return the period
+         * @throws ConfigException when it is shorter than {@link #MIN_CRL_REFRESH}
+         */
+        static Duration crlRefresh(Path source, int seconds) throws ConfigException {
+            ConfigException.requireAtLeast(source, "nodes.crl_refresh_seconds", seconds, MIN_CRL_REFRESH.toSeconds());
+            return Duration.ofSeconds(seconds);
+        }
+
+        /**
+         * @param source the configuration file
+         * @throws ConfigException naming the key out of range, or keys that do not go together
+         */
+        void validate(Path source) throws ConfigException {
+            if (caMaxDepth < 1 || caMaxDepth > MAX_CA_DEPTH) {
+                throw new ConfigException(source + ": 'nodes.ca_max_depth' must be between 1 (node certificates "
+                        + "signed by a root of the bundle) and " + MAX_CA_DEPTH + ", not " + caMaxDepth);
+            }
+            if (crlUrl != null && !validation()) {
+                throw new ConfigException(source + ": 'nodes.crl_url' applies to certificate validation: add "
+                        + "\"cert_validation\" to 'nodes.authentication' (a fetched CRL is verified against "
+                        + "'nodes.ca_file', and only revokes CA-signed certificates), or remove crl_url");
+            }
+            if (crlUrl != null && crlFiles.contains(crlFetchFile)) {
+                throw new ConfigException(source + ": 'nodes.crl_fetch_file' (" + crlFetchFile + ") is also in "
+                        + "'nodes.crl_files': the fetch replaces that file; name another one, or remove it from "
+                        + "crl_files");
+            }
+            if (!crlFiles.isEmpty() && !validation()) {
+                throw new ConfigException(source + ": 'nodes.crl_files' revoke CA-signed certificates and apply to "
+                        + "certificate validation only: add \"cert_validation\" to 'nodes.authentication', or, to "
+                        + "refuse a pinned agent key, list its sha256//... pin in 'nodes.denied_keys_file'");
+            }
         }
 
         /** @return whether certificate-validation mode is on */
@@ -454,13 +771,6 @@ public record ServerConfig(
         }
     }
 
-    /** Rudder's CA bundle of certificate-validation mode ({@code POLICY_SERVER_CERT_CA}). */
-    public static final String DEFAULT_CA_FILE = "/var/rudder/lib/ssl/policy_server_ca.pem";
-    /** Default {@code [nodes] denied_keys_file}: absent means nothing is denied. */
-    public static final String DEFAULT_DENIED_KEYS_FILE = "/etc/pintle/denied-keys";
-    /** Default {@code [nodes] crl_fetch_file}: in the unit's {@code StateDirectory}, which only Pintle writes. */
-    public static final String DEFAULT_CRL_FETCH_FILE = "/var/lib/pintle/fetched.crl";
-
     /**
      * @param allowedFile Apache {@code Require} include, or null for none
      * @param allowed extra networks (CIDR)
@@ -471,11 +781,30 @@ public record ServerConfig(
      */
     public record Networks(Path allowedFile, List<String> allowed, Path policyServerFile,
             boolean policyServerFileRequired) {
+        /** Default {@code allowed_file}: Rudder's Apache include of who may fetch policies. */
+        public static final Path DEFAULT_ALLOWED_FILE = Path.of("/opt/rudder/etc/rudder-networks-24.conf");
+        /**
+         * Default {@code policy_server_file} on a root or relay: Apache's list of who may ask for a remote run
+         * without a client certificate ({@code Require local}, {@code Require ip <policy server>}).
+         */
+        public static final Path DEFAULT_POLICY_SERVER_FILE =
+                Path.of("/opt/rudder/etc/rudder-networks-policy-server-24.conf");
+
         public Networks {
             allowed = List.copyOf(allowed);
             if (policyServerFileRequired && policyServerFile == null) {
                 throw new IllegalArgumentException("a required policy-server networks file has a path");
             }
+        }
+
+        /**
+         * @param role the server's role
+         * @return the defaults: Rudder's include, no extra network, and on a root or relay Rudder's policy-server
+         *     include, which may be absent (a node has none: only its policy server's key may ask it for a run)
+         */
+        public static Networks defaults(Role role) {
+            return new Networks(DEFAULT_ALLOWED_FILE, List.of(),
+                    role == Role.NODE ? null : DEFAULT_POLICY_SERVER_FILE, false);
         }
     }
 
@@ -485,6 +814,10 @@ public record ServerConfig(
      * @param sharedFiles node-to-node shared files ({@code {sharedFiles}/{target}/files/{source}/{fileId}})
      */
     public record Paths(Path share, Path sharedFolder, Path sharedFiles) {
+        /** Rudder's. */
+        public static final Paths DEFAULTS = new Paths(Path.of("/var/rudder/share"),
+                Path.of("/var/rudder/configuration-repository/shared-files"), Path.of("/var/rudder/shared-files"));
+
         public Paths {
             Objects.requireNonNull(share);
             Objects.requireNonNull(sharedFolder);
@@ -499,16 +832,35 @@ public record ServerConfig(
      */
     public record Admin(Listen listen, List<Path> rudderVersionFiles) {
         /**
-         * Where Rudder's packages write their version: rudder-server's on a root, then rudder-agent's, which every
-         * Rudder machine has (a relay's package requires the agent of its own version).
+         * Port 5310 on loopback; where Rudder's packages write their version: rudder-server's on a root, then
+         * rudder-agent's, which every Rudder machine has (a relay's package requires the agent of its own version).
          */
-        public static final List<String> DEFAULT_RUDDER_VERSION_FILES = List.of(
-                "/opt/rudder/share/versions/rudder-server-version",
-                "/opt/rudder/share/versions/rudder-agent-version");
+        public static final Admin DEFAULTS = new Admin(new Listen("127.0.0.1", 5310), List.of(
+                Path.of("/opt/rudder/share/versions/rudder-server-version"),
+                Path.of("/opt/rudder/share/versions/rudder-agent-version")));
 
         public Admin {
             Objects.requireNonNull(listen);
             rudderVersionFiles = List.copyOf(rudderVersionFiles);
+        }
+
+        /**
+         * @param source the configuration file
+         * @throws ConfigException when the listener is not on loopback
+         */
+        void validate(Path source) throws ConfigException {
+            if (!isLoopback(listen.host())) {
+                throw new ConfigException(source + ": 'admin.listen' must be a loopback address (it is plain HTTP "
+                        + "without authentication), not '" + listen.host() + "'");
+            }
+        }
+
+        private static boolean isLoopback(String host) {
+            try {
+                return InetAddress.getByName(host).isLoopbackAddress();
+            } catch (UnknownHostException e) {
+                return false;
+            }
         }
     }
 
@@ -516,7 +868,10 @@ public record ServerConfig(
      * @param watch whether changes to input files trigger a reload by themselves (file watch); SIGHUP,
      *     {@code pintle reload} and the reload API work either way
      */
-    public record Reload(boolean watch) {}
+    public record Reload(boolean watch) {
+        /** Watched. */
+        public static final Reload DEFAULTS = new Reload(true);
+    }
 
     /**
      * @param access whether each request gets an access log line (logger {@code io.pintle.access}); takes effect
@@ -524,6 +879,9 @@ public record ServerConfig(
      * @param accessFormat the line format
      */
     public record Log(boolean access, AccessFormat accessFormat) {
+        /** An access log line per request, in Apache's common format. */
+        public static final Log DEFAULTS = new Log(true, AccessFormat.COMMON);
+
         public Log {
             Objects.requireNonNull(accessFormat);
         }
@@ -547,6 +905,8 @@ public record ServerConfig(
      * reachable when the TLS listener is saturated).
      *
      * @param maxConnections open connections; past it, new ones wait in the kernel's accept backlog
+     * @param acceptQueue the accept queue (listen backlog) of the TLS listener when the server binds it itself (the
+     *     kernel caps it at {@code net.core.somaxconn}); 0 leaves the JDK's (50). Bound at start
      * @param idleTimeout a connection with no traffic for this long is closed
      * @param headerTimeout a new connection must finish its TLS handshake and send the headers of its first
      *     request within this time, or it is closed (slow-loris protection)
@@ -570,7 +930,7 @@ public record ServerConfig(
      * @param uploads request bodies (relayd's shared-files {@code PUT})
      * @param webapp requests proxied to the webapp ({@code [webapp] proxy})
      */
-    public record Limits(int maxConnections, Duration idleTimeout, Duration headerTimeout,
+    public record Limits(int maxConnections, int acceptQueue, Duration idleTimeout, Duration headerTimeout,
             long minResponseBytesPerSecond, long minRequestBytesPerSecond, Duration queueTimeout,
             Duration retryAfter, Duration retryAfterJitter, int maxWaiters, int maxWaitersPerAddress,
             int digestCacheEntries, long fileCacheBytes, int maxManifestEntries, long maxSharedFileBytes,
@@ -586,6 +946,95 @@ public record ServerConfig(
             Objects.requireNonNull(uploads);
             Objects.requireNonNull(webapp);
         }
+
+        /** The defaults, each with its reason. */
+        public static final Limits DEFAULTS = new Limits(
+                // max_connections: a Rudder agent holds one for a few seconds per run, so this covers tens of
+                // thousands of nodes with the usual splay; each idle TLS connection costs tens of kilobytes.
+                10_000,
+                // accept_queue: the socket unit's Backlog= when systemd binds the listener. Jetty's default (0)
+                // leaves the JDK's 50: a herd of agents connecting faster than the handshakes complete overflows
+                // it, and the kernel drops their SYNs, which curl's TCP retries one second later, then three
+                // (docs/BENCHMARKS.md). nginx asks for 511.
+                4096,
+                // idle_timeout_seconds: an agent makes a couple of requests per run, then goes quiet for minutes.
+                Duration.ofSeconds(30),
+                // header_timeout_seconds: a handshake and a request header take milliseconds on any link, but under
+                // a herd beyond the CPU's capacity handshakes queue behind each other: at 10 s, 237 of 2,000 agents
+                // arriving in 10 s on 2 cores were closed before their first request (bench/perf); at 60 s none.
+                // nginx's client_header_timeout and ssl_handshake_timeout are 60 s too.
+                Duration.ofSeconds(60),
+                // min_response_bytes_per_second: far below any real link (a 2 MB archive in half an hour), far
+                // above a client that trickles to hold a worker.
+                1024,
+                // min_request_bytes_per_second: an upload slower than this over a check period (10 s) gets a 408.
+                1024,
+                // queue_timeout_seconds: past this, a waiting agent is better told to come back later.
+                Duration.ofSeconds(30),
+                // retry_after_seconds: Puppet's advice for its equivalent (max-retry-delay) is minutes; agents
+                // retry on their own next run anyway. With the jitter, refused clients come back over [30, 90] s.
+                Duration.ofSeconds(60),
+                Duration.ofSeconds(30),
+                // max_waiters, max_waiters_per_address: requests parked by ?wait at once, in all and per address.
+                10_000,
+                100,
+                // digest_cache_entries: about 200 bytes each.
+                500_000,
+                // file_cache_bytes: what downloads of small files found, checked by one stat per request.
+                32L * 1024 * 1024,
+                // max_manifest_entries.
+                200_000,
+                // max_shared_file_bytes: relayd's [shared_files] max_body_size.
+                50L * 1024 * 1024,
+                // files, api: with the 200 platform threads of Java 17 (no virtual threads), these leave threads
+                // for the admin listener and Jetty's own selectors.
+                new Pool(100, 1000, 25),
+                new Pool(50, 500, 12),
+                // uploads: request bodies.
+                new Pool(20, 200, 5),
+                // webapp: a browser loads a page's scripts and styles in parallel (dozens of streams over HTTP/2),
+                // so one address may take half of them: the class is apart from downloads, and a greedy or slow
+                // client only slows the web interface, never all of it.
+                new Pool(64, 512, 32));
+
+        /**
+         * @param source the configuration file
+         * @throws ConfigException naming the key out of range
+         */
+        void validate(Path source) throws ConfigException {
+            ConfigException.requireAtLeast(source, "limits.retry_after_seconds", retryAfter.toSeconds(), 1);
+            ConfigException.requireAtLeast(source, "limits.retry_after_jitter_seconds", retryAfterJitter.toSeconds(),
+                    0);
+            if (retryAfterJitter.compareTo(retryAfter) >= 0) {
+                throw new ConfigException(source + ": 'limits.retry_after_jitter_seconds' must be less than "
+                        + "'limits.retry_after_seconds' (a Retry-After is at least 1 second)");
+            }
+            if (minResponseBytesPerSecond < 0) {
+                throw new ConfigException(source + ": 'limits.min_response_bytes_per_second' must be 0 (off) or more");
+            }
+            if (minRequestBytesPerSecond < 0) {
+                throw new ConfigException(source + ": 'limits.min_request_bytes_per_second' must be 0 (off) or more");
+            }
+            ConfigException.requireAtLeast(source, "limits.max_connections", maxConnections, 1);
+            ConfigException.requireAtLeast(source, "limits.accept_queue", acceptQueue, 0);
+            ConfigException.requireAtLeast(source, "limits.idle_timeout_seconds", idleTimeout.toSeconds(), 1);
+            ConfigException.requireAtLeast(source, "limits.header_timeout_seconds", headerTimeout.toSeconds(), 1);
+            ConfigException.requireAtLeast(source, "limits.queue_timeout_seconds", queueTimeout.toSeconds(), 1);
+            ConfigException.requireAtLeast(source, "limits.max_waiters", maxWaiters, 0);
+            ConfigException.requireAtLeast(source, "limits.max_waiters_per_address", maxWaitersPerAddress, 1);
+            ConfigException.requireAtLeast(source, "limits.digest_cache_entries", digestCacheEntries, 1);
+            if (fileCacheBytes < 0) {
+                throw new ConfigException(source + ": 'limits.file_cache_bytes' must be 0 (off) or more");
+            }
+            ConfigException.requireAtLeast(source, "limits.max_manifest_entries", maxManifestEntries, 1);
+            if (maxSharedFileBytes < 1) {
+                throw new ConfigException(source + ": 'limits.max_shared_file_bytes' must be at least 1");
+            }
+            files.validate(source, "limits.files");
+            api.validate(source, "limits.api");
+            uploads.validate(source, "limits.uploads");
+            webapp.validate(source, "limits.webapp");
+        }
     }
 
     /**
@@ -596,5 +1045,20 @@ public record ServerConfig(
      * @param perAddress requests of the class one client address (IPv6: one /64) may have running or waiting at
      *     once; past it, that client gets a 503 at once, so that a few hosts never take the whole class
      */
-    public record Pool(int concurrency, int queue, int perAddress) {}
+    public record Pool(int concurrency, int queue, int perAddress) {
+        /**
+         * @param concurrency the class's concurrency
+         * @return the default {@code per_address} of a class whose {@code concurrency} is set: a quarter of it, so
+         *     that a handful of hosts never takes the class
+         */
+        public static int defaultPerAddress(int concurrency) {
+            return Math.max(1, concurrency / 4);
+        }
+
+        void validate(Path source, String key) throws ConfigException {
+            ConfigException.requireAtLeast(source, key + ".concurrency", concurrency, 1);
+            ConfigException.requireAtLeast(source, key + ".per_address", perAddress, 1);
+            ConfigException.requireAtLeast(source, key + ".queue", queue, 0);
+        }
+    }
 }

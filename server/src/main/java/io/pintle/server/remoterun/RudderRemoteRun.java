@@ -1,7 +1,7 @@
 package io.pintle.server.remoterun;
 
 import io.pintle.api.dto.RemoteRunEvent;
-import io.pintle.server.config.ConfigLoader;
+import io.pintle.server.config.ServerConfig;
 import io.pintle.server.nodes.NodeId;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
@@ -52,7 +52,7 @@ import java.util.regex.Pattern;
  */
 public final class RudderRemoteRun {
     /** relayd's {@code [remote_run] command} and what it appends: Rudder's CLI, {@code remote run}. */
-    public static final List<String> DEFAULT_ARGV = ConfigLoader.DEFAULT_REMOTE_RUN_REMOTE_COMMAND;
+    public static final List<String> DEFAULT_ARGV = ServerConfig.RemoteRun.DEFAULTS.remoteCommand();
     /** A host as the agent helper accepts it: a name or an address that cannot be read as an option. */
     public static final Pattern HOST = Pattern.compile("[A-Za-z0-9][A-Za-z0-9.:_-]*");
     /** Hosts in one invocation at most: the agent helper's bound. A larger set is run in several batches. */

@@ -42,14 +42,15 @@ import org.eclipse.jetty.util.ssl.SslContextFactory;
  * (when its flight did not fit the socket's send buffer, the write's completion goes on with it): that part, the
  * cheap end of a handshake, runs ungated.
  *
- * <p>A/B switches for benchmarks: {@code -Dpintle.tls.quickAckHandshake=false}, {@code
- * -Dpintle.tls.handshakeGate=false}; both off gives Jetty's own connections.
+ * <p>Bench-only A/B switches, not settings (no operator has a reason to turn either off): {@code
+ * -Dpintle.bench.quickAckHandshake=false}, {@code -Dpintle.bench.handshakeGate=false}; both off gives Jetty's own
+ * connections (docs/BENCHMARKS.md, bench/README.md).
  */
 public final class TlsConnectionFactory extends SslConnectionFactory {
-    /** The system property that turns the quick ACKs off: {@code false} turns them off. */
-    public static final String SWITCH = "pintle.tls.quickAckHandshake";
-    /** The system property that turns the handshake gate off: {@code false} turns it off. */
-    public static final String GATE_SWITCH = "pintle.tls.handshakeGate";
+    /** Bench only: the system property whose {@code false} turns the quick ACKs off, for an A/B run. */
+    public static final String BENCH_QUICK_ACK_SWITCH = "pintle.bench.quickAckHandshake";
+    /** Bench only: the system property whose {@code false} turns the handshake gate off, for an A/B run. */
+    public static final String BENCH_GATE_SWITCH = "pintle.bench.handshakeGate";
 
     private final boolean quickAck;
     /** Null when off. */
@@ -61,8 +62,8 @@ public final class TlsConnectionFactory extends SslConnectionFactory {
      */
     public TlsConnectionFactory(SslContextFactory.Server tls, String nextProtocol) {
         super(tls, nextProtocol);
-        this.quickAck = !"false".equals(System.getProperty(SWITCH));
-        this.gate = "false".equals(System.getProperty(GATE_SWITCH)) ? null
+        this.quickAck = !"false".equals(System.getProperty(BENCH_QUICK_ACK_SWITCH));
+        this.gate = "false".equals(System.getProperty(BENCH_GATE_SWITCH)) ? null
                 : new HandshakeGate(ProcessorUtils.availableProcessors());
     }
 

@@ -255,4 +255,25 @@ class CliTest {
                 + "(at most 2147483647), not 1.5");
         assertThat(run.out()).doesNotContain("configuration OK");
     }
+
+    @Test
+    void noHelpPrintsANullDefault() {
+        Cli.Run top = Cli.pintle("--help");
+        assertThat(top.exitCode()).as(top.err()).isZero();
+        // The sub-commands as the help lists them, whichever way they are registered: "  serve  Run the server...".
+        List<String> commands = top.out().lines()
+                .dropWhile(line -> !line.equals("Commands:"))
+                .skip(1)
+                .takeWhile(line -> line.startsWith("  "))
+                .map(line -> line.strip().split("\\s+", 2)[0])
+                .toList();
+        assertThat(commands).contains("serve", "check-config", "explain");
+        assertThat(top.out()).doesNotContainPattern("(?i)default:? null");
+        for (String command : commands) {
+            Cli.Run help = Cli.pintle(command, "--help");
+            assertThat(help.exitCode()).as(command + ": " + help.err()).isZero();
+            assertThat(help.out()).as(command).isNotBlank().doesNotContainPattern("(?i)default:? null");
+        }
+        assertThat(Cli.pintle("explain", "--help").out()).contains("default: " + ConfigOption.DEFAULT_FILE);
+    }
 }

@@ -82,7 +82,7 @@ class ConfigLoaderTest {
                 List.of(conf.resolve("lib/nodescerts.pem"), Path.of("/var/rudder/lib/ssl/allnodescerts.pem"))));
         assertThat(config.networks()).isEqualTo(new ServerConfig.Networks(
                 conf.resolve("etc/rudder-networks-24.conf"), List.of("10.0.0.0/8", "2001:db8::/32"),
-                Path.of(ConfigLoader.DEFAULT_POLICY_SERVER_NETWORKS_FILE), false));
+                ServerConfig.Networks.DEFAULT_POLICY_SERVER_FILE, false));
         assertThat(config.paths().share()).isEqualTo(dir.resolve("share"));
         assertThat(config.admin().listen()).isEqualTo(new ServerConfig.Listen("::1", 5311));
         assertThat(config.admin().listen()).hasToString("[::1]:5311");
@@ -106,25 +106,26 @@ class ConfigLoaderTest {
 
     @Test
     void defaultServerCertificateIsTheAgentCertificateUnlessADedicatedOneExists() throws Exception {
-        boolean dedicated = Files.exists(Path.of(ConfigLoader.DEDICATED_CERTIFICATE))
-                && Files.exists(Path.of(ConfigLoader.DEDICATED_KEY));
+        boolean dedicated = Files.exists(ServerConfig.Tls.DEDICATED_CERTIFICATE)
+                && Files.exists(ServerConfig.Tls.DEDICATED_KEY);
 
         ServerConfig.Tls tls = parse(ROOT_ID).tls();
 
         if (dedicated) {
-            assertThat(tls.certificate()).isEqualTo(Path.of(ConfigLoader.DEDICATED_CERTIFICATE));
-            assertThat(tls.key()).isEqualTo(Path.of(ConfigLoader.DEDICATED_KEY));
+            assertThat(tls.certificate()).isEqualTo(ServerConfig.Tls.DEDICATED_CERTIFICATE);
+            assertThat(tls.key()).isEqualTo(ServerConfig.Tls.DEDICATED_KEY);
         } else {
-            assertThat(tls.certificate()).isEqualTo(Path.of(ConfigLoader.DEFAULT_CERTIFICATE));
-            assertThat(tls.key()).isEqualTo(Path.of(ConfigLoader.DEFAULT_KEY));
+            assertThat(tls.certificate()).isEqualTo(ServerConfig.Tls.DEFAULTS.certificate());
+            assertThat(tls.key()).isEqualTo(ServerConfig.Tls.DEFAULTS.key());
         }
     }
 
     @Test
     void emptyConfigurationReadsTheNodeIdFromRuddersFile() {
-        assumeFalse(Files.exists(Path.of(ConfigLoader.DEFAULT_NODE_ID_FILE)), "a Rudder node id file exists here");
+        assumeFalse(Files.exists(ServerConfig.General.DEFAULT_NODE_ID_FILE), "a Rudder node id file exists here");
 
-        assertRefused("", "'general.node_id_file'", ConfigLoader.DEFAULT_NODE_ID_FILE, "no such file");
+        assertRefused("", "'general.node_id_file'", ServerConfig.General.DEFAULT_NODE_ID_FILE.toString(),
+                "no such file");
     }
 
     @Test
@@ -144,7 +145,7 @@ class ConfigLoaderTest {
         assertThat(uploads).isEqualTo(new ServerConfig.Uploads(true, Path.of("/var/rudder/inventories/incoming"),
                 Path.of("/var/rudder/inventories/accepted-nodes-updates"), Path.of("/var/rudder/reports/incoming"),
                 Path.of("/opt/rudder/etc/htpasswd-webdav-initial"), Path.of("/opt/rudder/etc/htpasswd-webdav"),
-                ConfigLoader.DEFAULT_MAX_UPLOAD_BYTES, new io.pintle.server.uploads.LoginThrottle.Limits(20,
+                ServerConfig.Uploads.DEFAULT_MAX_BYTES, new io.pintle.server.uploads.LoginThrottle.Limits(20,
                         java.time.Duration.ofSeconds(60))));
         assertThat(parse("[general]\nnode_id = \"relay1\"\nrole = \"relay\"\n").uploads().enabled()).isTrue();
         assertThat(parse("[general]\nnode_id = \"n1\"\nrole = \"node\"\n").uploads().enabled()).isFalse();
@@ -328,7 +329,7 @@ class ConfigLoaderTest {
 
     @Test
     void tlsProviderIsTheJdksUnlessConscryptIsNamed() throws ConfigException {
-        assertThat(parse(ROOT_ID).tls().provider()).isEqualTo(ServerConfig.TlsProvider.DEFAULT);
+        assertThat(parse(ROOT_ID).tls().provider()).isEqualTo(ServerConfig.Tls.DEFAULTS.provider());
         assertThat(parse(ROOT_ID + "[tls]\nprovider = \"conscrypt\"\n").tls().provider())
                 .isEqualTo(ServerConfig.TlsProvider.CONSCRYPT);
         assertThat(parse(ROOT_ID + "[tls]\nprovider = \"jdk\"\n").tls().provider())
@@ -621,7 +622,7 @@ class ConfigLoaderTest {
     @Test
     void policyServerNetworksFileDefaultsToRuddersOnARootOrRelayAndIsNoneOnANode() throws Exception {
         ServerConfig.Networks root = parse(ROOT_ID).networks();
-        assertThat(root.policyServerFile()).isEqualTo(Path.of(ConfigLoader.DEFAULT_POLICY_SERVER_NETWORKS_FILE));
+        assertThat(root.policyServerFile()).isEqualTo(ServerConfig.Networks.DEFAULT_POLICY_SERVER_FILE);
         assertThat(root.policyServerFileRequired()).as("the default may be absent").isFalse();
 
         ServerConfig.Networks set = parse(ROOT_ID + "[networks]\npolicy_server_file = \"etc/ps.conf\"\n").networks();

@@ -53,13 +53,13 @@ class TrustConfigTest {
         assertThat(nodes.crlFiles()).containsExactly(dir.resolve("ssl/a.crl"), Path.of("/etc/ssl/b.crl"));
         assertThat(nodes.deniedKeysFile()).isEqualTo(dir.resolve("denied"));
         assertThat(nodes.deniedKeysFileRequired()).isTrue();
-        if (!java.nio.file.Files.exists(Path.of(ConfigLoader.DEDICATED_CERTIFICATE))) {
+        if (!java.nio.file.Files.exists(ServerConfig.Tls.DEDICATED_CERTIFICATE)) {
             // Both modes: the agent pair, which pinned agents check. Validation alone: Apache's agent-http pair.
-            assertThat(config.tls().certificate()).isEqualTo(Path.of(ConfigLoader.DEFAULT_CERTIFICATE));
+            assertThat(config.tls().certificate()).isEqualTo(ServerConfig.Tls.DEFAULTS.certificate());
             ServerConfig alone = parse("authentication = [\"cert_validation\"]");
             assertThat(alone.tls().certificate()).isEqualTo(Path.of("/opt/rudder/etc/ssl/agent-http.cert"));
             assertThat(alone.tls().key()).isEqualTo(Path.of("/opt/rudder/etc/ssl/agent-http.key"));
-            assertThat(parse("").tls().certificate()).isEqualTo(Path.of(ConfigLoader.DEFAULT_CERTIFICATE));
+            assertThat(parse("").tls().certificate()).isEqualTo(ServerConfig.Tls.DEFAULTS.certificate());
         }
         assertThat(parse("denied_keys_file = \"\"").nodes().deniedKeysFile()).isNull();
     }

@@ -73,7 +73,7 @@ class TlsProviderIT {
      * {@code ab}) writes its request right after its last handshake flight; the kernel holds it until that flight
      * is acknowledged. Without {@link io.pintle.server.tls.TlsConnectionFactory} the server acknowledged it only when its
      * delayed-ACK timer fired (40 ms minimum on Linux), before every first request: the median of 9 connections
-     * was 41–45 ms with {@code -Dpintle.tls.quickAckHandshake=false} on both providers, 1–3 ms with it.
+     * was 41–45 ms with {@code -Dpintle.bench.quickAckHandshake=false} on both providers, 1–3 ms with it.
      * The bound, half the kernel's minimum delay, leaves room for a loaded machine.
      */
     @ParameterizedTest

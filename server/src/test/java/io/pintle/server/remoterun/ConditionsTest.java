@@ -3,7 +3,6 @@ package io.pintle.server.remoterun;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.pintle.server.config.ConfigLoader;
 import io.pintle.server.config.ServerConfig;
 import io.pintle.server.problem.PintleException;
 import java.time.Duration;
@@ -14,9 +13,9 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 class ConditionsTest {
     private static final ServerConfig.RemoteRun CONFIG = new ServerConfig.RemoteRun(true, 443,
-            ConfigLoader.DEFAULT_REMOTE_RUN_RUN, ConfigLoader.DEFAULT_REMOTE_RUN_UPDATE,
-            ConfigLoader.DEFAULT_REMOTE_RUN_INVENTORY, Duration.ofMinutes(5), Duration.ofSeconds(10), 32, null,
-            ConfigLoader.DEFAULT_REMOTE_RUN_TRANSPORTS, 7500, Duration.ofSeconds(30),
+            ServerConfig.RemoteRun.DEFAULTS.run(), ServerConfig.RemoteRun.DEFAULTS.update(),
+            ServerConfig.RemoteRun.DEFAULTS.inventory(), Duration.ofMinutes(5), Duration.ofSeconds(10), 32, null,
+            ServerConfig.RemoteRun.DEFAULTS.transports(), 7500, Duration.ofSeconds(30),
             new ServerConfig.PolicyUpdates(true, 100, Duration.ZERO), RudderRemoteRun.DEFAULT_ARGV);
 
     @ParameterizedTest

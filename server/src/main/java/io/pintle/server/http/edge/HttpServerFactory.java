@@ -59,15 +59,6 @@ public final class HttpServerFactory {
     public static final int MAX_THREADS = 200;
     /** An idle keep-alive connection is closed after this long; agents make two requests per run. */
     public static final long IDLE_TIMEOUT_MS = 30_000;
-    /**
-     * The node-facing listener's accept queue (listen backlog) when the server binds it itself, as the socket unit's
-     * {@code Backlog=} when systemd does; the kernel caps it at {@code net.core.somaxconn} (4096 by default). Jetty's
-     * default (0) leaves the JDK's 50: a herd of agents connecting faster than the handshakes complete overflows it,
-     * and the kernel drops their SYNs, which curl's TCP retries one second later, then three. nginx asks for 511.
-     */
-    public static final int ACCEPT_QUEUE = 4096;
-    /** A/B switch for benchmarks: {@code -Dpintle.tls.acceptQueue=0} is Jetty's (the JDK's) default. */
-    public static final String ACCEPT_QUEUE_SWITCH = "pintle.tls.acceptQueue";
     /** What ALPN offers, by preference: HTTP/2, then HTTP/1.1 (their ALPN ids). */
     static final String[] ALPN_PROTOCOLS = {"h2", "http/1.1"};
     /** Largest request header block: agents send a handful of short headers. */
@@ -161,7 +152,7 @@ public final class HttpServerFactory {
         connector.setHost(listen.host());
         connector.setPort(listen.port());
         connector.setIdleTimeout(IDLE_TIMEOUT_MS);
-        connector.setAcceptQueueSize(Integer.getInteger(ACCEPT_QUEUE_SWITCH, ACCEPT_QUEUE));
+        connector.setAcceptQueueSize(ServerConfig.Limits.DEFAULTS.acceptQueue());
         return connector;
     }
 
@@ -224,6 +215,7 @@ public final class HttpServerFactory {
             tlsConnector.addConnectionFactory(proxies.proxiedTls());
         }
         tlsConnector.setIdleTimeout(limits.idleTimeout().toMillis());
+        tlsConnector.setAcceptQueueSize(limits.acceptQueue());
         tlsConnector.addEventListener(new ConnectionGuard(tlsConnector, limits.headerTimeout(),
                 limits.minResponseBytesPerSecond(), BodyStream.RATE_CHECK_PERIOD, metrics));
         server.addBean(new NetworkConnectionLimit(limits.maxConnections(), tlsConnector));
