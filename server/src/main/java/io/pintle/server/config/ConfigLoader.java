@@ -532,14 +532,18 @@ public final class ConfigLoader {
                     pool(raw.webapp(), defaults.webapp()));
         }
 
-        /** A class's pool: its defaults when absent; a {@code per_address} from the {@code concurrency} set. */
+        /**
+         * A class's pool: its defaults when absent; an unset {@code per_address} is the same share of the {@code
+         * concurrency} set as the class's default is of its default (a quarter; the webapp's half).
+         */
         private static ServerConfig.Pool pool(RawPool raw, ServerConfig.Pool defaults) {
             if (raw == null) {
                 return defaults;
             }
             int concurrency = or(raw.concurrency(), defaults.concurrency());
+            int share = Math.max(1, defaults.concurrency() / defaults.perAddress());
             return new ServerConfig.Pool(concurrency, or(raw.queue(), defaults.queue()),
-                    raw.perAddress() != null ? raw.perAddress() : ServerConfig.Pool.defaultPerAddress(concurrency));
+                    raw.perAddress() != null ? raw.perAddress() : Math.max(1, concurrency / share));
         }
 
         /** The value the file gives, else the section's default. */

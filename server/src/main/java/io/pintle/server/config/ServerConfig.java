@@ -1046,15 +1046,6 @@ public record ServerConfig(
      *     once; past it, that client gets a 503 at once, so that a few hosts never take the whole class
      */
     public record Pool(int concurrency, int queue, int perAddress) {
-        /**
-         * @param concurrency the class's concurrency
-         * @return the default {@code per_address} of a class whose {@code concurrency} is set: a quarter of it, so
-         *     that a handful of hosts never takes the class
-         */
-        public static int defaultPerAddress(int concurrency) {
-            return Math.max(1, concurrency / 4);
-        }
-
         void validate(Path source, String key) throws ConfigException {
             ConfigException.requireAtLeast(source, key + ".concurrency", concurrency, 1);
             ConfigException.requireAtLeast(source, key + ".per_address", perAddress, 1);

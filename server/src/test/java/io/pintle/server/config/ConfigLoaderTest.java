@@ -429,6 +429,11 @@ class ConfigLoaderTest {
         assertThat(set.files()).isEqualTo(new ServerConfig.Pool(2, 1000, 1));
         assertThat(set.api()).isEqualTo(new ServerConfig.Pool(50, 500, 12));
         assertThat(set.uploads()).isEqualTo(new ServerConfig.Pool(8, 200, 5));
+        // The webapp's share is half (a browser loads a page's assets at once), whether the table is there or not.
+        assertThat(parse(ROOT_ID + "[limits.webapp]\nconcurrency = 20\n").limits().webapp())
+                .isEqualTo(new ServerConfig.Pool(20, 512, 10));
+        assertThat(parse(ROOT_ID + "[limits.webapp]\nqueue = 100\n").limits().webapp())
+                .isEqualTo(new ServerConfig.Pool(64, 100, 32));
     }
 
     @Test
