@@ -142,7 +142,7 @@ class WebappProxyIT {
                 }
                 case "/rudder/thinking" -> {
                     try {
-                        Thread.sleep(2_500);
+                        Thread.sleep(2_500); // a webapp slower than the proxy's idle timeout (2 s), on purpose
                     } catch (InterruptedException e) {
                         Thread.currentThread().interrupt();
                     }
@@ -206,7 +206,7 @@ class WebappProxyIT {
             for (int i = 1; i < CHUNKS; i++) {
                 out.write(chunk);
                 out.flush();
-                Thread.sleep(5);
+                Thread.sleep(5); // a slow webapp on purpose: the response streams in pieces
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
