@@ -131,8 +131,8 @@ class OrderReportIT {
         CompletableFuture<HttpResponse<String>> poll = node.httpClient().sendAsync(HttpRequest.newBuilder(
                 node.uri(Routes.RELAY_API_ALIAS + Routes.REMOTE_RUN_ORDERS + "?wait=60"))
                 .timeout(Duration.ofSeconds(90)).build(), HttpResponse.BodyHandlers.ofString());
-        Await.asserted(Duration.ofSeconds(20), () ->
-                assertThat(server.metric("pintle_remote_run_order_polls")).as("the node's poll is parked").isEqualTo(1.0));
+        Await.asserted(Duration.ofSeconds(20), () -> assertThat(server.metric("pintle_remote_run_order_polls"))
+                .as("the node's poll is parked").isEqualTo(1.0));
         CompletableFuture<HttpResponse<String>> events = HttpClient.newHttpClient().sendAsync(
                 HttpRequest.newBuilder(server.server().adminUri().resolve(Routes.RELAY_API + Routes.REMOTE_RUN
                                 + "/nodes/" + NODE))

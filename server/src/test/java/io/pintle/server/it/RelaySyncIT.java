@@ -166,7 +166,8 @@ class RelaySyncIT {
                         .hasContent("node-07 1");
             }
             // Released: the next round (after the relay's retry delay) syncs it.
-            Await.until(PROMPT, () -> Files.readString(relayShare.resolve("node-07/rules/rudder.tar.bz2")).equals("node-07 2"));
+            Await.until(PROMPT,
+                    () -> Files.readString(relayShare.resolve("node-07/rules/rudder.tar.bz2")).equals("node-07 2"));
         }
     }
 

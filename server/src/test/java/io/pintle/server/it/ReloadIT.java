@@ -47,8 +47,8 @@ class ReloadIT {
                     () -> status(client, "/policies/node-b/rules/rudder.tar.bz2", dir) == 200);
             assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(2));
             // The history is recorded just after the publication: wait for it rather than race it.
-            Await.asserted(Duration.ofSeconds(5), () ->
-                    assertThat(adminStatus(server).path("last_reload").path("trigger").asText()).startsWith("file watch"));
+            Await.asserted(Duration.ofSeconds(5), () -> assertThat(adminStatus(server).path("last_reload")
+                    .path("trigger").asText()).startsWith("file watch"));
             assertThat(adminStatus(server).path("generation").asLong()).isGreaterThanOrEqualTo(2);
         }
     }
@@ -86,7 +86,8 @@ class ReloadIT {
                     assertThat(adminStatus(server).path("generation").asLong()).isEqualTo(2));
             assertThat(status(client, "/policies/node-a/rules/rudder.tar.bz2", dir)).isEqualTo(200);
             assertThat(server.client(b).whoami().known()).isTrue();
-            Await.asserted(Duration.ofSeconds(5), () -> assertThat(relayConfigurationStatus(server)).isEqualTo("success"));
+            Await.asserted(Duration.ofSeconds(5),
+                    () -> assertThat(relayConfigurationStatus(server)).isEqualTo("success"));
         }
     }
 

@@ -235,8 +235,9 @@ class WebappProxyIT {
         assertThat(response.getHeaders().get("Server")).isNull();
         assertThat(response.getHeaders().get("Content-Type")).isEqualTo("application/json");
 
-        Await.until(Duration.ofSeconds(30), () -> accessLines().stream().anyMatch(line -> line.contains("/rudder/secure/api/")
-                && line.contains(" 200 ") && line.contains("allowed \"webapp: proxied to http://127.0.0.1:")));
+        Await.asserted(Duration.ofSeconds(30), () -> assertThat(accessLines()).anyMatch(line ->
+                line.contains("/rudder/secure/api/") && line.contains(" 200 ")
+                        && line.contains("allowed \"webapp: proxied to http://127.0.0.1:")));
         assertThat(server.metric("pintle_requests_total{route=\"webapp\",status=\"200\"}")).isGreaterThanOrEqualTo(1.0);
     }
 
@@ -413,7 +414,7 @@ class WebappProxyIT {
         ContentResponse response = webappRemoteRun(client);
         assertThat(response.getStatus()).isEqualTo(200);
         assertThat(response.getContentAsString()).contains("fake agent: started agent run -uR", "fake agent: done");
-        Await.until(Duration.ofSeconds(30), () -> accessLines().stream().anyMatch(line ->
+        Await.asserted(Duration.ofSeconds(30), () -> assertThat(accessLines()).anyMatch(line ->
                 line.contains("/rudder/relay-api/remote-run/nodes/root") && line.contains(" 200 ")
                         && line.contains("remote-run: a caller on this machine (127.0.0.1)")));
     }
