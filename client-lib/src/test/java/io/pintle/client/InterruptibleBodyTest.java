@@ -91,7 +91,13 @@ class InterruptibleBodyTest {
             }
         });
         reader.start();
-        Thread.sleep(100);
+        // Interrupt a reader blocked in read(), not one still on its way there. (client-lib's tests cannot see
+        // the server's testing.Await: this is the one wait of its kind here.)
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (reader.getState() != Thread.State.WAITING && reader.getState() != Thread.State.TIMED_WAITING) {
+            assertThat(System.nanoTime()).as("the reader blocks in read()").isLessThan(deadline);
+            Thread.sleep(1); // a poll's pause, not a wait for time
+        }
         reader.interrupt();
         reader.join(5_000);
 

@@ -6,6 +6,7 @@ import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.LoggerContext;
 import ch.qos.logback.classic.encoder.PatternLayoutEncoder;
 import ch.qos.logback.classic.spi.LoggingEvent;
+import io.pintle.server.testing.Await;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -23,10 +24,7 @@ class AccessLogAppenderTest {
         for (int i = 0; i < 1000; i++) {
             appender.doAppend(event("line " + i));
         }
-        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        while (text(target).split("\n", -1).length < 1001 && System.nanoTime() < deadline) {
-            Thread.sleep(5);
-        }
+        Await.until(Duration.ofSeconds(10), "1000 lines written", () -> text(target).split("\n", -1).length >= 1001);
         String[] lines = text(target).split("\n");
         assertThat(lines).hasSize(1000);
         for (int i = 0; i < 1000; i++) {

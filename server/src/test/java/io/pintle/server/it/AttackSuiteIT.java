@@ -11,6 +11,7 @@ import io.pintle.server.Bootstrap;
 import io.pintle.server.config.ConfigLoader;
 import io.pintle.server.http.edge.HttpServerFactory;
 import io.pintle.server.reload.SnapshotException;
+import io.pintle.server.testing.Await;
 import io.pintle.server.testing.LogCapture;
 import io.pintle.server.testing.NodeKeys;
 import io.pintle.server.testing.RawHttp;
@@ -85,6 +86,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class AttackSuiteIT {
     /** What only the victim node may read. */
+    /** How long a log line or a cleanup written after the response may take to show. */
+    private static final Duration SETTLES = Duration.ofSeconds(5);
     private static final String VICTIM_SECRET = "victim-only-" + UUID.randomUUID();
     /** A file outside the share. */
     private static final String OUTSIDE_SECRET = "outside-the-share-" + UUID.randomUUID();
@@ -170,21 +173,6 @@ class AttackSuiteIT {
         return lines;
     }
 
-    private static void eventually(Runnable check) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (true) {
-            try {
-                check.run();
-                return;
-            } catch (AssertionError e) {
-                if (System.nanoTime() > deadline) {
-                    throw e;
-                }
-                Thread.sleep(20);
-            }
-        }
-    }
-
     /** The server still serves a node and its admin listener after an attack. */
     private static void assertStillServing() throws Exception {
         String response = get("/policies/node-a/rules/rudder.tar.bz2");
@@ -228,7 +216,7 @@ class AttackSuiteIT {
         assertThat(response).contains("Content-Type: application/problem+json");
         assertNoSecret(response);
         // One access-log line per refusal, with its status (and the refusal's reason when Pintle decided it).
-        eventually(() -> assertThat(accessLines(" " + status + " ")).isNotEmpty());
+        Await.asserted(SETTLES, () -> assertThat(accessLines(" " + status + " ")).isNotEmpty());
     }
 
     @Test
@@ -244,11 +232,11 @@ class AttackSuiteIT {
                     Files.deleteIfExists(link);
                     Files.createSymbolicLink(link, outside);
                     Files.move(link, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-                    Thread.sleep(0, 200_000);
+                    Thread.sleep(0, 200_000); // the race under test: each state held a moment for requests to hit
                     Path copy = file.resolveSibling("race.copy");
                     Files.copy(inside, copy, StandardCopyOption.REPLACE_EXISTING);
                     Files.move(copy, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-                    Thread.sleep(0, 200_000);
+                    Thread.sleep(0, 200_000); // the inside state held as long
                     swaps.incrementAndGet();
                 }
             } catch (IOException e) {
@@ -748,7 +736,7 @@ class AttackSuiteIT {
 
         // The cleanup runs when the server starts.
         try (TestServer restarted = TestServer.start(setup.sandbox())) {
-            eventually(() -> assertThat(setup.stored().resolve("expired")).doesNotExist());
+            Await.asserted(SETTLES, () -> assertThat(setup.stored().resolve("expired")).doesNotExist());
             for (String fileId : List.of("X.part", ".X.1234.part")) {
                 assertThat(setup.stored().resolve(fileId)).hasBinaryContent(content);
                 assertThat(setup.stored().resolve(fileId + ".metadata")).exists();
@@ -810,12 +798,14 @@ class AttackSuiteIT {
                         + body.length + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
                 out.write(body, 0, body.length / 2);
                 out.flush();
-                eventually(() -> assertThat(sharedFilesTemporaries(setup)).as("the upload under way").isNotEmpty());
+                Await.asserted(SETTLES,
+                        () -> assertThat(sharedFilesTemporaries(setup)).as("the upload under way").isNotEmpty());
             }
-            eventually(() -> assertThat(sharedFilesTemporaries(setup)).as("left by the cut upload").isEmpty());
+            Await.asserted(SETTLES,
+                    () -> assertThat(sharedFilesTemporaries(setup)).as("left by the cut upload").isEmpty());
             assertThat(setup.stored().resolve("cut")).doesNotExist();
             // The client went away: the upload is incomplete (400 in the access log), not a server error (500).
-            eventually(() -> assertThat(accessLines("/node-s/cut?ttl=1d")).singleElement().asString()
+            Await.asserted(SETTLES, () -> assertThat(accessLines("/node-s/cut?ttl=1d")).singleElement().asString()
                     .contains("\" 400 "));
             List<ILoggingEvent> events = List.copyOf(logs.list);
             assertThat(events.subList(logged, events.size()))

@@ -12,6 +12,7 @@ import io.pintle.server.Bootstrap;
 import io.pintle.server.PintleServer;
 import io.pintle.server.config.ConfigLoader;
 import io.pintle.server.config.ServerConfig;
+import io.pintle.server.testing.Await;
 import io.pintle.server.testing.Sandbox;
 import io.pintle.server.tls.CertificateAuthority;
 import io.pintle.server.tls.SelfSigned;
@@ -297,17 +298,10 @@ class CrlFetchIT {
     }
 
     private static JsonNode awaitStatus(PintleServer server, Predicate<JsonNode> condition) throws Exception {
-        long deadline = System.nanoTime() + DEADLINE.toNanos();
-        JsonNode status;
-        do {
-            status = JSON.readTree(admin(server, "/v1/status"));
-            if (condition.test(status)) {
-                return status;
-            }
-            Thread.sleep(20);
-        } while (System.nanoTime() < deadline);
-        throw new AssertionError("status never reached the expected state within " + DEADLINE + ": "
-                + status.path("trust"));
+        JsonNode[] status = {null};
+        Await.until(DEADLINE, () -> "the expected state; the status is " + status[0].path("trust"),
+                () -> condition.test(status[0] = JSON.readTree(admin(server, "/v1/status"))));
+        return status[0];
     }
 
     private static String admin(PintleServer server, String path) throws Exception {

@@ -51,7 +51,7 @@ class FileCacheIT {
         Files.writeString(dir.resolve("outside/moved.cf"), "outside the share too");
         server = TestServer.start(sandbox);
         // Bytes are kept once a file's times are FileCache.SETTLED old; before, only its version is.
-        Thread.sleep(FileCache.SETTLED.toMillis() + 200);
+        Thread.sleep(FileCache.SETTLED.toMillis() + 200); // the files must be this old: their age is the point
     }
 
     @AfterAll

@@ -3,6 +3,7 @@ package io.pintle.server.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.pintle.client.ClientTls;
+import io.pintle.server.testing.Await;
 import io.pintle.server.testing.NodeKeys;
 import io.pintle.server.testing.RawHttp;
 import io.pintle.server.testing.Sandbox;
@@ -130,7 +131,7 @@ class HostileLoadIT {
         }
         System.out.printf("1,000 aborted downloads in %d ms%n", (System.nanoTime() - begin) / 1_000_000);
         assertThat(started).as("downloads that had started when their client left").isGreaterThan(500);
-        eventually(Duration.ofSeconds(IDLE_TIMEOUT_SECONDS + 10), () -> {
+        Await.asserted(Duration.ofSeconds(IDLE_TIMEOUT_SECONDS + 10), () -> {
             assertThat(server.metric("pintle_inflight_requests{class=\"files\"}")).isEqualTo(0.0);
             assertThat(server.metric("pintle_queued_requests{class=\"files\"}")).isEqualTo(0.0);
         });
@@ -171,20 +172,19 @@ class HostileLoadIT {
                 stream.get(10, TimeUnit.SECONDS);
             }
             // Four (the address's share) hold a worker; the 36 others are refused at once.
-            eventually(Duration.ofSeconds(5), () -> {
+            Await.asserted(Duration.ofSeconds(5), () -> {
                 assertThat(statuses.get(503)).isEqualTo(36);
                 assertThat(server.metric("pintle_inflight_requests{class=\"files\"}")).isEqualTo(4.0);
             });
             assertDownloadsWithin2Seconds(victim, "127.0.0.1", SMALL_FILE);
 
             // The connections stay alive (PINGs), the stalled streams do not: the idle timeout frees them.
-            long deadline = System.nanoTime() + Duration.ofSeconds(IDLE_TIMEOUT_SECONDS + 10).toNanos();
-            while (server.metric("pintle_inflight_requests{class=\"files\"}") > 0 && System.nanoTime() < deadline) {
+            Await.until(Duration.ofSeconds(IDLE_TIMEOUT_SECONDS + 10), "the stalled streams freed", () -> {
                 for (Session session : sessions) {
                     session.ping(new PingFrame(System.nanoTime(), false), Callback.NOOP);
                 }
-                Thread.sleep(250);
-            }
+                return server.metric("pintle_inflight_requests{class=\"files\"}") <= 0;
+            });
             assertThat(server.metric("pintle_inflight_requests{class=\"files\"}")).isEqualTo(0.0);
             assertDownloadsWithin2Seconds(attacker, ATTACKER_ADDRESS, SMALL_FILE.replace("node-v", "node-a")
                     .replace("rudder.tar.bz2", "large.bin"));
@@ -247,7 +247,7 @@ class HostileLoadIT {
             long tookNanos = reset.get(30, TimeUnit.SECONDS);
             assertThat(Duration.ofNanos(tookNanos)).isBetween(Duration.ofSeconds(9), Duration.ofSeconds(25));
             assertThat(received.get()).isLessThan(3000);
-            eventually(Duration.ofSeconds(5), () ->
+            Await.asserted(Duration.ofSeconds(5), () ->
                     assertThat(server.metric("pintle_inflight_requests{class=\"files\"}")).isEqualTo(0.0));
             session.close(ErrorCode.NO_ERROR.code, "done", Callback.NOOP);
         } finally {
@@ -270,7 +270,7 @@ class HostileLoadIT {
                 uploads.add(socket);
             }
             // Two (the address's share of upload workers) are read; four get a 503 at once.
-            eventually(Duration.ofSeconds(5), () ->
+            Await.asserted(Duration.ofSeconds(5), () ->
                     assertThat(server.metric("pintle_inflight_requests{class=\"uploads\"}")).isEqualTo(2.0));
             assertThat(server.metric("pintle_inflight_requests{class=\"files\"}")).isEqualTo(0.0);
             assertDownloadsWithin2Seconds(victim, "127.0.0.1", SMALL_FILE);
@@ -298,7 +298,7 @@ class HostileLoadIT {
             assertThat(tooSlow).isEqualTo(2);
             assertThat(server.metric("pintle_overload_rejections_total{class=\"uploads\",reason=\"client-limit\"}"))
                     .isEqualTo(4.0);
-            eventually(Duration.ofSeconds(5), () ->
+            Await.asserted(Duration.ofSeconds(5), () ->
                     assertThat(server.metric("pintle_inflight_requests{class=\"uploads\"}")).isEqualTo(0.0));
             if (Files.exists(dir.resolve("shared-files"))) {
                 try (Stream<Path> left = Files.walk(dir.resolve("shared-files"))) {
@@ -336,7 +336,7 @@ class HostileLoadIT {
                         }).get(10, TimeUnit.SECONDS));
             }
             // Anonymous waits on /common/ from one host: four park (its share), two get a 503 at once.
-            eventually(Duration.ofSeconds(5), () -> {
+            Await.asserted(Duration.ofSeconds(5), () -> {
                 assertThat(statuses).isEqualTo(Map.of(503, 2));
                 assertThat(server.metric("pintle_change_waiters")).isEqualTo(before + 4);
             });
@@ -344,7 +344,7 @@ class HostileLoadIT {
             try (SSLSocket other = server.rawTls(null, "127.0.0.1")) {
                 other.getOutputStream().write(("GET " + COMMON_FILE + "?wait=300 HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                         + "If-None-Match: *\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
-                eventually(Duration.ofSeconds(5), () ->
+                Await.asserted(Duration.ofSeconds(5), () ->
                         assertThat(server.metric("pintle_change_waiters")).isEqualTo(before + 5));
                 other.setSoLinger(true, 0);
             }
@@ -352,7 +352,7 @@ class HostileLoadIT {
             for (org.eclipse.jetty.http2.api.Stream stream : streams) {
                 stream.reset(new ResetFrame(stream.getId(), ErrorCode.CANCEL_STREAM_ERROR.code), Callback.NOOP);
             }
-            eventually(Duration.ofSeconds(5), () ->
+            Await.asserted(Duration.ofSeconds(5), () ->
                     assertThat(server.metric("pintle_change_waiters")).isLessThanOrEqualTo(before + 1));
             session.close(ErrorCode.NO_ERROR.code, "done", Callback.NOOP);
         } finally {
@@ -452,7 +452,7 @@ class HostileLoadIT {
                 while (!Thread.currentThread().isInterrupted()) {
                     socket.getOutputStream().write('x');
                     socket.getOutputStream().flush();
-                    Thread.sleep(1_000);
+                    Thread.sleep(1_000); // the trickle under test: a byte a second
                 }
             } catch (Exception closedOrStopped) {
                 // The server answered and closed, or the reader is done.
@@ -474,25 +474,5 @@ class HostileLoadIT {
 
     private static int status(String response) {
         return RawHttp.status(response);
-    }
-
-    private static void eventually(Duration within, ThrowingCheck check) throws Exception {
-        long deadline = System.nanoTime() + within.toNanos();
-        while (true) {
-            try {
-                check.run();
-                return;
-            } catch (AssertionError e) {
-                if (System.nanoTime() > deadline) {
-                    throw e;
-                }
-                Thread.sleep(50);
-            }
-        }
-    }
-
-    /** A check that may throw. */
-    private interface ThrowingCheck {
-        void run() throws Exception;
     }
 }

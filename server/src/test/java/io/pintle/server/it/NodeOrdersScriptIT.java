@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.pintle.api.Routes;
+import io.pintle.server.testing.Await;
 import io.pintle.server.testing.NodeKeys;
 import io.pintle.server.testing.RunEvents;
 import io.pintle.server.testing.Sandbox;
@@ -125,7 +126,7 @@ class NodeOrdersScriptIT {
         assertThat(response.body()).as(log()).contains("fake agent: started agent run -uR -D c1", "fake agent: done");
         assertThat(runs()).containsExactly(List.of("agent", "run", "-uR", "-D", "c1"));
         // The script logs the order once its report's answer came, a moment after the caller had the run's end.
-        RemoteRunIT.eventually(() -> log().matches(
+        Await.asserted(Duration.ofSeconds(20), () -> assertThat(log()).matches(
                 "(?s).*order [0-9a-f]{32} \\(run -D c1\\): agent exit 0 after \\d+ s, reported\n.*"));
     }
 
@@ -253,18 +254,16 @@ class NodeOrdersScriptIT {
      * the run succeeds. The probe's run is then forgotten.
      */
     private static void awaitChannel() throws Exception {
-        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-        while (true) {
+        Await.until(Duration.ofSeconds(20), () -> "the script polls: " + log(), () -> {
             List<JsonNode> events = RunEvents.of(rootPost(Routes.RELAY_API + "/remote-run/nodes/node-1",
                     "application/json", "{\"command\": \"run\", \"conditions\": [\"probe\"]}"));
             String status = RunEvents.status(events, "node-1").path("status").asText();
             if (status.equals("success")) {
-                return;
+                return true;
             }
             assertThat(status).as(log()).isEqualTo("unreachable");
-            assertThat(System.nanoTime()).as("the script polls within 20 s: " + log()).isLessThan(deadline);
-            Thread.sleep(100);
-        }
+            return false;
+        });
     }
 
     private static HttpResponse<String> rootPost(String path, String type, String body) throws Exception {

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import com.sun.net.httpserver.HttpsConfigurator;
 import com.sun.net.httpserver.HttpsServer;
 import io.pintle.client.Pem;
+import io.pintle.server.testing.Await;
 import io.pintle.server.testing.NodeKeys;
 import io.pintle.server.testing.Sandbox;
 import java.io.InputStream;
@@ -84,7 +85,7 @@ class NodeOrdersScriptRefusalIT {
             } else {
                 String answer = answers.poll();
                 if (answer == null) {
-                    sleep(200);
+                    sleep(200); // as a long poll with no order: the script's next poll comes a moment later
                     exchange.sendResponseHeaders(204, -1);
                 } else {
                     byte[] body = answer.getBytes(StandardCharsets.UTF_8);
@@ -124,11 +125,8 @@ class NodeOrdersScriptRefusalIT {
         env.put("PINTLE_RUN_TIMEOUT", "20");
         Process script = builder.redirectErrorStream(true).redirectOutput(log.toFile()).start();
         try {
-            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-            while (!reports.containsKey(ids.get(13))) {
-                assertThat(System.nanoTime()).as(Files.readString(log)).isLessThan(deadline);
-                Thread.sleep(50);
-            }
+            Await.until(Duration.ofSeconds(30), () -> "the valid order's report; the script's log:\n" + read(log),
+                    () -> reports.containsKey(ids.get(13)));
             String text = Files.readString(log);
             assertThat(reports.get(ids.get(13))).as(text)
                     .startsWith("fake agent: started agent run -uR -D ok_1\n")
@@ -180,7 +178,7 @@ class NodeOrdersScriptRefusalIT {
 
     private static void sleep(long millis) {
         try {
-            Thread.sleep(millis);
+            Thread.sleep(millis); // only for the stand-in's long poll above
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.pintle.client.PintleClient;
 import io.pintle.client.ProblemException;
+import io.pintle.server.testing.Await;
 import io.pintle.server.testing.NodeKeys;
 import io.pintle.server.testing.Sandbox;
 import io.pintle.server.testing.TestServer;
@@ -19,7 +20,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Base64;
 import java.util.List;
-import java.util.concurrent.Callable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -29,6 +29,8 @@ import org.slf4j.LoggerFactory;
 /** {@code /metrics}, {@code /health}, {@code /ready} and the access log, against the real server over real mTLS. */
 class ObservabilityIT {
     private static final ObjectMapper JSON = new ObjectMapper();
+    /** How long a count or a log line written once the response is complete may take to show. */
+    private static final Duration SETTLES = Duration.ofSeconds(5);
     private static final String FILE = "/policies/node-a/rules/rudder.tar.bz2";
     private static final byte[] CONTENT = new byte[4321];
 
@@ -65,8 +67,10 @@ class ObservabilityIT {
             assertThat(denied.problem().reason()).isEqualTo("unknown-key");
 
             // Jetty logs a request once its response is complete, which may be just after the client has it.
-            eventually(() -> server.metric("pintle_denials_total{reason=\"unknown-key\"}"), 1.0);
-            eventually(() -> server.metric("pintle_requests_total{route=\"policies\",status=\"200\"}"), 1.0);
+            Await.asserted(SETTLES, () -> assertThat(
+                    server.metric("pintle_denials_total{reason=\"unknown-key\"}")).isEqualTo(1.0));
+            Await.asserted(SETTLES, () -> assertThat(
+                    server.metric("pintle_requests_total{route=\"policies\",status=\"200\"}")).isEqualTo(1.0));
             assertThat(server.metric("pintle_requests_total{route=\"policies\",status=\"403\"}")).isEqualTo(1.0);
             assertThat(server.metric("pintle_response_bytes_total{route=\"policies\"}"))
                     .isGreaterThanOrEqualTo(CONTENT.length);
@@ -102,7 +106,8 @@ class ObservabilityIT {
                     PolicyServingIT.request(client, FILE).header("X-Padding", "x".repeat(16 * 1024)).build(),
                     HttpResponse.BodyHandlers.ofString());
             assertThat(refused.statusCode()).isEqualTo(431);
-            eventually(() -> server.metric("pintle_requests_total{route=\"policies\",status=\"431\"}"), 1.0);
+            Await.asserted(SETTLES, () -> assertThat(
+                    server.metric("pintle_requests_total{route=\"policies\",status=\"431\"}")).isEqualTo(1.0));
         }
     }
 
@@ -134,7 +139,8 @@ class ObservabilityIT {
         try (TestServer first = TestServer.start(sandbox);
                 TestServer second = TestServer.start(sandbox)) {
             assertThat(first.client(nodeA).fetch(FILE, sandbox.dir().resolve("got"), null).status()).isEqualTo(200);
-            eventually(() -> first.metric("pintle_requests_total{route=\"policies\",status=\"200\"}"), 1.0);
+            Await.asserted(SETTLES, () -> assertThat(
+                    first.metric("pintle_requests_total{route=\"policies\",status=\"200\"}")).isEqualTo(1.0));
             assertThat(second.metric("pintle_requests_total{route=\"policies\",status=\"200\"}")).isNull();
         }
     }
@@ -161,7 +167,7 @@ class ObservabilityIT {
         try (TestServer server = TestServer.start(sandbox)) {
             server.client(nodeA).fetch(FILE, sandbox.dir().resolve("got"), null);
             PolicyServingIT.problem(server.client(intruder), FILE, sandbox.dir());
-            List<String> lines = eventuallyLines(2);
+            List<String> lines = awaitLines(2);
             assertThat(lines.get(0))
                     .matches("127\\.0\\.0\\.1 - node-a \\[[^]]+\\] \"GET " + FILE + " HTTP/2\\.0\" 200 4321 "
                             + "[0-9.]+ms allowed \"policies: node node-a reads its own directory\" auth=cert_pinning");
@@ -177,7 +183,7 @@ class ObservabilityIT {
         try (TestServer server = TestServer.start(sandbox, "[log]\naccess_format = \"json\"")) {
             server.client(nodeA).fetch(FILE, sandbox.dir().resolve("got"), null);
             PolicyServingIT.problem(server.client(intruder), FILE, sandbox.dir());
-            List<String> lines = eventuallyLines(2);
+            List<String> lines = awaitLines(2);
             JsonNode allowed = JSON.readTree(lines.get(0));
             assertThat(allowed.path("node").asText()).isEqualTo("node-a");
             assertThat(allowed.path("client").asText()).isEqualTo("127.0.0.1");
@@ -203,7 +209,8 @@ class ObservabilityIT {
     void accessLogCanBeTurnedOffWhileMetricsStillCount() throws Exception {
         try (TestServer server = TestServer.start(sandbox, "[log]\naccess = false")) {
             server.client(nodeA).fetch(FILE, sandbox.dir().resolve("got"), null);
-            eventually(() -> server.metric("pintle_requests_total{route=\"policies\",status=\"200\"}"), 1.0);
+            Await.asserted(SETTLES, () -> assertThat(
+                    server.metric("pintle_requests_total{route=\"policies\",status=\"200\"}")).isEqualTo(1.0));
             assertThat(access.list).isEmpty();
         }
     }
@@ -218,7 +225,7 @@ class ObservabilityIT {
             assertThat(error.problem().status()).isEqualTo(500);
             String incident = error.problem().incident();
             assertThat(incident).matches("[0-9a-f-]{36}");
-            List<String> lines = eventuallyLines(1);
+            List<String> lines = awaitLines(1);
             assertThat(lines.get(0)).contains("\" 500 ").endsWith("incident=" + incident);
             List<ILoggingEvent> events;
             synchronized (all) {
@@ -226,7 +233,8 @@ class ObservabilityIT {
             }
             assertThat(events).anyMatch(event -> event.getLevel() == ch.qos.logback.classic.Level.ERROR
                     && event.getFormattedMessage().contains(incident));
-            eventually(() -> server.metric("pintle_requests_total{route=\"policies\",status=\"500\"}"), 1.0);
+            Await.asserted(SETTLES, () -> assertThat(
+                    server.metric("pintle_requests_total{route=\"policies\",status=\"500\"}")).isEqualTo(1.0));
         }
     }
 
@@ -237,7 +245,7 @@ class ObservabilityIT {
             PolicyServingIT.problem(server.client(intruder), FILE, sandbox.dir());
             server.admin("POST", "/rudder/relay-api/1/system/reload");
             server.adminText("/metrics");
-            eventuallyLines(2);
+            awaitLines(2);
         }
         List<String> secrets = List.of(
                 base64Head(sandbox.server().keyPair().getPrivate().getEncoded()),
@@ -261,11 +269,8 @@ class ObservabilityIT {
     }
 
     /** Waits for the node-facing lines (admin requests are logged too); returns them sorted by status. */
-    private List<String> eventuallyLines(int count) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-        while (policyLines().size() < count && System.nanoTime() < deadline) {
-            Thread.sleep(10);
-        }
+    private List<String> awaitLines(int count) throws InterruptedException {
+        Await.until(SETTLES, count + " access log lines", () -> policyLines().size() >= count);
         List<String> lines = policyLines();
         assertThat(lines).hasSize(count);
         return lines;
@@ -281,15 +286,5 @@ class ObservabilityIT {
                 .filter(line -> line.contains("/policies/"))
                 .sorted(java.util.Comparator.comparing(line -> line.replaceAll(".*(\\\" |\"status\":)(\\d{3}).*", "$2")))
                 .toList();
-    }
-
-    private static void eventually(Callable<Double> metric, double expected) throws Exception {
-        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-        Double value = metric.call();
-        while ((value == null || value != expected) && System.nanoTime() < deadline) {
-            Thread.sleep(10);
-            value = metric.call();
-        }
-        assertThat(value).isEqualTo(expected);
     }
 }

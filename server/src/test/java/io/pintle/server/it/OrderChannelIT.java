@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.pintle.api.Routes;
 import io.pintle.client.PintleClient;
 import io.pintle.server.remoterun.PolicyUpdates;
+import io.pintle.server.testing.Await;
 import io.pintle.server.testing.NodeKeys;
 import io.pintle.server.testing.RunEvents;
 import io.pintle.server.testing.Sandbox;
@@ -171,11 +172,9 @@ class OrderChannelIT {
         assertThat(outputs(events)).containsExactly("agent: started");
         assertThat(statusOf(events).path("status").asText()).isEqualTo("error");
         assertThat(statusOf(events).path("detail").asText()).contains("cut before its end");
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (server.metric("pintle_inflight_requests{class=\"uploads\"}") != 0.0) {
-            assertThat(System.nanoTime()).as("the report's worker given back").isLessThan(deadline);
-            Thread.sleep(20);
-        }
+        Await.asserted(Duration.ofSeconds(10), () -> assertThat(
+                server.metric("pintle_inflight_requests{class=\"uploads\"}")).as("the report's worker given back")
+                .isEqualTo(0.0));
         assertThat(status().path("awaited").asInt()).isZero();
     }
 
@@ -263,11 +262,9 @@ class OrderChannelIT {
         CompletableFuture<HttpResponse<String>> poll = poll(node6, 120);
         awaitPolling(1);
         // The server has looked at generation 1 while node-6 polls (it looks every 5 s).
-        long deadline = System.nanoTime() + PolicyUpdates.SCAN.multipliedBy(6).toNanos();
-        while (status().path("updates_watched").asInt() <= watched) {
-            assertThat(System.nanoTime()).as("node-6's archive looked at").isLessThan(deadline);
-            Thread.sleep(100);
-        }
+        Await.asserted(PolicyUpdates.SCAN.multipliedBy(6),
+                () -> assertThat(status().path("updates_watched").asInt()).as("node-6's archive looked at")
+                        .isGreaterThan(watched));
         assertThat(poll).isNotDone();
         long released = status().path("updates_released").asLong();
 
@@ -308,11 +305,8 @@ class OrderChannelIT {
 
     /** Waits until exactly this many polls are parked (a run before that would find the node not connected). */
     private static void awaitPolling(int count) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (status().path("polling").asInt() != count) {
-            assertThat(System.nanoTime()).as("%s polls parked", count).isLessThan(deadline);
-            Thread.sleep(20);
-        }
+        Await.asserted(Duration.ofSeconds(10),
+                () -> assertThat(status().path("polling").asInt()).as("polls parked").isEqualTo(count));
     }
 
     private static List<JsonNode> ndjson(HttpResponse<String> response) throws Exception {

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.pintle.api.Routes;
 import io.pintle.client.PintleClient;
+import io.pintle.server.testing.Await;
 import io.pintle.server.testing.NodeKeys;
 import io.pintle.server.testing.RunEvents;
 import io.pintle.server.testing.Sandbox;
@@ -69,7 +70,7 @@ class OrderReportIT {
 
             try (Report report = new Report(server, sandbox, node, run.order(), version, dir)) {
                 report.send("apt-get: reading package lists\n");
-                Thread.sleep(3_000);
+                Thread.sleep(3_000); // the silence under test: three idle timeouts with nothing sent
                 report.send("apt-get: done\n\n" + run.order() + " exit 0\n");
                 report.end();
                 assertThat(report.status()).isEqualTo(204);
@@ -107,7 +108,7 @@ class OrderReportIT {
                     if (!report.trySend("still going " + sent++ + "\n")) {
                         break;
                     }
-                    Thread.sleep(500);
+                    Thread.sleep(500); // the node's trickle under test: a line every half second
                 }
                 assertThat(report.status()).isEqualTo(408);
                 assertThat(JSON.readTree(report.body()).path("reason").asText()).isEqualTo("order-ended");
@@ -130,13 +131,8 @@ class OrderReportIT {
         CompletableFuture<HttpResponse<String>> poll = node.httpClient().sendAsync(HttpRequest.newBuilder(
                 node.uri(Routes.RELAY_API_ALIAS + Routes.REMOTE_RUN_ORDERS + "?wait=60"))
                 .timeout(Duration.ofSeconds(90)).build(), HttpResponse.BodyHandlers.ofString());
-        assertThat(ReloadIT.eventually(Duration.ofSeconds(20), () -> {
-            try {
-                return server.metric("pintle_remote_run_order_polls") == 1.0;
-            } catch (Exception e) {
-                return false;
-            }
-        })).as("the node's poll is parked").isTrue();
+        Await.asserted(Duration.ofSeconds(20), () -> assertThat(server.metric("pintle_remote_run_order_polls"))
+                .as("the node's poll is parked").isEqualTo(1.0));
         CompletableFuture<HttpResponse<String>> events = HttpClient.newHttpClient().sendAsync(
                 HttpRequest.newBuilder(server.server().adminUri().resolve(Routes.RELAY_API + Routes.REMOTE_RUN
                                 + "/nodes/" + NODE))

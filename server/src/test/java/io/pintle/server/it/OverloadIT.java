@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.pintle.client.PintleClient;
+import io.pintle.server.testing.Await;
 import io.pintle.server.testing.NodeKeys;
 import io.pintle.server.testing.Sandbox;
 import io.pintle.server.testing.TestServer;
@@ -87,11 +88,10 @@ class OverloadIT {
                 responses.add(burst.httpClient().sendAsync(PolicyServingIT.request(burst, SMALL_FILE).GET().build(),
                         HttpResponse.BodyHandlers.ofByteArray()));
             }
-            long deadline = System.nanoTime() + Duration.ofSeconds(8).toNanos();
-            while (responses.stream().filter(CompletableFuture::isDone).count() < 18 && System.nanoTime() < deadline) {
+            Await.until(Duration.ofSeconds(8), "18 of the burst answered", () -> {
                 assertAdminAnswersPromptly(server);
-                Thread.sleep(50);
-            }
+                return responses.stream().filter(CompletableFuture::isDone).count() >= 18;
+            });
             assertThat(responses.stream().filter(CompletableFuture::isDone).count()).isEqualTo(18);
             assertAdminAnswersPromptly(server);
             assertThat(server.metric("pintle_queued_requests{class=\"files\"}")).isEqualTo(2.0);
@@ -171,13 +171,8 @@ class OverloadIT {
             }
             assertThat(ok).isPositive();
             assertThat(refused).isPositive();
-            assertThat(ReloadIT.eventually(Duration.ofSeconds(10), () -> {
-                try {
-                    return server.metric("pintle_inflight_requests{class=\"files\"}") == 0.0;
-                } catch (Exception e) {
-                    return false;
-                }
-            })).isTrue();
+            Await.asserted(Duration.ofSeconds(10), () ->
+                    assertThat(server.metric("pintle_inflight_requests{class=\"files\"}")).isEqualTo(0.0));
 
             // Idle now: over two seconds, no thread may have run for more than a fraction of that (a spinning
             // thread runs all of it, or at least a third of it on a machine whose cores are busy elsewhere).
@@ -186,7 +181,7 @@ class OverloadIT {
             for (long id : threads.getAllThreadIds()) {
                 before.put(id, threads.getThreadCpuTime(id));
             }
-            Thread.sleep(2_000);
+            Thread.sleep(2_000); // the idle window whose CPU time is measured
             List<String> busy = new ArrayList<>();
             for (ThreadInfo info : threads.getThreadInfo(threads.getAllThreadIds())) {
                 if (info == null || info.getThreadId() == Thread.currentThread().getId()) {
@@ -234,7 +229,7 @@ class OverloadIT {
                 long start = System.nanoTime();
                 boolean cut = false;
                 for (int i = 0; i < 40 && !cut; i++) {
-                    Thread.sleep(100);
+                    Thread.sleep(100); // the slow client under test: a header line every 100 ms
                     try {
                         out.write(("X-Slow-" + i + ": loris\r\n").getBytes(StandardCharsets.US_ASCII));
                         out.flush();

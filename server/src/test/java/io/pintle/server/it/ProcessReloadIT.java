@@ -3,6 +3,7 @@ package io.pintle.server.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.pintle.client.PintleClient;
+import io.pintle.server.testing.Await;
 import io.pintle.server.testing.NodeKeys;
 import io.pintle.server.testing.Sandbox;
 import io.pintle.server.testing.ServerProcess;
@@ -54,11 +55,11 @@ class ProcessReloadIT {
 
             Process hup = new ProcessBuilder("kill", "-HUP", String.valueOf(server.pid())).start();
             assertThat(hup.waitFor(10, TimeUnit.SECONDS)).isTrue();
-            assertThat(ReloadIT.eventually(Duration.ofSeconds(10),
-                    () -> ReloadIT.status(viaB, "/policies/node-b/rules/rudder.tar.bz2", dir) == 200)).isTrue();
+            Await.until(Duration.ofSeconds(10), "node-b served after SIGHUP",
+                    () -> ReloadIT.status(viaB, "/policies/node-b/rules/rudder.tar.bz2", dir) == 200);
             // The log line follows the publication: wait for it rather than race it.
-            assertThat(ReloadIT.eventually(Duration.ofSeconds(5),
-                    () -> read(log).contains("reload (SIGHUP) applied: generation 2"))).isTrue();
+            Await.asserted(Duration.ofSeconds(5),
+                    () -> assertThat(read(log)).contains("reload (SIGHUP) applied: generation 2"));
 
             sandbox.remove("node-b");
             Result applied = cli(config);

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.pintle.client.ClientTls;
+import io.pintle.server.testing.Await;
 import io.pintle.server.testing.NodeKeys;
 import io.pintle.server.testing.RawHttp;
 import io.pintle.server.testing.Sandbox;
@@ -19,7 +20,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 import java.util.Set;
 import javax.net.ssl.SSLContext;
@@ -31,7 +31,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * A real HAProxy in TCP mode ({@code send-proxy-v2} or {@code send-proxy}, TLS end to end) in front of the server: the agent connects to
  * HAProxy from 127.0.0.5, HAProxy connects to the server from 127.0.0.2 (the listed proxy), and the server sees
- * 127.0.0.5. Skipped when {@code haproxy} is not installed ({@code apt-get install haproxy}).
+ * 127.0.0.5. Skipped when {@code haproxy} is not installed ({@code apt-get install haproxy}; {@code .ci/run}
+ * installs it).
  */
 class ProxyProtocolHaproxyIT {
     private static final String PROXY_SOURCE = "127.0.0.2";
@@ -118,18 +119,16 @@ class ProxyProtocolHaproxyIT {
     }
 
     private static void awaitListening(String host, int port, Process process, Path log) throws Exception {
-        Instant deadline = Instant.now().plus(Duration.ofSeconds(20));
-        while (true) {
+        Await.until(Duration.ofSeconds(20), "haproxy listens on " + host + ":" + port, () -> {
             try (Socket probe = new Socket()) {
                 probe.connect(new InetSocketAddress(host, port), 1000);
-                return;
+                return true;
             } catch (IOException notYet) {
                 assertThat(process.isAlive()).as("haproxy runs: %s", Files.exists(log) ? Files.readString(log) : "")
                         .isTrue();
-                assertThat(Instant.now()).as("haproxy listens on %s:%d", host, port).isBefore(deadline);
-                Thread.sleep(50);
+                return false;
             }
-        }
+        });
     }
 
     private static String onPath(String program) {

@@ -7,6 +7,7 @@ import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import io.pintle.client.ClientTls;
+import io.pintle.server.testing.Await;
 import io.pintle.server.testing.LogCapture;
 import io.pintle.server.testing.NodeKeys;
 import io.pintle.server.testing.RawHttp;
@@ -24,7 +25,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -409,27 +409,19 @@ class ProxyProtocolIT {
     }
 
     private static void awaitMetric(String series, double atLeast) throws Exception {
-        Instant deadline = Instant.now().plus(Duration.ofSeconds(20));
-        while (metricOrZero(series) < atLeast) {
-            assertThat(Instant.now()).as("%s reaches %s", series, atLeast).isBefore(deadline);
-            Thread.sleep(20);
-        }
+        Await.asserted(Duration.ofSeconds(20), () -> assertThat(metricOrZero(series)).as(series)
+                .isGreaterThanOrEqualTo(atLeast));
     }
 
     /** The access log line is written once the response is complete, which may be after the client read it. */
     private static void awaitAccessLine(java.util.function.Predicate<String> wanted) throws InterruptedException {
-        Instant deadline = Instant.now().plus(Duration.ofSeconds(20));
-        while (true) {
+        Await.asserted(Duration.ofSeconds(20), () -> {
             java.util.List<String> lines;
             synchronized (accessLog) {
                 lines = accessLog.list.stream().map(ILoggingEvent::getFormattedMessage).toList();
             }
-            if (lines.stream().anyMatch(wanted)) {
-                return;
-            }
-            assertThat(Instant.now()).as("an access log line as wanted in %s", lines).isBefore(deadline);
-            Thread.sleep(20);
-        }
+            assertThat(lines).as("an access log line as wanted").anyMatch(wanted);
+        });
     }
 
     private static java.util.List<String> messages() {

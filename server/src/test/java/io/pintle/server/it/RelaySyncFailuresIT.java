@@ -7,6 +7,7 @@ import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import io.pintle.client.PintleClient;
 import io.pintle.server.reload.ServerSnapshot;
+import io.pintle.server.testing.Await;
 import io.pintle.server.testing.LogCapture;
 import io.pintle.server.testing.NodeKeys;
 import io.pintle.server.testing.Sandbox;
@@ -26,7 +27,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
@@ -78,7 +78,7 @@ class RelaySyncFailuresIT {
                     Duration.ofSeconds(30), Duration.ofMillis(100), Duration.ofSeconds(1));
             sync.start();
             try {
-                eventually(() -> Files.exists(dir.resolve("relay/share/node-a/rules/rudder.tar.bz2"))
+                Await.until(PROMPT, () -> Files.exists(dir.resolve("relay/share/node-a/rules/rudder.tar.bz2"))
                         && Files.exists(dir.resolve("relay/share/common/policies-library-linux.tar.bz2")));
             } finally {
                 sync.stop();
@@ -113,7 +113,7 @@ class RelaySyncFailuresIT {
                     Duration.ofMillis(100), Duration.ofSeconds(1));
             sync.start();
             try {
-                eventually(() -> Files.exists(dir.resolve("relay/share/node-a/rules/rudder.tar.bz2")));
+                Await.until(PROMPT, () -> Files.exists(dir.resolve("relay/share/node-a/rules/rudder.tar.bz2")));
             } finally {
                 sync.stop();
             }
@@ -157,7 +157,7 @@ class RelaySyncFailuresIT {
             CompletableFuture<HttpResponse<String>> stuck = http.sendAsync(held, HttpResponse.BodyHandlers.ofString());
             assertThat(tookConnection.await(PROMPT.toSeconds(), TimeUnit.SECONDS)).isTrue();
 
-            eventually(() -> server.metric("pintle_connections{listener=\"tls\"}") == 0);
+            Await.until(PROMPT, () -> server.metric("pintle_connections{listener=\"tls\"}") == 0);
             // Answered once the client has shut the old connection down and left it: then on a new one.
             String answer = null;
             while (answer == null) {
@@ -168,7 +168,7 @@ class RelaySyncFailuresIT {
                 }
             }
             assertThat(answer).isEqualTo("content");
-            eventually(() -> server.metric("pintle_requests_total{route=\"common\",status=\"200\"}") == 2.0);
+            Await.until(PROMPT, () -> server.metric("pintle_requests_total{route=\"common\",status=\"200\"}") == 2.0);
 
             long released = System.nanoTime();
             openStream.countDown();
@@ -237,13 +237,5 @@ class RelaySyncFailuresIT {
     private List<String> warnings() {
         return log.list.stream().filter(event -> event.getLevel() == Level.WARN)
                 .map(ILoggingEvent::getFormattedMessage).toList();
-    }
-
-    private static void eventually(Callable<Boolean> condition) throws Exception {
-        long deadline = System.nanoTime() + PROMPT.toNanos();
-        while (!condition.call()) {
-            assertThat(System.nanoTime()).as("condition within %s", PROMPT).isLessThan(deadline);
-            Thread.sleep(50);
-        }
     }
 }

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.pintle.api.KeyPins;
 import io.pintle.client.PintleClient;
+import io.pintle.server.testing.Await;
 import io.pintle.server.testing.NodeKeys;
 import io.pintle.server.testing.Sandbox;
 import io.pintle.server.testing.TestServer;
@@ -21,7 +22,6 @@ import java.time.Duration;
 import java.util.Comparator;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.Callable;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -58,12 +58,12 @@ class RelaySyncIT {
                         + "\"\nkey_hash = \"" + root.serverPin() + "\"\n")) {
             PintleClient agent = relayServer.client(nodeX);
             String policy = "/policies/node-x/rules/rudder.tar.bz2";
-            eventually(() -> body(agent, policy).equals("generation 1"));
+            Await.until(PROMPT, () -> body(agent, policy).equals("generation 1"));
             // Node directories are synced one after the other: node-y may come a moment after node-x.
-            eventually(() -> Files.exists(dir.resolve("relay/share/node-y/rules/rudder.tar.bz2")));
+            Await.until(PROMPT, () -> Files.exists(dir.resolve("relay/share/node-y/rules/rudder.tar.bz2")));
             assertThat(dir.resolve("relay/share/node-y/rules/rudder.tar.bz2")).hasContent("node-y 1");
-            eventually(() -> Files.exists(dir.resolve("relay/share/common/policies-library-linux.tar.bz2")));
-            eventually(() -> Files.exists(dir.resolve("relay/shared-folder/tools/check.sh")));
+            Await.until(PROMPT, () -> Files.exists(dir.resolve("relay/share/common/policies-library-linux.tar.bz2")));
+            Await.until(PROMPT, () -> Files.exists(dir.resolve("relay/shared-folder/tools/check.sh")));
 
             // A new generation on root, published as Rudder does (rules.new, then renames).
             long generated = System.nanoTime();
@@ -72,7 +72,7 @@ class RelaySyncIT {
             Path old = Files.move(rules, rules.resolveSibling("rules.old"));
             Files.move(rules.resolveSibling("rules.new"), rules);
             deleteTree(old);
-            eventually(() -> body(agent, policy).equals("generation 2"));
+            Await.until(PROMPT, () -> body(agent, policy).equals("generation 2"));
             Duration delay = Duration.ofNanos(System.nanoTime() - generated);
             assertThat(delay).isLessThan(PROMPT);
             if (CurlIT.available("curl")) {
@@ -86,16 +86,16 @@ class RelaySyncIT {
 
             // A node removed upstream is removed on the relay; what the relay had of its own stays.
             deleteTree(upstreamShare.resolve("node-y"));
-            eventually(() -> !Files.exists(dir.resolve("relay/share/node-y")));
+            Await.until(PROMPT, () -> !Files.exists(dir.resolve("relay/share/node-y")));
             assertThat(dir.resolve("relay/share/local-only")).isDirectory();
             assertThat(dir.resolve("relay/share/node-x/rules/rudder.tar.bz2")).hasContent("generation 2");
 
             // The library and the shared folder follow too.
             root.shareFile("common/policies-library-linux.tar.bz2", "library 2".getBytes(StandardCharsets.UTF_8));
             Files.writeString(dir.resolve("root/shared-folder/tools/new.sh"), "#!/bin/sh\necho new\n");
-            eventually(() -> Files.readString(dir.resolve("relay/share/common/policies-library-linux.tar.bz2"))
+            Await.until(PROMPT, () -> Files.readString(dir.resolve("relay/share/common/policies-library-linux.tar.bz2"))
                     .equals("library 2"));
-            eventually(() -> Files.exists(dir.resolve("relay/shared-folder/tools/new.sh")));
+            Await.until(PROMPT, () -> Files.exists(dir.resolve("relay/shared-folder/tools/new.sh")));
 
             // A node accepted under the relay: its entry comes down in the relay's own policies (where Rudder
             // generates the relay's nodeslist.json), the relay reloads, and the new node is served.
@@ -116,13 +116,12 @@ class RelaySyncIT {
             SelfSigned.writeCertificates(relayCertificates, nodeX.certificate(), nodeY.certificate(),
                     nodeZ.certificate());
             Files.write(relayNodesList, JSON.writeValueAsBytes(nodesList));
-            eventually(() -> body(relayServer.client(nodeZ), "/policies/node-z/rules/rudder.tar.bz2")
+            Await.until(PROMPT, () -> body(relayServer.client(nodeZ), "/policies/node-z/rules/rudder.tar.bz2")
                     .equals("node-z 1"));
 
             // The root goes away: the relay keeps serving what it has.
             rootServer.close();
-            Thread.sleep(1500);
-            assertThat(body(agent, policy)).isEqualTo("generation 2");
+            Await.quietFor(Duration.ofMillis(1500), () -> assertThat(body(agent, policy)).isEqualTo("generation 2"));
         }
     }
 
@@ -144,7 +143,7 @@ class RelaySyncIT {
                 TestServer relayServer = TestServer.start(relay, "[upstream]\nurl = \"" + rootServer.uri()
                         + "\"\nkey_hash = \"" + root.serverPin() + "\"\n")) {
             for (String node : nodes) {
-                eventually(() -> Files.exists(relayShare.resolve(node + "/rules/rudder.tar.bz2")));
+                Await.until(PROMPT, () -> Files.exists(relayShare.resolve(node + "/rules/rudder.tar.bz2")));
             }
             // Another sync holds node-07's directory (its lock), so the relay cannot sync it for now.
             Path lockFile = relayShare.resolve(".node-07.pintle-sync.lock");
@@ -159,7 +158,7 @@ class RelaySyncIT {
                 }
                 for (String node : nodes) {
                     if (!node.equals("node-07")) {
-                        eventually(() -> Files.readString(relayShare.resolve(node + "/rules/rudder.tar.bz2"))
+                        Await.until(PROMPT, () -> Files.readString(relayShare.resolve(node + "/rules/rudder.tar.bz2"))
                                 .equals(node + " 2"));
                     }
                 }
@@ -167,7 +166,8 @@ class RelaySyncIT {
                         .hasContent("node-07 1");
             }
             // Released: the next round (after the relay's retry delay) syncs it.
-            eventually(() -> Files.readString(relayShare.resolve("node-07/rules/rudder.tar.bz2")).equals("node-07 2"));
+            Await.until(PROMPT,
+                    () -> Files.readString(relayShare.resolve("node-07/rules/rudder.tar.bz2")).equals("node-07 2"));
         }
     }
 
@@ -181,14 +181,6 @@ class RelaySyncIT {
         HttpResponse<String> response = client.httpClient().send(PolicyServingIT.request(client, path).build(),
                 HttpResponse.BodyHandlers.ofString());
         return response.statusCode() == 200 ? response.body() : "HTTP " + response.statusCode();
-    }
-
-    private static void eventually(Callable<Boolean> condition) throws Exception {
-        long deadline = System.nanoTime() + PROMPT.toNanos();
-        while (!condition.call()) {
-            assertThat(System.nanoTime()).as("condition within %s", PROMPT).isLessThan(deadline);
-            Thread.sleep(50);
-        }
     }
 
     private static void deleteTree(Path root) throws Exception {

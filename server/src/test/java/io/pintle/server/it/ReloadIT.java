@@ -7,6 +7,7 @@ import io.pintle.client.FetchResult;
 import io.pintle.client.PintleClient;
 import io.pintle.client.ProblemException;
 import io.pintle.server.reload.ReloadOutcome;
+import io.pintle.server.testing.Await;
 import io.pintle.server.testing.NodeKeys;
 import io.pintle.server.testing.Sandbox;
 import io.pintle.server.testing.TestServer;
@@ -27,7 +28,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -43,13 +43,12 @@ class ReloadIT {
             long start = System.nanoTime();
             NodeKeys b = sandbox.addNode("node-b", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
             PintleClient client = server.client(b);
-            assertThat(eventually(Duration.ofSeconds(5), () -> status(client, "/policies/node-b/rules/rudder.tar.bz2", dir) == 200))
-                    .as("node-b served after the file watch reload").isTrue();
+            Await.until(Duration.ofSeconds(5), "node-b served after the file watch reload",
+                    () -> status(client, "/policies/node-b/rules/rudder.tar.bz2", dir) == 200);
             assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(2));
             // The history is recorded just after the publication: wait for it rather than race it.
-            assertThat(eventually(Duration.ofSeconds(5),
-                    () -> adminStatus(server).path("last_reload").path("trigger").asText().startsWith("file watch")))
-                    .isTrue();
+            Await.asserted(Duration.ofSeconds(5), () -> assertThat(adminStatus(server).path("last_reload")
+                    .path("trigger").asText()).startsWith("file watch"));
             assertThat(adminStatus(server).path("generation").asLong()).isGreaterThanOrEqualTo(2);
         }
     }
@@ -62,8 +61,8 @@ class ReloadIT {
         try (TestServer server = TestServer.start(sandbox)) {
             PintleClient client = server.client(a);
             sandbox.nodesListContent("{ \"node-a\": { \"hostname\": ");
-            assertThat(eventually(Duration.ofSeconds(5),
-                    () -> adminStatus(server).path("reloads").path("failed").asLong() >= 1)).isTrue();
+            Await.asserted(Duration.ofSeconds(5), () ->
+                    assertThat(adminStatus(server).path("reloads").path("failed").asLong()).isGreaterThanOrEqualTo(1));
             var status = adminStatus(server);
             assertThat(status.path("generation").asLong()).isEqualTo(1);
             assertThat(status.path("last_failure").path("error").asText())
@@ -83,12 +82,12 @@ class ReloadIT {
 
             // The fix is a valid nodes list that also adds a node, so that recovery is visible as a new generation.
             NodeKeys b = sandbox.addNode("node-b", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
-            assertThat(eventually(Duration.ofSeconds(5), () -> adminStatus(server).path("generation").asLong() == 2))
-                    .isTrue();
+            Await.asserted(Duration.ofSeconds(5), () ->
+                    assertThat(adminStatus(server).path("generation").asLong()).isEqualTo(2));
             assertThat(status(client, "/policies/node-a/rules/rudder.tar.bz2", dir)).isEqualTo(200);
             assertThat(server.client(b).whoami().known()).isTrue();
-            assertThat(eventually(Duration.ofSeconds(5), () -> relayConfigurationStatus(server).equals("success")))
-                    .isTrue();
+            Await.asserted(Duration.ofSeconds(5),
+                    () -> assertThat(relayConfigurationStatus(server)).isEqualTo("success"));
         }
     }
 
@@ -111,7 +110,7 @@ class ReloadIT {
                 int chunks = 0;
                 while ((read = body.read(chunk)) >= 0) {
                     received.update(chunk, 0, read);
-                    // A throttled reader: the response is far from done when the reloads happen.
+                    // A throttled reader on purpose: the response is far from done when the reloads happen.
                     Thread.sleep(5);
                     if (++chunks % 10 == 0 && reloads < 10) {
                         reloads++;
@@ -286,16 +285,5 @@ class ReloadIT {
         } catch (Exception e) {
             throw new IllegalStateException(e);
         }
-    }
-
-    static boolean eventually(Duration timeout, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (System.nanoTime() < deadline) {
-            if (condition.getAsBoolean()) {
-                return true;
-            }
-            Thread.sleep(20);
-        }
-        return condition.getAsBoolean();
     }
 }

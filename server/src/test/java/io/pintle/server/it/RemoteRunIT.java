@@ -13,6 +13,7 @@ import io.pintle.api.dto.RemoteRunRequest;
 import io.pintle.client.ClientTls;
 import io.pintle.client.ProblemException;
 import io.pintle.client.RemoteRunClient;
+import io.pintle.server.testing.Await;
 import io.pintle.server.testing.NodeKeys;
 import io.pintle.server.testing.Sandbox;
 import io.pintle.server.testing.TestServer;
@@ -40,7 +41,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -57,6 +57,8 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class RemoteRunIT {
     private static final ObjectMapper JSON = new ObjectMapper();
+    /** How long a run started in the background, a reload or an agent's end may take to show. */
+    private static final Duration SETTLES = Duration.ofSeconds(20);
     private static final String ROOT = "127.0.0.2";
     private static final String RELAY = "127.0.0.3";
     private static final String NODE_1 = "127.0.0.4";
@@ -262,10 +264,10 @@ class RemoteRunIT {
         assertThat(response.statusCode()).isEqualTo(200);
         assertThat(response.body()).isEmpty();
         // The answer came while the agent waits for its release: it started, it has not ended.
-        eventually(() -> runs("node-1").size() == 1);
+        Await.until(SETTLES, () -> runs("node-1").size() == 1);
         assertThat(ends("node-1")).isZero();
         Files.writeString(agent.resolve("release"), "");
-        eventually(() -> ends("node-1") == 1);
+        Await.until(SETTLES, () -> ends("node-1") == 1);
 
         // JSON: 202 with the targets, at once.
         resetAgents();
@@ -274,10 +276,10 @@ class RemoteRunIT {
                 "{\"command\": \"inventory\", \"asynchronous\": true}");
         assertThat(accepted.statusCode()).isEqualTo(202);
         assertThat(JSON.readTree(accepted.body()).path("nodes").toString()).isEqualTo("[\"node-1\"]");
-        eventually(() -> runs("node-1").size() == 1);
+        Await.until(SETTLES, () -> runs("node-1").size() == 1);
         assertThat(runs("node-1")).containsExactly(List.of("agent", "inventory"));
         Files.writeString(agent.resolve("release"), "");
-        eventually(() -> ends("node-1") == 1);
+        Await.until(SETTLES, () -> ends("node-1") == 1);
     }
 
     @Test
@@ -332,7 +334,7 @@ class RemoteRunIT {
             Path next = certificate.resolveSibling("policy_server.pem.new");
             SelfSigned.writeCertificates(next, rootBox.server().certificate());
             Files.move(next, certificate, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            eventually(() -> status(server).path("generation").asLong() == 2);
+            Await.until(SETTLES, () -> status(server).path("generation").asLong() == 2);
             call(rootBox.server(), url, box.serverPin(), run);
             assertNotPolicyServer(relayBox.server(), url, box.serverPin(), run);
 
@@ -340,7 +342,7 @@ class RemoteRunIT {
             Files.writeString(next,
                     "-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydGlmaWNhdGU=\n-----END CERTIFICATE-----\n");
             Files.move(next, certificate, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            eventually(() -> status(server).path("reloads").path("failed").asLong() >= 1);
+            Await.until(SETTLES, () -> status(server).path("reloads").path("failed").asLong() >= 1);
             JsonNode status = status(server);
             assertThat(status.path("generation").asLong()).isEqualTo(2);
             assertThat(status.path("last_failure").path("error").asText()).contains(certificate.toString())
@@ -411,10 +413,11 @@ class RemoteRunIT {
                 new RemoteRunRequest("run", List.of("-f"), null, List.of("node-1"), false)))
                 .isInstanceOfSatisfying(ProblemException.class,
                         e -> assertThat(e.problem().reason()).isEqualTo("invalid-condition"));
-        Thread.sleep(200);
-        for (String server : AGENTS.keySet()) {
-            assertThat(runs(server)).as(server).isEmpty();
-        }
+        Await.quietFor(Duration.ofMillis(200), () -> {
+            for (String server : AGENTS.keySet()) {
+                assertThat(runs(server)).as(server).isEmpty();
+            }
+        });
     }
 
     @Test
@@ -437,7 +440,7 @@ class RemoteRunIT {
         assertThat(root.metric("pintle_remote_run_nodes_total{status=\"unreachable\"}")).isGreaterThanOrEqualTo(1.0);
         // The agent (and its sleep) is gone, not left running.
         long pid = Long.parseLong(pidFiles("node-2").get(0).trim());
-        eventually(() -> ProcessHandle.of(pid).map(p -> !p.isAlive()).orElse(true));
+        Await.until(SETTLES, () -> ProcessHandle.of(pid).map(p -> !p.isAlive()).orElse(true));
     }
 
     @Test
@@ -667,14 +670,6 @@ class RemoteRunIT {
             return reader.readLine();
         } catch (IOException e) {
             throw new IllegalStateException(e);
-        }
-    }
-
-    static void eventually(BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-        while (!condition.getAsBoolean()) {
-            assertThat(System.nanoTime()).as("condition still false after 20 s").isLessThan(deadline);
-            Thread.sleep(20);
         }
     }
 

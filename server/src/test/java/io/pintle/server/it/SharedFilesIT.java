@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.pintle.client.PintleClient;
+import io.pintle.server.testing.Await;
 import io.pintle.server.testing.NodeKeys;
 import io.pintle.server.testing.Sandbox;
 import io.pintle.server.testing.TestServer;
@@ -19,6 +20,7 @@ import java.security.KeyPair;
 import java.security.MessageDigest;
 import java.security.PublicKey;
 import java.security.Signature;
+import java.time.Duration;
 import java.util.Base64;
 import java.util.HexFormat;
 import java.util.List;
@@ -126,8 +128,8 @@ class SharedFilesIT {
             // A good upload still works after all that, and expires.
             assertThat(put(client, PREFIX + "node-b/node-a/f?ttl=1", upload(a.keyPair(), content, "sha256"))
                     .statusCode()).isEqualTo(200);
-            Thread.sleep(2100);
-            assertThat(head(client, PREFIX + "node-b/node-a/f?hash=" + hex("SHA-256", content))).isEqualTo(404);
+            Await.until(Duration.ofSeconds(10), "the upload with a 1 s ttl expired",
+                    () -> head(client, PREFIX + "node-b/node-a/f?hash=" + hex("SHA-256", content)) == 404);
         }
     }
 

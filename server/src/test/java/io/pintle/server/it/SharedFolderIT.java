@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.pintle.api.dto.Manifest;
 import io.pintle.client.PintleClient;
+import io.pintle.server.testing.Await;
 import io.pintle.server.testing.NodeKeys;
 import io.pintle.server.testing.Sandbox;
 import io.pintle.server.testing.TestServer;
@@ -158,7 +159,8 @@ class SharedFolderIT {
                     PolicyServingIT.request(client, "/rudder/relay-api/shared-folder/app/?view=manifest&wait=30")
                             .timeout(Duration.ofSeconds(60)).header("If-None-Match", parsed.etag()).build(),
                     HttpResponse.BodyHandlers.ofString());
-            Thread.sleep(300);
+            Await.asserted(Duration.ofSeconds(10),
+                    () -> assertThat(server.metric("pintle_change_waiters")).as("parked").isEqualTo(1.0));
             assertThat(waiting).isNotDone();
             Files.writeString(folder.resolve("b.conf"), "b");
             HttpResponse<String> changed = waiting.get(10, TimeUnit.SECONDS);

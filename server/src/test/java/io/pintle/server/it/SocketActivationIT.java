@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.pintle.client.ClientTls;
+import io.pintle.server.testing.Await;
 import io.pintle.server.testing.NodeKeys;
 import io.pintle.server.testing.Sandbox;
 import io.pintle.server.testing.ServerProcess;
@@ -28,7 +29,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSocket;
 import org.junit.jupiter.api.Test;
@@ -47,6 +48,8 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class SocketActivationIT {
     private static final Path ACTIVATE = Path.of("/usr/bin/systemd-socket-activate");
+    /** How long a server started by systemd-socket-activate may take to serve, on a loaded machine. */
+    private static final Duration STARTS = Duration.ofSeconds(60);
     private static final String FILE = "/policies/node-a/rules/rudder.tar.bz2";
     private static final String BIG_FILE = "/policies/node-a/rules/big.bin";
 
@@ -89,7 +92,7 @@ class SocketActivationIT {
         Thread client = new Thread(() -> {
             while (running.get()) {
                 try {
-                    byte[] body = get(tls, port, FILE, 0);
+                    byte[] body = get(tls, port, FILE, 0, () -> {});
                     if (Arrays.equals(body, small)) {
                         ok.incrementAndGet();
                     } else {
@@ -101,19 +104,20 @@ class SocketActivationIT {
             }
         }, "download-loop");
         try {
-            eventually(() -> read(log).contains("Listening on 127.0.0.1:" + port), log);
+            Await.until(STARTS, serverLog(log), () -> read(log).contains("Listening on 127.0.0.1:" + port));
             client.start(); // its first connection makes systemd-socket-activate start the loop
             Map<Long, Boolean> servers = new ConcurrentHashMap<>();
             ProcessHandle first = awaitServer(holder, servers, log);
             awaitAtLeast(ok, 5, log);
 
             // A slow download in flight when SIGTERM arrives: the drain lets it finish.
+            AtomicBoolean slowStarted = new AtomicBoolean();
             AtomicBoolean slowDone = new AtomicBoolean();
             long[] slowEnded = new long[1];
             List<String> slowFailures = new CopyOnWriteArrayList<>();
             Thread slow = new Thread(() -> {
                 try {
-                    byte[] body = get(tls, port, BIG_FILE, 20);
+                    byte[] body = get(tls, port, BIG_FILE, 20, () -> slowStarted.set(true));
                     slowEnded[0] = System.nanoTime();
                     slowDone.set(Arrays.equals(body, big));
                     if (!slowDone.get()) {
@@ -124,7 +128,7 @@ class SocketActivationIT {
                 }
             }, "slow-download");
             slow.start();
-            Thread.sleep(300);
+            Await.until(STARTS, serverLog(log), slowStarted::get);
             int beforeStop = ok.get();
             long terminated = System.nanoTime();
             assertThat(first.destroy()).as("SIGTERM sent").isTrue(); // as systemctl restart pintle.service does
@@ -162,8 +166,10 @@ class SocketActivationIT {
      * One GET on a new connection.
      *
      * @param slowMillisPer64k when positive, reads 64 KiB at a time with that pause, so the download lasts
+     * @param received told at each 64 KiB read: the response is in flight
      */
-    private static byte[] get(SSLContext tls, int port, String path, int slowMillisPer64k) throws IOException {
+    private static byte[] get(SSLContext tls, int port, String path, int slowMillisPer64k, Runnable received)
+            throws IOException {
         try (SSLSocket socket = (SSLSocket) tls.getSocketFactory().createSocket("127.0.0.1", port)) {
             socket.setSoTimeout(60_000); // generous: a request may wait in the backlog while a JVM starts
             socket.setReceiveBufferSize(64 * 1024);
@@ -177,8 +183,9 @@ class SocketActivationIT {
             int n;
             while ((n = in.readNBytes(buffer, 0, buffer.length)) > 0) {
                 response.write(buffer, 0, n);
+                received.run();
                 if (slowMillisPer64k > 0) {
-                    sleep(slowMillisPer64k);
+                    sleep(slowMillisPer64k); // a slow reader on purpose: the download is in flight at SIGTERM
                 }
             }
             byte[] all = response.toByteArray();
@@ -207,30 +214,25 @@ class SocketActivationIT {
     /** Waits for a java process under the holder that is not yet known, and for it to serve. */
     private static ProcessHandle awaitServer(Process holder, Map<Long, Boolean> known, Path log) throws Exception {
         ProcessHandle[] found = new ProcessHandle[1];
-        eventually(() -> {
+        Await.until(STARTS, serverLog(log), () -> {
             holder.descendants()
                     .filter(p -> p.info().command().map(c -> c.endsWith("/java")).orElse(false))
                     .filter(p -> !known.containsKey(p.pid()))
                     .findFirst()
                     .ifPresent(p -> found[0] = p);
             return found[0] != null;
-        }, log);
+        });
         known.put(found[0].pid(), true);
         return found[0];
     }
 
     private static void awaitAtLeast(AtomicInteger ok, int count, Path log) throws Exception {
-        eventually(() -> ok.get() >= count, log);
+        Await.until(STARTS, serverLog(log), () -> ok.get() >= count);
     }
 
-    private static void eventually(BooleanSupplier condition, Path log) throws Exception {
-        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out; server log:\n" + Files.readString(log));
-            }
-            Thread.sleep(20);
-        }
+    /** The server's log, to show when it did not come up. */
+    private static Supplier<String> serverLog(Path log) {
+        return () -> "server log:\n" + read(log);
     }
 
     private static String read(Path file) {
@@ -243,7 +245,7 @@ class SocketActivationIT {
 
     private static void sleep(int millis) {
         try {
-            Thread.sleep(millis);
+            Thread.sleep(millis); // the pace of get's slow reader, the thing under test
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);

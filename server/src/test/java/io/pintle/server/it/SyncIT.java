@@ -8,6 +8,7 @@ import io.pintle.client.ProblemException;
 import io.pintle.client.SyncException;
 import io.pintle.client.SyncResult;
 import io.pintle.server.cli.ExitCodes;
+import io.pintle.server.testing.Await;
 import io.pintle.server.testing.Cli;
 import io.pintle.server.testing.NodeKeys;
 import io.pintle.server.testing.Sandbox;
@@ -71,6 +72,12 @@ class SyncIT {
     @AfterAll
     static void stop() {
         server.close();
+    }
+
+    /** Requests parked by {@code ?wait} on the server. */
+    private static double waiters() throws Exception {
+        Double parked = server.metric("pintle_change_waiters");
+        return parked == null ? 0 : parked;
     }
 
     /** A Rudder-like policy tree of {@code files} files (1 KiB to 20 KiB), a sub-directory and a symlink. */
@@ -301,6 +308,7 @@ class SyncIT {
         PintleClient client = server.client(node);
         client.sync(remote(name(test)), local);
 
+        double parkedBefore = waiters();
         long started = System.nanoTime();
         CompletableFuture<SyncResult> waiting = CompletableFuture.supplyAsync(() -> {
             try {
@@ -309,7 +317,7 @@ class SyncIT {
                 throw new java.util.concurrent.CompletionException(e);
             }
         });
-        Thread.sleep(500);
+        Await.until(Duration.ofSeconds(10), "the manifest request parked", () -> waiters() > parkedBefore);
         assertThat(waiting).isNotDone();
         sandbox.randomShareFile(NODE + "/" + name(test) + "/techniques/t1/file-1.cf", 2222, 1);
         SyncResult result = waiting.get(20, TimeUnit.SECONDS);
@@ -409,11 +417,8 @@ class SyncIT {
         }
 
         void awaitBytes(long bytes) throws InterruptedException {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (relayed.get() < bytes && System.nanoTime() < deadline) {
-                Thread.sleep(10);
-            }
-            assertThat(relayed.get()).as("bytes relayed from the server").isGreaterThanOrEqualTo(bytes);
+            Await.asserted(Duration.ofSeconds(30),
+                    () -> assertThat(relayed.get()).as("bytes relayed from the server").isGreaterThanOrEqualTo(bytes));
         }
 
         private void accept() {
@@ -450,7 +455,7 @@ class SyncIT {
                             break;
                         }
                         if (perTick > 0) {
-                            Thread.sleep(10L * n / perTick + 1);
+                            Thread.sleep(10L * n / perTick + 1); // the throttled link under test
                         }
                     }
                 } catch (IOException | InterruptedException ended) {

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.pintle.api.dto.Manifest;
 import io.pintle.client.PintleClient;
+import io.pintle.server.testing.Await;
 import io.pintle.server.testing.NodeKeys;
 import io.pintle.server.testing.Sandbox;
 import io.pintle.server.testing.TestServer;
@@ -214,7 +215,7 @@ class TreeViewsIT {
             assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofMillis(1900));
 
             CompletableFuture<HttpResponse<String>> waiting = clients.sendAsync(path + "?wait=60", etag);
-            Thread.sleep(500);
+            awaitWaiters(server, 1, List.of(waiting));
             assertThat(waiting).isNotDone();
             long changedAt = System.nanoTime();
             replace(archive, "generation 2");
@@ -231,14 +232,14 @@ class TreeViewsIT {
             String manifestEtag = get(clients.fresh(), "/policies/node-1/rules/?view=manifest", null)
                     .headers().firstValue("etag").orElseThrow();
             CompletableFuture<HttpResponse<String>> tree = clients.sendAsync(manifestPath, manifestEtag);
-            Thread.sleep(300);
+            awaitWaiters(server, 1, List.of(tree));
             assertThat(tree).isNotDone();
             replace(sandbox.share().resolve("node-1/rules/cfengine-community/certs/root.pem"), "new root\n");
             HttpResponse<String> treeChanged = tree.get(10, TimeUnit.SECONDS);
             assertThat(treeChanged.statusCode()).isEqualTo(200);
             String swappedFrom = treeChanged.headers().firstValue("etag").orElseThrow();
             CompletableFuture<HttpResponse<String>> swap = clients.sendAsync(manifestPath, swappedFrom);
-            Thread.sleep(300);
+            awaitWaiters(server, 1, List.of(swap));
             Path rules = sandbox.share().resolve("node-1/rules");
             Path next = Files.createDirectories(rules.resolveSibling("rules.new"));
             Files.writeString(next.resolve("only-file"), "generation 3");
@@ -375,9 +376,7 @@ class TreeViewsIT {
 
     private static void awaitWaiters(TestServer server, int count,
             List<CompletableFuture<HttpResponse<String>>> sent) throws Exception {
-        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        Double parked;
-        while ((parked = server.metric("pintle_change_waiters")) == null || parked < count) {
+        Await.until(Duration.ofSeconds(10), count + " parked requests", () -> {
             for (CompletableFuture<HttpResponse<String>> request : sent) {
                 if (request.isDone()) {
                     HttpResponse<String> answered = request.join();
@@ -385,20 +384,15 @@ class TreeViewsIT {
                             + answered.statusCode() + " " + answered.body());
                 }
             }
-            assertThat(System.nanoTime()).as("%d parked requests", count).isLessThan(deadline);
-            Thread.sleep(20);
-        }
+            Double parked = server.metric("pintle_change_waiters");
+            return parked != null && parked >= count;
+        });
         // Parked, and their download workers given back.
         awaitMetric(server, "pintle_inflight_requests{class=\"files\"}", 0);
     }
 
     private static void awaitMetric(TestServer server, String series, double value) throws Exception {
-        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        Double current;
-        while ((current = server.metric(series)) == null || current != value) {
-            assertThat(System.nanoTime()).as("%s = %s (is %s)", series, value, current).isLessThan(deadline);
-            Thread.sleep(20);
-        }
+        Await.asserted(Duration.ofSeconds(10), () -> assertThat(server.metric(series)).as(series).isEqualTo(value));
     }
 
     private static Path generation(Path directory, int number) throws IOException {

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.pintle.client.ClientTls;
 import io.pintle.server.reload.ReloadOutcome;
+import io.pintle.server.testing.Await;
 import io.pintle.server.testing.Inotify;
 import io.pintle.server.testing.RawHttp;
 import io.pintle.server.testing.Sandbox;
@@ -211,13 +212,10 @@ class UploadsIT {
             assertThat(RawHttp.status(rawPut(target, "127.0.0.4", right))).isEqualTo(201);
 
             // The window ends 6 s after the first failure, however often the address was refused meanwhile.
-            java.time.Instant deadline = java.time.Instant.now().plusSeconds(30);
-            int status;
-            while ((status = RawHttp.status(rawPut(target, guesser, right))) == 429) {
-                assertThat(java.time.Instant.now()).as("the window ends").isBefore(deadline);
-                Thread.sleep(200);
-            }
-            assertThat(status).isEqualTo(204);
+            int[] status = {0};
+            Await.until(Duration.ofSeconds(30), "the window ends",
+                    () -> (status[0] = RawHttp.status(rawPut(target, guesser, right))) != 429);
+            assertThat(status[0]).isEqualTo(204);
             assertThat(target.metric("pintle_upload_throttled_addresses")).isZero();
         }
     }
@@ -328,8 +326,7 @@ class UploadsIT {
         assertThat(RawHttp.status(response)).isEqualTo(400);
         assertThat(response).contains("application/problem+json").contains("body-incomplete");
         assertThat(sandbox.uploads(UploadKind.REPORTS).resolve("garbled.log.gz")).doesNotExist();
-        assertThat(ReloadIT.eventually(Duration.ofSeconds(10), () -> temporaries(UploadKind.REPORTS).isEmpty()))
-                .isTrue();
+        Await.asserted(Duration.ofSeconds(10), () -> assertThat(temporaries(UploadKind.REPORTS)).isEmpty());
     }
 
     @Test
@@ -361,17 +358,17 @@ class UploadsIT {
             out.write(random(150_000, 9));
             out.flush();
             // The server is writing the temporary file when the connection goes.
-            assertThat(ReloadIT.eventually(Duration.ofSeconds(10), () -> !temporaries(UploadKind.REPORTS).isEmpty()))
-                    .isTrue();
+            Await.until(Duration.ofSeconds(10), "a temporary file", () -> !temporaries(UploadKind.REPORTS).isEmpty());
         }
 
-        assertThat(ReloadIT.eventually(Duration.ofSeconds(10), () -> temporaries(UploadKind.REPORTS).isEmpty()))
-                .as("the temporary file is removed").isTrue();
+        Await.asserted(Duration.ofSeconds(10), () ->
+                assertThat(temporaries(UploadKind.REPORTS)).as("the temporary file is removed").isEmpty());
         assertThat(sandbox.uploads(UploadKind.REPORTS).resolve("cut.log.gz")).doesNotExist();
-        assertThat(ReloadIT.eventually(Duration.ofSeconds(10), () -> status("reports", "aborted") >= 1)).isTrue();
+        Await.asserted(Duration.ofSeconds(10), () ->
+                assertThat(status("reports", "aborted")).as("aborted reports").isGreaterThanOrEqualTo(1));
         // Its worker and its client address's share are given back too.
-        assertThat(ReloadIT.eventually(Duration.ofSeconds(10),
-                () -> metric("pintle_inflight_requests{class=\"uploads\"}") == 0.0)).isTrue();
+        Await.until(Duration.ofSeconds(10), "the upload's worker given back",
+                () -> metric("pintle_inflight_requests{class=\"uploads\"}") == 0.0);
     }
 
     /**
@@ -403,18 +400,17 @@ class UploadsIT {
             stream.data(new DataFrame(stream.getId(), ByteBuffer.wrap(random(100_000, 11)), false))
                     .get(10, TimeUnit.SECONDS);
             // The server is writing the temporary file when the client gives up.
-            assertThat(ReloadIT.eventually(Duration.ofSeconds(10), () -> !temporaries(UploadKind.REPORTS).isEmpty()))
-                    .isTrue();
+            Await.until(Duration.ofSeconds(10), "a temporary file", () -> !temporaries(UploadKind.REPORTS).isEmpty());
             stream.reset(new ResetFrame(stream.getId(), ErrorCode.CANCEL_STREAM_ERROR.code), Callback.NOOP);
 
-            assertThat(ReloadIT.eventually(Duration.ofSeconds(10), () -> requests("400") > cutBefore))
-                    .as("counted as a cut body (400)").isTrue();
+            Await.asserted(Duration.ofSeconds(10), () ->
+                    assertThat(requests("400")).as("counted as a cut body (400)").isGreaterThan(cutBefore));
             assertThat(requests("500")).isEqualTo(errorsBefore);
-            assertThat(ReloadIT.eventually(Duration.ofSeconds(10), () -> temporaries(UploadKind.REPORTS).isEmpty()))
-                    .as("the temporary file is removed").isTrue();
+            Await.asserted(Duration.ofSeconds(10), () ->
+                    assertThat(temporaries(UploadKind.REPORTS)).as("the temporary file is removed").isEmpty());
             assertThat(sandbox.uploads(UploadKind.REPORTS).resolve("cancelled.log.gz")).doesNotExist();
-            assertThat(ReloadIT.eventually(Duration.ofSeconds(10),
-                    () -> metric("pintle_inflight_requests{class=\"uploads\"}") == 0.0)).isTrue();
+            Await.until(Duration.ofSeconds(10), "the upload's worker given back",
+                    () -> metric("pintle_inflight_requests{class=\"uploads\"}") == 0.0);
         } finally {
             client.stop();
         }
@@ -473,7 +469,7 @@ class UploadsIT {
                         }
                     }
                     try {
-                        Thread.sleep(1);
+                        Thread.sleep(1); // relayd's reader polls its inotify queue; this one does as often
                     } catch (InterruptedException e) {
                         return;
                     }
@@ -492,7 +488,7 @@ class UploadsIT {
                 assertThat(upload.get(120, TimeUnit.SECONDS).statusCode()).isEqualTo(201);
             }
             // Every rename has happened; the watcher reads the events still queued.
-            ReloadIT.eventually(Duration.ofSeconds(30), () -> seenFinal(seen) >= sent.size());
+            Await.until(Duration.ofSeconds(30), "an event for every final name", () -> seenFinal(seen) >= sent.size());
             watching.set(false);
             watcher.join();
         }

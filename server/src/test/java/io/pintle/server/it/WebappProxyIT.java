@@ -10,6 +10,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import io.pintle.client.ClientTls;
+import io.pintle.server.testing.Await;
 import io.pintle.server.testing.Sandbox;
 import io.pintle.server.testing.TestServer;
 import java.io.ByteArrayInputStream;
@@ -40,7 +41,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BooleanSupplier;
 import java.util.zip.GZIPInputStream;
 import javax.net.ssl.KeyManager;
 import org.eclipse.jetty.client.BytesRequestContent;
@@ -142,7 +142,7 @@ class WebappProxyIT {
                 }
                 case "/rudder/thinking" -> {
                     try {
-                        Thread.sleep(2_500);
+                        Thread.sleep(2_500); // a webapp slower than the proxy's idle timeout (2 s), on purpose
                     } catch (InterruptedException e) {
                         Thread.currentThread().interrupt();
                     }
@@ -206,7 +206,7 @@ class WebappProxyIT {
             for (int i = 1; i < CHUNKS; i++) {
                 out.write(chunk);
                 out.flush();
-                Thread.sleep(5);
+                Thread.sleep(5); // a slow webapp on purpose: the response streams in pieces
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -235,8 +235,9 @@ class WebappProxyIT {
         assertThat(response.getHeaders().get("Server")).isNull();
         assertThat(response.getHeaders().get("Content-Type")).isEqualTo("application/json");
 
-        eventually(() -> accessLines().stream().anyMatch(line -> line.contains("/rudder/secure/api/")
-                && line.contains(" 200 ") && line.contains("allowed \"webapp: proxied to http://127.0.0.1:")));
+        Await.asserted(Duration.ofSeconds(30), () -> assertThat(accessLines()).anyMatch(line ->
+                line.contains("/rudder/secure/api/") && line.contains(" 200 ")
+                        && line.contains("allowed \"webapp: proxied to http://127.0.0.1:")));
         assertThat(server.metric("pintle_requests_total{route=\"webapp\",status=\"200\"}")).isGreaterThanOrEqualTo(1.0);
     }
 
@@ -413,7 +414,7 @@ class WebappProxyIT {
         ContentResponse response = webappRemoteRun(client);
         assertThat(response.getStatus()).isEqualTo(200);
         assertThat(response.getContentAsString()).contains("fake agent: started agent run -uR", "fake agent: done");
-        eventually(() -> accessLines().stream().anyMatch(line ->
+        Await.asserted(Duration.ofSeconds(30), () -> assertThat(accessLines()).anyMatch(line ->
                 line.contains("/rudder/relay-api/remote-run/nodes/root") && line.contains(" 200 ")
                         && line.contains("remote-run: a caller on this machine (127.0.0.1)")));
     }
@@ -534,14 +535,6 @@ class WebappProxyIT {
             return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
-        }
-    }
-
-    private static void eventually(BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (!condition.getAsBoolean()) {
-            assertThat(System.nanoTime()).as("condition not met within 30 s").isLessThan(deadline);
-            Thread.sleep(20);
         }
     }
 }

@@ -3,6 +3,7 @@ package io.pintle.server.policy;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.pintle.server.testing.Await;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -53,9 +54,21 @@ class FileCacheTest {
         return cache.get(path, FileCache.stamp(path));
     }
 
-    /** Waits for the coarse kernel clock that stamps ctime to move on, so that a change shows in it. */
-    private static void nextClockTick() throws InterruptedException {
-        Thread.sleep(30);
+    /**
+     * Waits for the coarse kernel clock that stamps ctime to move past the file's ctime, so that a change shows in
+     * it: a probe file is written until its own ctime, the clock's now, is later.
+     */
+    private void nextClockTick() throws Exception {
+        FileTime stamped = ctime(file);
+        Path probe = dir.resolve("clock-probe");
+        Await.until(Duration.ofSeconds(5), "the ctime clock moves past " + stamped, () -> {
+            Files.writeString(probe, "tick");
+            return ctime(probe).compareTo(stamped) > 0;
+        });
+    }
+
+    private static FileTime ctime(Path path) throws IOException {
+        return (FileTime) Files.getAttribute(path, "unix:ctime");
     }
 
     @Test

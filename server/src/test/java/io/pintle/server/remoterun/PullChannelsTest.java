@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.pintle.api.dto.RemoteRunEvent;
 import io.pintle.server.nodes.NodeId;
+import io.pintle.server.testing.Await;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -106,8 +107,7 @@ class PullChannelsTest {
     void betweenTwoPollsAnOrderWaitsForTheNextOneWithinTheGrace() throws Exception {
         Answers first = new Answers();
         channels.park(NODE, Duration.ofMillis(1), first);
-        awaitAnswers(first, 1);
-        assertThat(first.answers).containsExactly("nothing");
+        Await.asserted(Duration.ofSeconds(10), () -> assertThat(first.answers).containsExactly("nothing"));
         now.addAndGet(Duration.ofSeconds(5).toNanos());
 
         PullChannels.Order order = channels.dispatch(NODE, RUN, Duration.ofSeconds(10), activity::offer);
@@ -126,8 +126,8 @@ class PullChannelsTest {
         now.addAndGet(Duration.ofMinutes(2).toNanos());
         PullChannels.Order second = channels.dispatch(NODE, RUN, Duration.ofMinutes(10), activity::offer);
         assertThat(second).as("running an order: connected").isNotNull();
-        Thread.sleep(200);
-        assertThat(second.ended()).as("queued behind the first, with no grace running").isNull();
+        Await.quietFor(Duration.ofMillis(200),
+                () -> assertThat(second.ended()).as("queued behind the first, with no grace running").isNull());
 
         assertThat(first.claimReport()).isTrue();
         assertThat(first.claimReport()).as("one report per order").isFalse();
@@ -230,12 +230,5 @@ class PullChannelsTest {
         assertThat(parked.answers).containsExactly("nothing");
         assertThat(order.ended().status()).isEqualTo("error");
         assertThat(channels.parked()).isZero();
-    }
-
-    private static void awaitAnswers(Answers poll, int count) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (poll.answers.size() < count && System.nanoTime() < deadline) {
-            Thread.sleep(5);
-        }
     }
 }

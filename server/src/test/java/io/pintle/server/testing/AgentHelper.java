@@ -45,15 +45,13 @@ public final class AgentHelper implements AutoCloseable {
         Process process = new ProcessBuilder(List.of(TOOL.toString(), "--listen=" + socket, "--accept", "--inetd",
                 "--setenv=PINTLE_AGENT_RUDDER=" + rudder, SCRIPT.toString()))
                 .redirectErrorStream(true).redirectOutput(log.toFile()).start();
-        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
         // The file appears at bind(), before listen(): a connection in between is refused (a test saw its remote
         // run end in 20 ms with "cannot reach the agent helper" under load). Wait for the kernel to list it as
         // listening; a probe connection instead would start the helper script for nothing.
-        while (!listening(socket)) {
+        Await.until(Duration.ofSeconds(30), socket + " listening", () -> {
             assertThat(process.isAlive()).as("systemd-socket-activate exited: %s", Files.readString(log)).isTrue();
-            assertThat(System.nanoTime()).as("%s is not listening after 30 s", socket).isLessThan(deadline);
-            Thread.sleep(20);
-        }
+            return listening(socket);
+        });
         return new AgentHelper(process, socket);
     }
 

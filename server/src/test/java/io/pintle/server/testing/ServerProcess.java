@@ -45,16 +45,25 @@ public final class ServerProcess {
      * @throws Exception on I/O errors or interruption
      */
     public static String awaitLog(Path log, Pattern pattern, Process process) throws Exception {
-        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-        while (System.nanoTime() < deadline) {
-            String text = Files.exists(log) ? Files.readString(log) : "";
+        String[] found = {null};
+        Await.until(Duration.ofSeconds(60), () -> "the server logs " + pattern + ": " + read(log), () -> {
+            String text = read(log);
             Matcher matcher = pattern.matcher(text);
             if (matcher.find()) {
-                return matcher.group(1);
+                found[0] = matcher.group(1);
+                return true;
             }
             assertThat(process.isAlive()).as("server exited: %s", text).isTrue();
-            Thread.sleep(50);
+            return false;
+        });
+        return found[0];
+    }
+
+    private static String read(Path log) {
+        try {
+            return Files.exists(log) ? Files.readString(log) : "";
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
         }
-        throw new AssertionError("server did not log " + pattern + ": " + Files.readString(log));
     }
 }
