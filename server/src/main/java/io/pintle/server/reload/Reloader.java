@@ -2,6 +2,7 @@ package io.pintle.server.reload;
 
 import io.pintle.server.config.ConfigException;
 import io.pintle.server.config.ServerConfig;
+import io.pintle.server.tls.TlsUpdater;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;

@@ -10,6 +10,7 @@ import io.pintle.server.testing.Sandbox;
 import io.pintle.server.uploads.UploadKind;
 import io.pintle.server.tls.SelfSigned;
 import io.pintle.server.tls.ServerCredentials;
+import io.pintle.server.tls.TlsUpdater;
 import java.net.InetAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
