@@ -13,6 +13,7 @@ import io.pintle.server.policy.TreeScanner;
 import io.pintle.server.reload.ConfigSource;
 import io.pintle.server.reload.CrlFetch;
 import io.pintle.server.reload.InputWatcher;
+import io.pintle.server.reload.RelaySyncTargets;
 import io.pintle.server.reload.Reloader;
 import io.pintle.server.reload.ServerSnapshot;
 import io.pintle.server.reload.SnapshotException;
@@ -175,7 +176,7 @@ public final class Bootstrap {
         });
         server.addBean(new Managed("shared files cleanup", cleanup::start, cleanup::stop));
         server.addBean(new Managed("remote runs", remoteRuns::start, remoteRuns::stop));
-        if (RelaySync.wanted(config)) {
+        if (RelaySyncTargets.wanted(config)) {
             RelaySync relaySync = new RelaySync(snapshots::current, upstream, RELAY_SYNC_WAIT, Duration.ofSeconds(1),
                     Duration.ofMinutes(1));
             server.addBean(new Managed("relay sync", relaySync::start, relaySync::stop));
