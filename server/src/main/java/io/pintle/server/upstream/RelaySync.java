@@ -136,6 +136,9 @@ public final class RelaySync {
     }
 
     private Thread loop(String name, Round round) {
+        // A thread of its own, not the server's workers: each loop lives as long as the server and spends it
+        // blocked, in a long poll of up to {@code wait} on the policy server or in the sleep before a retry;
+        // stop() interrupts and joins exactly these.
         Thread thread = new Thread(() -> {
             Duration delay = firstRetry;
             while (running) {
