@@ -86,7 +86,8 @@ public final class Reloader {
     }
 
     /**
-     * @param listener told of each attempt from now on, on the reload lane (one attempt at a time), after the listeners added before it
+     * @param listener told of each attempt from now on, on the reload lane (one attempt at a time), after the
+     *     listeners added before it
      */
     public void addListener(ReloadListener listener) {
         listeners.add(Objects.requireNonNull(listener));
