@@ -13,6 +13,7 @@ import io.pintle.server.policy.TreeScanner;
 import io.pintle.server.reload.ConfigSource;
 import io.pintle.server.reload.CrlFetch;
 import io.pintle.server.reload.InputWatcher;
+import io.pintle.server.reload.RelaySyncTargets;
 import io.pintle.server.reload.Reloader;
 import io.pintle.server.reload.ServerSnapshot;
 import io.pintle.server.reload.SnapshotException;
@@ -23,6 +24,7 @@ import io.pintle.server.sharedfiles.SharedFileStore;
 import io.pintle.server.sharedfiles.SharedFilesCleanup;
 import io.pintle.server.systemd.ReloadNotifier;
 import io.pintle.server.systemd.SystemdHandoff;
+import io.pintle.server.threads.Threads;
 import io.pintle.server.tls.ServerTls;
 import io.pintle.server.uploads.UploadStore;
 import io.pintle.server.uploads.LoginThrottle;
@@ -120,28 +122,42 @@ public final class Bootstrap {
      */
     public static PintleServer build(ServerConfig config, ConfigSource source, SystemdHandoff systemd)
             throws SnapshotException, GeneralSecurityException {
+        // The one scheduler and worker pool: every component below is handed them and makes no thread of its own.
+        Threads threads = new Threads();
+        try {
+            return build(config, source, systemd, threads);
+        } catch (SnapshotException | GeneralSecurityException | RuntimeException | Error e) {
+            threads.close();
+            throw e;
+        }
+    }
+
+    private static PintleServer build(ServerConfig config, ConfigSource source, SystemdHandoff systemd,
+            Threads threads) throws SnapshotException, GeneralSecurityException {
         Clock clock = Clock.systemUTC();
         ServerSnapshot first = new SnapshotLoader(config, clock).load(1);
         SnapshotHolder snapshots = new SnapshotHolder(first);
         ServerTls tls = ServerTls.create(first.credentials(), config.tls().protocols(), config.tls().provider());
-        Reloader reloader = new Reloader(source, snapshots, tls, clock);
-        CrlFetch crlFetch = new CrlFetch(snapshots, reloader::reload, clock);
+        Reloader reloader = new Reloader(source, snapshots, tls, clock, threads.workers());
+        CrlFetch crlFetch = new CrlFetch(snapshots, reloader::reload, clock, threads.workers(), threads.scheduler());
         DirectoryWatch directoryWatch = new DirectoryWatch();
         InputWatcher watcher = new InputWatcher(reloader, snapshots, directoryWatch, WATCH_QUIET_PERIOD);
         ServerMetrics metrics = new ServerMetrics(snapshots);
         Readiness readiness = new Readiness();
-        DigestCache digests = new DigestCache(config.limits().digestCacheEntries(), DigestCache.defaultThreads());
+        DigestCache digests = new DigestCache(config.limits().digestCacheEntries(), DigestCache.defaultThreads(),
+                threads.workers());
         TreeScanner scanner = new TreeScanner(digests, config.limits().maxManifestEntries());
         ChangeWaits waits = new ChangeWaits(config.limits().maxWaiters(), config.limits().maxWaitersPerAddress(),
-                directoryWatch, WATCH_QUIET_PERIOD, WAIT_RECHECK);
+                directoryWatch, WATCH_QUIET_PERIOD, WAIT_RECHECK, threads.workers(), threads.scheduler());
         metrics.trees(waits, digests);
         UpstreamClient upstream = new UpstreamClient();
         SharedFileStore sharedFiles = new SharedFileStore(clock, config.limits().maxSharedFileBytes());
         SharedFilesCleanup cleanup = new SharedFilesCleanup(sharedFiles,
-                () -> snapshots.current().config().paths().sharedFiles(), SHARED_FILES_CLEANUP);
+                () -> snapshots.current().config().paths().sharedFiles(), SHARED_FILES_CLEANUP, threads.workers(),
+                threads.scheduler());
         RemoteRunner remoteRuns = new RemoteRunner(config.remoteRun().maxParallel(),
                 config.remoteRun().maxChannels(), config.remoteRun().reportGrace(), snapshots::current,
-                metrics::remoteRunEnded);
+                metrics::remoteRunEnded, threads.workers(), threads.scheduler());
         metrics.orderChannels(remoteRuns.channels(), remoteRuns.policyUpdates());
         FileCache files = new FileCache(config.limits().fileCacheBytes(), clock);
         metrics.downloads(files);
@@ -156,6 +172,8 @@ public final class Bootstrap {
                 JerseyConfig.create(sharedFiles, upstream, remoteRuns, uploads, logins),
                 JerseyConfig.admin(snapshots, reloader, metrics, readiness, remoteRuns, uploads, crlFetch), metrics, readiness);
         systemd.listener().ifPresent(inherited -> HttpServerFactory.inheritTlsListener(server, inherited));
+        // First of the beans, so stopped after every one below: the components stop their work, then the pools.
+        server.addBean(new Managed("threads", () -> { }, threads::close));
         server.addBean(new Managed("reloader", () -> { }, reloader::stop));
         // After the reloader, so stopped before it: a fetch under way never asks a stopped reloader. Always there,
         // idle without [nodes] crl_url, so that a reload can set one.
@@ -175,7 +193,7 @@ public final class Bootstrap {
         });
         server.addBean(new Managed("shared files cleanup", cleanup::start, cleanup::stop));
         server.addBean(new Managed("remote runs", remoteRuns::start, remoteRuns::stop));
-        if (RelaySync.wanted(config)) {
+        if (RelaySyncTargets.wanted(config)) {
             RelaySync relaySync = new RelaySync(snapshots::current, upstream, RELAY_SYNC_WAIT, Duration.ofSeconds(1),
                     Duration.ofMinutes(1));
             server.addBean(new Managed("relay sync", relaySync::start, relaySync::stop));

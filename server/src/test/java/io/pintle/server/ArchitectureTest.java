@@ -33,8 +33,9 @@ class ArchitectureTest {
     /** The packages that know the web stack. */
     private static final Set<String> WEB = Set.of("http", "tls");
     /** The plain-Java packages: the domain, and what runs it (config, cli, demo, metrics, systemd). */
-    private static final Set<String> DOMAIN = Set.of("access", "acl", "nodes", "policy", "reload", "config", "problem", "demo",
-            "cli", "metrics", "overload", "systemd", "remoterun", "sharedfiles", "upstream", "uploads", "watch");
+    private static final Set<String> DOMAIN = Set.of("access", "acl", "nodes", "policy", "reload", "config",
+            "problem", "demo", "cli", "metrics", "overload", "systemd", "remoterun", "sharedfiles", "threads",
+            "upstream", "uploads", "watch");
     private static final Pattern HTTP_IMPORT = Pattern.compile("^import\\s+(static\\s+)?io\\.pintle\\.server\\.http\\.",
             Pattern.MULTILINE);
     private static final Pattern INJECTED_REQUEST = Pattern.compile(

@@ -79,6 +79,8 @@ public final class AccessLogAppender extends UnsynchronizedAppenderBase<ILogging
         }
         queued = new Bounded(queueSize);
         running = true;
+        // A thread of its own: Logback makes this appender from logback.xml before any server exists, and it
+        // outlives every server in the process; the loop waits for lines and writes them out.
         writer = new Thread(this::writeLoop, "pintle-access-log");
         writer.setDaemon(true);
         writer.start();

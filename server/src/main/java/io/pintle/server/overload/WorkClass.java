@@ -1,6 +1,5 @@
 package io.pintle.server.overload;
 
-import io.pintle.server.config.ServerConfig;
 import java.util.Locale;
 
 /**
@@ -31,18 +30,5 @@ public enum WorkClass {
     /** @return the metric label and configuration table name */
     public String label() {
         return label;
-    }
-
-    /**
-     * @param limits the configured limits
-     * @return this class's workers and queue
-     */
-    public ServerConfig.Pool pool(ServerConfig.Limits limits) {
-        return switch (this) {
-            case FILES -> limits.files();
-            case API -> limits.api();
-            case UPLOADS -> limits.uploads();
-            case WEBAPP -> limits.webapp();
-        };
     }
 }

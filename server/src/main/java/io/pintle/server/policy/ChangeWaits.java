@@ -3,6 +3,7 @@ package io.pintle.server.policy;
 import io.pintle.server.overload.Bounded;
 import io.pintle.server.overload.PerAddress;
 import io.pintle.server.problem.PintleException;
+import io.pintle.server.threads.Lane;
 import io.pintle.server.watch.DirectoryWatch;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -16,7 +17,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.concurrent.Executors;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -32,9 +34,10 @@ import org.slf4j.LoggerFactory;
  * bounded: past {@code maxWaiters} in all, or past its share from one client address, {@link #park} refuses. A
  * request whose client goes away is {@link Parked#cancel}led and gives its slot back at once.
  *
- * <p>All bookkeeping runs on one thread (the "waits" scheduler), so none of it is locked; the directories are
- * watched by the server's one {@link DirectoryWatch}, whose thread only hands events over. Listeners are called on
- * the scheduler thread and must hand real work to another executor.
+ * <p>All bookkeeping runs one task at a time on a serial {@link Lane} (on the server's workers, its timers on the
+ * server's scheduler), so none of it is locked; the directories are watched by the server's one {@link
+ * DirectoryWatch}, whose thread only hands events over. Listeners are called on the lane and must hand real work
+ * to another executor.
  */
 public final class ChangeWaits implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ChangeWaits.class);
@@ -51,7 +54,10 @@ public final class ChangeWaits implements AutoCloseable {
     /** Each watched directory and the groups that depend on it. */
     private final Map<Path, Set<Group>> watched = new HashMap<>();
     private final DirectoryWatch watch;
-    private volatile ScheduledExecutorService scheduler;
+    private final Executor workers;
+    private final ScheduledExecutorService scheduler;
+    /** Made at start, dropped at close. */
+    private volatile Lane lane;
     private volatile DirectoryWatch.Client client;
 
     /**
@@ -60,8 +66,11 @@ public final class ChangeWaits implements AutoCloseable {
      * @param watch the directory watch to be a client of
      * @param quiet how long events are gathered before a resource is looked at again
      * @param recheck how often every parked resource is looked at again even without events
+     * @param workers the server's worker pool (probes look at the file system)
+     * @param scheduler the server's scheduler (timeouts, quiet periods, re-checks)
      */
-    public ChangeWaits(int maxWaiters, int maxPerAddress, DirectoryWatch watch, Duration quiet, Duration recheck) {
+    public ChangeWaits(int maxWaiters, int maxPerAddress, DirectoryWatch watch, Duration quiet, Duration recheck,
+            Executor workers, ScheduledExecutorService scheduler) {
         if (maxWaiters < 0) {
             throw new IllegalArgumentException("maxWaiters must not be negative");
         }
@@ -71,6 +80,8 @@ public final class ChangeWaits implements AutoCloseable {
         this.watch = Objects.requireNonNull(watch);
         this.quiet = Objects.requireNonNull(quiet);
         this.recheck = Objects.requireNonNull(recheck);
+        this.workers = Objects.requireNonNull(workers);
+        this.scheduler = Objects.requireNonNull(scheduler);
     }
 
     /** What a resource looks like now: its ETag (null when it is gone) and the directories it depends on. */
@@ -90,7 +101,7 @@ public final class ChangeWaits implements AutoCloseable {
         Observation observe() throws IOException;
     }
 
-    /** Told how a wait ended; called on the scheduler thread, so it must not block. */
+    /** Told how a wait ended; called on the waits' lane, so it must not block. */
     public interface Listener {
         /** The ETag differs from the one the request had (or the resource could not be looked at). */
         void changed();
@@ -103,45 +114,40 @@ public final class ChangeWaits implements AutoCloseable {
     }
 
     /**
-     * Starts the scheduler thread and becomes a client of the directory watch (which must be started).
+     * Starts the lane and becomes a client of the directory watch (which must be started).
      *
      * @throws IOException declared for its callers; watch failures are reported per directory instead
      */
     public synchronized void start() throws IOException {
-        if (scheduler != null) {
+        if (lane != null) {
             return;
         }
         // Told of each event as it is read: which groups to look at again, and when, is decided here.
         client = watch.client("change waits", DirectoryWatch.Debounce.NONE, this::changed);
-        scheduler = Executors.newSingleThreadScheduledExecutor(task -> {
-            Thread thread = new Thread(task, "pintle-waits");
-            thread.setDaemon(true);
-            return thread;
-        });
-        scheduler.scheduleWithFixedDelay(this::recheckAll, recheck.toMillis(), recheck.toMillis(),
-                TimeUnit.MILLISECONDS);
+        lane = Lane.serial("change waits", workers, scheduler);
+        lane.scheduleWithFixedDelay(this::recheckAll, recheck.toMillis(), recheck.toMillis(), TimeUnit.MILLISECONDS);
     }
 
-    /** Stops the scheduler thread and the watches; parked requests are told their time is up. */
+    /** Stops the lane and the watches; parked requests are told their time is up. */
     @Override
     public synchronized void close() {
-        if (scheduler == null) {
+        if (lane == null) {
             return;
         }
         try {
-            scheduler.submit(() -> {
+            CompletableFuture.runAsync(() -> {
                 for (Group group : List.copyOf(groups.values())) {
                     for (Waiter waiter : List.copyOf(group.waiters)) {
                         finish(group, waiter, Outcome.TIMED_OUT);
                     }
                 }
-            }).get(5, TimeUnit.SECONDS);
+            }, lane).get(5, TimeUnit.SECONDS);
         } catch (Exception e) {
             LOG.warn("parked requests not all answered at stop: {}", e.toString());
         }
         client.close();
-        scheduler.shutdownNow();
-        scheduler = null;
+        lane.shutdownNow();
+        lane = null;
     }
 
     /** @return requests parked now */
@@ -170,7 +176,7 @@ public final class ChangeWaits implements AutoCloseable {
      */
     public Parked park(String key, String seen, Observation first, Probe probe, Duration timeout,
             InetAddress client, Listener listener) {
-        ScheduledExecutorService executor = scheduler;
+        Lane executor = lane;
         if (executor == null) {
             throw new PintleException.Unavailable("stopping", "the server is stopping; retry in "
                     + RETRY_AFTER_SECONDS + " s", RETRY_AFTER_SECONDS);
@@ -203,8 +209,16 @@ public final class ChangeWaits implements AutoCloseable {
         if (group.probeScheduled) {
             return;
         }
+        Lane current = lane;
+        if (current == null) {
+            return;
+        }
         group.probeScheduled = true;
-        scheduler.schedule(() -> probe(group), delay.toMillis(), TimeUnit.MILLISECONDS);
+        try {
+            current.schedule(() -> probe(group), delay.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException stopping) {
+            // Parked requests were all answered already.
+        }
     }
 
     private void probe(Group group) {
@@ -262,10 +276,10 @@ public final class ChangeWaits implements AutoCloseable {
 
     /** A parked request. */
     public final class Parked {
-        private final ScheduledExecutorService executor;
+        private final Lane executor;
         private final Waiter waiter;
 
-        Parked(ScheduledExecutorService executor, Waiter waiter) {
+        Parked(Lane executor, Waiter waiter) {
             this.executor = executor;
             this.waiter = waiter;
         }
@@ -276,7 +290,7 @@ public final class ChangeWaits implements AutoCloseable {
          */
         public void cancel() {
             try {
-                // After the parking itself: the scheduler runs tasks in order.
+                // After the parking itself: the lane runs tasks one at a time, in order.
                 executor.execute(() -> {
                     Group group = waiter.group;
                     if (group != null) {
@@ -321,9 +335,9 @@ public final class ChangeWaits implements AutoCloseable {
         }
     }
 
-    /** On the watch thread: hands the changes over to the scheduler. */
+    /** On the watch thread: hands the changes over to the lane. */
     private void changed(List<DirectoryWatch.Change> changes) {
-        ScheduledExecutorService executor = scheduler;
+        Lane executor = lane;
         if (executor == null) {
             return;
         }
@@ -363,7 +377,7 @@ public final class ChangeWaits implements AutoCloseable {
         }
     }
 
-    /** One parked request; its mutable fields are touched on the scheduler thread only. */
+    /** One parked request; its mutable fields are touched on the lane only. */
     private static final class Waiter {
         private final String seen;
         private final InetAddress client;

@@ -1,5 +1,6 @@
 package io.pintle.server.policy;
 
+import io.pintle.server.threads.Lane;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -7,16 +8,13 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
 import java.util.HexFormat;
 import java.util.Iterator;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -25,7 +23,8 @@ import java.util.concurrent.atomic.LongAdder;
  * renaming it (a new inode), and an in-place write changes the modification time, so a cached digest is used only
  * while the stat still describes the file it was computed from. Nothing is ever rehashed per request.
  *
- * <p>Digests are computed on a small pool of threads, so that a cold tree is hashed in parallel; two requests
+ * <p>Digests are computed on the server's workers, a few at once (a {@link Lane} of {@code threads}), so that a
+ * cold tree is hashed in parallel; two requests
  * that need the same version at once share one computation. The cache holds at most {@code maxEntries} digests;
  * past that, arbitrary entries are dropped (they are computed again when next needed).
  */
@@ -33,7 +32,7 @@ public final class DigestCache implements AutoCloseable {
     private static final int BUFFER_BYTES = 64 * 1024;
 
     private final int maxEntries;
-    private final ExecutorService hashers;
+    private final Lane hashers;
     private final ConcurrentHashMap<Path, Digest> digests = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<FileStat, CompletableFuture<String>> inFlight = new ConcurrentHashMap<>();
     private final LongAdder hits = new LongAdder();
@@ -42,23 +41,18 @@ public final class DigestCache implements AutoCloseable {
 
     /**
      * @param maxEntries the most digests kept
-     * @param threads threads hashing in parallel
+     * @param threads digests computed in parallel at most
+     * @param workers the server's worker pool
      */
-    public DigestCache(int maxEntries, int threads) {
+    public DigestCache(int maxEntries, int threads, Executor workers) {
         if (maxEntries < 1 || threads < 1) {
             throw new IllegalArgumentException("maxEntries and threads must be at least 1");
         }
         this.maxEntries = maxEntries;
-        AtomicInteger count = new AtomicInteger();
-        ThreadFactory factory = task -> {
-            Thread thread = new Thread(task, "pintle-digest-" + count.incrementAndGet());
-            thread.setDaemon(true);
-            return thread;
-        };
-        this.hashers = Executors.newFixedThreadPool(threads, factory);
+        this.hashers = Lane.of("digests", threads, workers);
     }
 
-    /** @return a sensible number of hashing threads for this machine: I/O and SHA-256 both gain from a few */
+    /** @return a sensible number of digests computed at once on this machine: I/O and SHA-256 both gain from a few */
     public static int defaultThreads() {
         return Math.max(2, Math.min(8, Runtime.getRuntime().availableProcessors()));
     }
@@ -184,12 +178,12 @@ public final class DigestCache implements AutoCloseable {
         return bytesHashed.sum();
     }
 
-    /** Stops the hashing threads; digests still being computed fail. */
+    /** Stops hashing; digests still being computed fail. */
     @Override
     public void close() {
         hashers.shutdownNow();
         try {
-            hashers.awaitTermination(5, TimeUnit.SECONDS);
+            hashers.awaitTermination(Duration.ofSeconds(5));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

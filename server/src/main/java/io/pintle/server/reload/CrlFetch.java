@@ -3,6 +3,7 @@ package io.pintle.server.reload;
 import io.pintle.server.config.ServerConfig;
 import io.pintle.server.nodes.CaTrust;
 import io.pintle.server.nodes.Revocations;
+import io.pintle.server.threads.Lane;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.net.ConnectException;
@@ -35,8 +36,9 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Flow;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -81,9 +83,12 @@ public final class CrlFetch implements ReloadListener {
     private final Clock clock;
     private final AtomicReference<Status> status = new AtomicReference<>();
     private final AtomicLong failures = new AtomicLong();
-    private ScheduledExecutorService scheduler;
+    private final Executor workers;
+    private final ScheduledExecutorService scheduler;
+    /** Attempts, one at a time (made at start; guarded by this). */
+    private Lane lane;
     private ScheduledFuture<?> next;
-    /** Made and used on the fetch thread only. */
+    /** Made and used on the lane only. */
     private HttpClient client;
     /** The settings the last attempt ran with (guarded by this: the reload thread compares them). */
     private Settings last;
@@ -92,12 +97,16 @@ public final class CrlFetch implements ReloadListener {
      * @param snapshots the live snapshot: its configuration says what to fetch, its CA bundle verifies it
      * @param reload asks for a reload ({@link Reloader#reload}) once a new CRL is kept
      * @param clock stamps attempts
+     * @param workers the server's worker pool (a fetch blocks on the network)
+     * @param scheduler the server's scheduler (when the next fetch comes)
      */
     public CrlFetch(SnapshotHolder snapshots, Function<String, CompletableFuture<ReloadOutcome>> reload,
-            Clock clock) {
+            Clock clock, Executor workers, ScheduledExecutorService scheduler) {
         this.snapshots = Objects.requireNonNull(snapshots);
         this.reload = Objects.requireNonNull(reload);
         this.clock = Objects.requireNonNull(clock);
+        this.workers = Objects.requireNonNull(workers);
+        this.scheduler = Objects.requireNonNull(scheduler);
     }
 
     /**
@@ -133,22 +142,18 @@ public final class CrlFetch implements ReloadListener {
 
     /** Starts fetching: at once, then every {@code crl_refresh_seconds}. Does nothing while no URL is set. */
     public synchronized void start() {
-        if (scheduler != null) {
+        if (lane != null) {
             return;
         }
-        scheduler = Executors.newSingleThreadScheduledExecutor(task -> {
-            Thread thread = new Thread(task, "pintle-crl-fetch");
-            thread.setDaemon(true);
-            return thread;
-        });
-        next = scheduler.schedule(this::runOnce, 0, TimeUnit.MILLISECONDS);
+        lane = Lane.serial("crl fetch", workers, scheduler);
+        next = lane.schedule(this::runOnce, 0, TimeUnit.MILLISECONDS);
     }
 
     /** Stops it; a fetch under way is abandoned (the kept file is whole either way). */
     public synchronized void stop() {
-        if (scheduler != null) {
-            scheduler.shutdownNow();
-            scheduler = null;
+        if (lane != null) {
+            lane.shutdownNow();
+            lane = null;
             next = null;
         }
     }
@@ -179,13 +184,17 @@ public final class CrlFetch implements ReloadListener {
     }
 
     private synchronized void reschedule(Duration delay) {
-        if (scheduler == null) {
+        if (lane == null) {
             return;
         }
         if (next != null) {
             next.cancel(false);
         }
-        next = scheduler.schedule(this::runOnce, delay.toMillis(), TimeUnit.MILLISECONDS);
+        try {
+            next = lane.schedule(this::runOnce, delay.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException stopped) {
+            next = null;
+        }
     }
 
     /** One attempt, then the next one scheduled with the settings now in force. */

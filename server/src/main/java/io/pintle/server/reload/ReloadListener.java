@@ -1,10 +1,10 @@
 package io.pintle.server.reload;
 
 /**
- * Told of every reload attempt, on the reload thread, in the order the composition root registered it with
- * {@link Reloader#addListener}. Each implementation is a named class whose name says its role (the metrics, the
- * systemd notifier, the input watcher), so that the composition root shows who is told. A listener must not block:
- * the next attempt waits for it.
+ * Told of every reload attempt, on the reload lane (one attempt at a time), in the order the composition root
+ * registered it with {@link Reloader#addListener}. Each implementation is a named class whose name says its role
+ * (the metrics, the systemd notifier, the input watcher), so that the composition root shows who is told. A
+ * listener must not block: the next attempt waits for it.
  */
 public interface ReloadListener {
     /**

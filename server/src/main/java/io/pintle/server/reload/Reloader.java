@@ -2,6 +2,8 @@ package io.pintle.server.reload;
 
 import io.pintle.server.config.ConfigException;
 import io.pintle.server.config.ServerConfig;
+import io.pintle.server.threads.Lane;
+import io.pintle.server.tls.TlsUpdater;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -11,9 +13,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Predicate;
 import org.slf4j.Logger;
@@ -21,7 +21,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The single writer of the live snapshot. Every trigger (file watch, SIGHUP, the reload API, the CLI) ends in
- * {@link #reload}, which queues one attempt on a single thread: read the configuration, build a complete snapshot
+ * {@link #reload}, which queues one attempt on a serial {@link Lane} (one attempt at a time, in the order asked,
+ * on the server's workers): read the configuration, build a complete snapshot
  * from every input, validate it (including a dry run of new TLS credentials), then publish it with one atomic
  * set. A failure leaves the previous snapshot serving and is kept in the {@link #history()}. Requests never wait
  * for a reload: they keep reading whichever snapshot is live.
@@ -34,7 +35,7 @@ public final class Reloader {
     private final TlsUpdater tls;
     private final Clock clock;
     private final Predicate<Path> writable;
-    private final ExecutorService writer;
+    private final Lane writer;
     private final AtomicReference<ReloadHistory> history = new AtomicReference<>(ReloadHistory.NONE);
     private final List<ReloadListener> listeners = new CopyOnWriteArrayList<>();
 
@@ -43,9 +44,11 @@ public final class Reloader {
      * @param snapshots the live snapshot
      * @param tls receives new server credentials
      * @param clock stamps snapshots and outcomes
+     * @param workers the server's worker pool, where attempts run one at a time
      */
-    public Reloader(ConfigSource configSource, SnapshotHolder snapshots, TlsUpdater tls, Clock clock) {
-        this(configSource, snapshots, tls, clock, Files::isWritable);
+    public Reloader(ConfigSource configSource, SnapshotHolder snapshots, TlsUpdater tls, Clock clock,
+            Executor workers) {
+        this(configSource, snapshots, tls, clock, Files::isWritable, workers);
     }
 
     /**
@@ -54,19 +57,17 @@ public final class Reloader {
      * @param tls receives new server credentials
      * @param clock stamps snapshots and outcomes
      * @param writable whether this process may write into a directory, as {@link SnapshotLoader} asks it
+     * @param workers the server's worker pool, where attempts run one at a time
      */
     public Reloader(ConfigSource configSource, SnapshotHolder snapshots, TlsUpdater tls, Clock clock,
-            Predicate<Path> writable) {
+            Predicate<Path> writable, Executor workers) {
         this.configSource = configSource;
         this.snapshots = snapshots;
         this.tls = tls;
         this.clock = clock;
         this.writable = writable;
-        this.writer = Executors.newSingleThreadExecutor(task -> {
-            Thread thread = new Thread(task, "pintle-reload");
-            thread.setDaemon(true);
-            return thread;
-        });
+        // The single writer: attempts never overlap, whichever worker runs each.
+        this.writer = Lane.serial("reload", workers);
     }
 
     /**
@@ -85,7 +86,8 @@ public final class Reloader {
     }
 
     /**
-     * @param listener told of each attempt from now on, on the reload thread, after the listeners added before it
+     * @param listener told of each attempt from now on, on the reload lane (one attempt at a time), after the
+     *     listeners added before it
      */
     public void addListener(ReloadListener listener) {
         listeners.add(Objects.requireNonNull(listener));
@@ -94,7 +96,7 @@ public final class Reloader {
     /** Stops accepting attempts; lets a running one finish (bounded). */
     public void stop() throws InterruptedException {
         writer.shutdown();
-        if (!writer.awaitTermination(30, TimeUnit.SECONDS)) {
+        if (!writer.awaitTermination(Duration.ofSeconds(30))) {
             writer.shutdownNow();
         }
     }

@@ -22,7 +22,6 @@ import io.pintle.server.tls.KeyFilePermissions;
 import io.pintle.server.tls.ServerCredentials;
 import io.pintle.server.uploads.Htpasswd;
 import io.pintle.server.uploads.UploadUsers;
-import io.pintle.server.upstream.RelaySync;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.AccessDeniedException;
@@ -375,11 +374,11 @@ public final class SnapshotLoader {
      * no byte of any input.
      */
     private void requireRelaySyncCanWrite() throws IOException {
-        if (!RelaySync.wanted(config)) {
+        if (!RelaySyncTargets.wanted(config)) {
             return;
         }
         List<String> refused = new ArrayList<>();
-        for (RelaySync.Target target : RelaySync.targets(config)) {
+        for (RelaySyncTargets.Target target : RelaySyncTargets.of(config)) {
             // A missing directory is created by the sync (client-lib creates a synced tree's parents): then it
             // is the nearest existing one that must be writable.
             Path directory = target.directory();

@@ -4,6 +4,7 @@ import io.pintle.server.config.ServerConfig;
 import io.pintle.server.nodes.NodeId;
 import io.pintle.server.policy.FileVersion;
 import io.pintle.server.reload.ServerSnapshot;
+import io.pintle.server.threads.Lane;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -15,7 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.PriorityQueue;
 import java.util.Set;
-import java.util.concurrent.Executors;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -33,7 +34,7 @@ import org.slf4j.LoggerFactory;
  * and at most {@code policy_update_rate} orders leave per second, the others waiting their turn in due order.
  * Nobody awaits these orders' outcome (the node's report is taken and dropped).
  *
- * <p>All state is confined to one scheduler thread.
+ * <p>All state is confined to one serial {@link Lane}: the scan and the releases never run at once.
  */
 public final class PolicyUpdates implements AutoCloseable {
     /** How often the archives of polling nodes are looked at. */
@@ -48,7 +49,7 @@ public final class PolicyUpdates implements AutoCloseable {
 
     private final PullChannels channels;
     private final Supplier<ServerSnapshot> snapshots;
-    private final ScheduledExecutorService scheduler;
+    private final Lane lane;
     private final Map<NodeId, String> seen = new HashMap<>();
     private final PriorityQueue<Due> due = new PriorityQueue<>();
     private final Set<NodeId> waiting = new HashSet<>();
@@ -61,26 +62,25 @@ public final class PolicyUpdates implements AutoCloseable {
     /**
      * @param channels the order channels
      * @param snapshots the live snapshot (share, configuration)
+     * @param workers the server's worker pool (a scan looks at the file system)
+     * @param scheduler the server's scheduler
      */
-    public PolicyUpdates(PullChannels channels, Supplier<ServerSnapshot> snapshots) {
+    public PolicyUpdates(PullChannels channels, Supplier<ServerSnapshot> snapshots, Executor workers,
+            ScheduledExecutorService scheduler) {
         this.channels = channels;
         this.snapshots = snapshots;
-        this.scheduler = Executors.newSingleThreadScheduledExecutor(runnable -> {
-            Thread thread = new Thread(runnable, "pintle-policy-updates");
-            thread.setDaemon(true);
-            return thread;
-        });
+        this.lane = Lane.serial("policy updates", workers, scheduler);
     }
 
     /** Starts looking and releasing. */
     public void start() {
-        scheduler.scheduleWithFixedDelay(this::guarded, SCAN.toMillis(), SCAN.toMillis(), TimeUnit.MILLISECONDS);
-        scheduler.scheduleAtFixedRate(this::release, TICK.toMillis(), TICK.toMillis(), TimeUnit.MILLISECONDS);
+        lane.scheduleWithFixedDelay(this::guarded, SCAN.toMillis(), SCAN.toMillis(), TimeUnit.MILLISECONDS);
+        lane.scheduleAtFixedRate(this::release, TICK.toMillis(), TICK.toMillis(), TimeUnit.MILLISECONDS);
     }
 
     @Override
     public void close() {
-        scheduler.shutdownNow();
+        lane.shutdownNow();
     }
 
     /** @return changed nodes waiting for their update order */

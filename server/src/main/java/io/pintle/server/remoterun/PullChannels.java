@@ -3,6 +3,7 @@ package io.pintle.server.remoterun;
 import io.pintle.api.dto.RemoteRunEvent;
 import io.pintle.server.nodes.NodeId;
 import io.pintle.server.overload.Bounded;
+import io.pintle.server.threads.Timers;
 import java.nio.ByteBuffer;
 import java.security.SecureRandom;
 import java.time.Duration;
@@ -15,11 +16,9 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -61,7 +60,7 @@ public final class PullChannels implements AutoCloseable {
 
     private final int maxParked;
     private final Duration reportGrace;
-    private final ScheduledExecutorService timers;
+    private final Timers timers;
     private final LongSupplier nanos;
     private final Map<NodeId, Channel> channels = new ConcurrentHashMap<>();
     private final Map<String, Order> orders = new ConcurrentHashMap<>();
@@ -72,29 +71,25 @@ public final class PullChannels implements AutoCloseable {
      * @param maxParked polls parked at once, over all nodes
      * @param reportGrace after the agent's timeout, how long a node has to report ({@code [remote_run]
      *     report_grace})
+     * @param scheduler the server's scheduler (poll and order timers)
      */
-    public PullChannels(int maxParked, Duration reportGrace) {
-        this(maxParked, reportGrace, System::nanoTime);
+    public PullChannels(int maxParked, Duration reportGrace, ScheduledExecutorService scheduler) {
+        this(maxParked, reportGrace, System::nanoTime, scheduler);
     }
 
     /**
      * @param maxParked polls parked at once, over all nodes
      * @param reportGrace after the agent's timeout, how long a node has to report
      * @param nanos the clock that tells how long ago a node polled
+     * @param scheduler the server's scheduler
      */
-    PullChannels(int maxParked, Duration reportGrace, LongSupplier nanos) {
+    PullChannels(int maxParked, Duration reportGrace, LongSupplier nanos, ScheduledExecutorService scheduler) {
         this.maxParked = maxParked;
         this.parked = new Bounded(maxParked);
         this.reportGrace = reportGrace;
         this.nanos = nanos;
-        ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, runnable -> {
-            Thread thread = new Thread(runnable, "pintle-pull-channels");
-            thread.setDaemon(true);
-            return thread;
-        });
-        // A cancelled poll's timer holds its request until it would have run: drop it at once.
-        executor.setRemoveOnCancelPolicy(true);
-        this.timers = executor;
+        // Short tasks under one node's lock: they run on the scheduler itself. Closing cancels them all.
+        this.timers = new Timers(scheduler);
     }
 
     /** What answers a parked poll: exactly one of these is called, once. */
@@ -420,7 +415,7 @@ public final class PullChannels implements AutoCloseable {
     /** Every parked poll is answered with nothing; awaited orders end with an error. */
     @Override
     public void close() {
-        timers.shutdownNow();
+        timers.close();
         for (Channel channel : channels.values()) {
             Entry entry;
             synchronized (channel) {

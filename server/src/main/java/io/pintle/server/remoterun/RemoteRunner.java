@@ -10,6 +10,7 @@ import io.pintle.server.nodes.KeyHash;
 import io.pintle.server.nodes.Node;
 import io.pintle.server.nodes.NodeId;
 import io.pintle.server.reload.ServerSnapshot;
+import io.pintle.server.threads.Lane;
 import io.pintle.server.tls.ServerCredentials;
 import java.io.IOException;
 import java.net.URI;
@@ -22,12 +23,10 @@ import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.Executor;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.Semaphore;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -57,8 +56,8 @@ public final class RemoteRunner {
     private static final Logger LOG = LoggerFactory.getLogger(RemoteRunner.class);
 
     private final Semaphore permits;
-    private final ExecutorService workers;
-    private final ScheduledExecutorService timers;
+    /** The runs, their calls and agent runs: as many at once as asked (the permits bound the calls). */
+    private final Lane workers;
     private final AgentLauncher launcher;
     private final PullChannels channels;
     private final PolicyUpdates policyUpdates;
@@ -71,16 +70,19 @@ public final class RemoteRunner {
      * @param reportGrace after the agent's timeout, how long a node has to report an order from its channel
      * @param snapshots the live snapshot (for the policy updates sent over order channels)
      * @param ended told each target's status as it is reported (metrics)
+     * @param workers the server's worker pool (a run, and each of its calls, blocks on one)
+     * @param scheduler the server's scheduler (agent timeouts, order channel timers, policy update scans)
      */
     public RemoteRunner(int maxParallel, int maxChannels, Duration reportGrace, Supplier<ServerSnapshot> snapshots,
-            Consumer<String> ended) {
+            Consumer<String> ended, Executor workers, ScheduledExecutorService scheduler) {
         this.ended = ended;
         this.permits = new Semaphore(maxParallel, true);
-        this.workers = Executors.newCachedThreadPool(daemon("pintle-remote-run-"));
-        this.timers = Executors.newSingleThreadScheduledExecutor(daemon("pintle-remote-run-timer-"));
-        this.launcher = new AgentLauncher(timers);
-        this.channels = new PullChannels(maxChannels, reportGrace);
-        this.policyUpdates = new PolicyUpdates(channels, snapshots);
+        this.workers = Lane.of("remote runs", Integer.MAX_VALUE, workers);
+        // The shared scheduler itself, not timers closed at stop: an agent stopped at stop still gets its SIGKILL
+        // after the grace period.
+        this.launcher = new AgentLauncher(scheduler);
+        this.channels = new PullChannels(maxChannels, reportGrace, scheduler);
+        this.policyUpdates = new PolicyUpdates(channels, snapshots, workers, scheduler);
     }
 
     /** Starts sending policy updates over order channels. */
@@ -103,7 +105,6 @@ public final class RemoteRunner {
         policyUpdates.close();
         channels.close();
         workers.shutdownNow();
-        timers.shutdown();
     }
 
     /**
@@ -478,14 +479,5 @@ public final class RemoteRunner {
         Summary summary(int nodes) {
             return new Summary(nodes, succeeded.get());
         }
-    }
-
-    private static ThreadFactory daemon(String prefix) {
-        AtomicInteger count = new AtomicInteger();
-        return runnable -> {
-            Thread thread = new Thread(runnable, prefix + count.incrementAndGet());
-            thread.setDaemon(true);
-            return thread;
-        };
     }
 }

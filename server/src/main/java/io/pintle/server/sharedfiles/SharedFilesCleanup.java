@@ -1,8 +1,9 @@
 package io.pintle.server.sharedfiles;
 
+import io.pintle.server.threads.Lane;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.concurrent.Executors;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
@@ -16,30 +17,34 @@ public final class SharedFilesCleanup {
     private final SharedFileStore store;
     private final Supplier<Path> root;
     private final Duration period;
-    private ScheduledExecutorService scheduler;
+    private final Executor workers;
+    private final ScheduledExecutorService scheduler;
+    /** Made at start (guarded by this): a cleanup never overlaps the previous one. */
+    private Lane lane;
 
     /**
      * @param store the store
      * @param root the shared files directory now in force
      * @param period how often
+     * @param workers the server's worker pool (a cleanup lists and removes files)
+     * @param scheduler the server's scheduler
      */
-    public SharedFilesCleanup(SharedFileStore store, Supplier<Path> root, Duration period) {
+    public SharedFilesCleanup(SharedFileStore store, Supplier<Path> root, Duration period, Executor workers,
+            ScheduledExecutorService scheduler) {
         this.store = store;
         this.root = root;
         this.period = period;
+        this.workers = workers;
+        this.scheduler = scheduler;
     }
 
     /** Starts the periodic cleanup; the first one runs at once. */
     public synchronized void start() {
-        if (scheduler != null) {
+        if (lane != null) {
             return;
         }
-        scheduler = Executors.newSingleThreadScheduledExecutor(task -> {
-            Thread thread = new Thread(task, "pintle-shared-files-cleanup");
-            thread.setDaemon(true);
-            return thread;
-        });
-        scheduler.scheduleWithFixedDelay(this::runOnce, 0, period.toMillis(), TimeUnit.MILLISECONDS);
+        lane = Lane.serial("shared files cleanup", workers, scheduler);
+        lane.scheduleWithFixedDelay(this::runOnce, 0, period.toMillis(), TimeUnit.MILLISECONDS);
     }
 
     /** @return how many files one cleanup removed */
@@ -54,9 +59,9 @@ public final class SharedFilesCleanup {
 
     /** Stops it. */
     public synchronized void stop() {
-        if (scheduler != null) {
-            scheduler.shutdownNow();
-            scheduler = null;
+        if (lane != null) {
+            lane.shutdownNow();
+            lane = null;
         }
     }
 }

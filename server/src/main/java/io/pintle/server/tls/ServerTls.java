@@ -1,7 +1,6 @@
 package io.pintle.server.tls;
 
 import io.pintle.server.config.ServerConfig;
-import io.pintle.server.reload.TlsUpdater;
 import java.security.KeyStore;
 import java.util.List;
 import org.eclipse.jetty.util.ssl.SslContextFactory;

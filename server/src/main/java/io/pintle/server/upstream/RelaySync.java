@@ -9,6 +9,7 @@ import io.pintle.client.PintleClient;
 import io.pintle.client.SyncResult;
 import io.pintle.server.config.ServerConfig;
 import io.pintle.server.policy.ShareTree;
+import io.pintle.server.reload.RelaySyncTargets;
 import io.pintle.server.reload.ServerSnapshot;
 import java.io.IOException;
 import java.net.http.HttpRequest;
@@ -93,62 +94,6 @@ public final class RelaySync {
         this.lastRetry = lastRetry;
     }
 
-    /** @return whether this configuration asks for relay sync: a relay with a policy server and sync on */
-    public static boolean wanted(ServerConfig config) {
-        return config.general().role() == ServerConfig.Role.RELAY && config.upstream().configured()
-                && config.upstream().sync();
-    }
-
-    /**
-     * A directory a relay sync writes into: it creates, renames and removes entries there (a synced tree is built
-     * next to where it goes and renamed into place; a copied input is written next to it and renamed over it).
-     *
-     * @param key the configuration key naming what is synced, as an operator writes it ({@code [paths] share})
-     * @param synced what is synced (a tree or a file)
-     * @param directory where the sync writes for it: the share itself, or the parent of the synced path
-     */
-    public record Target(String key, Path synced, Path directory) {}
-
-    /**
-     * @param config a configuration for which {@link #wanted} holds
-     * @return the directories the sync loops write into: the share (node directories and {@code common}), next to
-     *     the shared folder, and next to the nodes list and first certificates file when those are copied
-     */
-    public static List<Target> targets(ServerConfig config) {
-        List<Target> targets = new ArrayList<>();
-        Path share = new ShareTree(config.paths().share()).root();
-        targets.add(new Target("[paths] share", share, share));
-        // The sync's state, lock and staging tree live next to the synced directory, a symbolic link's target
-        // when it is one (client-lib's DirectorySync).
-        Path sharedFolder = config.paths().sharedFolder().toAbsolutePath().normalize();
-        Path sharedFolderReal = sharedFolder;
-        if (Files.isSymbolicLink(sharedFolder)) {
-            try {
-                sharedFolderReal = sharedFolder.toRealPath();
-            } catch (IOException dangling) {
-                // The sync fails on it too; the link's own directory is what can be reported.
-            }
-        }
-        targets.add(new Target("[paths] shared_folder", sharedFolder, sharedFolderReal.getParent()));
-        if (copiesNodesList(config)) {
-            Path list = config.nodes().list().toAbsolutePath().normalize();
-            targets.add(new Target("[nodes] list", list, list.getParent()));
-        }
-        if (copiesCertificates(config)) {
-            Path certificates = config.nodes().certificates().get(0).toAbsolutePath().normalize();
-            targets.add(new Target("[nodes] certificates", certificates, certificates.getParent()));
-        }
-        return List.copyOf(targets);
-    }
-
-    private static boolean copiesNodesList(ServerConfig config) {
-        return !config.upstream().nodesList().isEmpty();
-    }
-
-    private static boolean copiesCertificates(ServerConfig config) {
-        return !config.upstream().nodesCertificates().isEmpty() && !config.nodes().certificates().isEmpty();
-    }
-
     /** Starts the three sync loops. */
     public synchronized void start() {
         if (running) {
@@ -161,11 +106,11 @@ public final class RelaySync {
         threads.add(loop("shared-folder", () -> syncTree(Routes.RELAY_API_ALIAS + Routes.SHARED_FOLDER + "/",
                 snapshots.get().config().paths().sharedFolder())));
         ServerConfig config = snapshots.get().config();
-        if (copiesNodesList(config)) {
+        if (RelaySyncTargets.copiesNodesList(config)) {
             threads.add(loop("nodes-list", new InputCopy(config.upstream().nodesList(), () -> snapshots.get().config()
                     .nodes().list())::round));
         }
-        if (copiesCertificates(config)) {
+        if (RelaySyncTargets.copiesCertificates(config)) {
             threads.add(loop("nodes-certificates", new InputCopy(config.upstream().nodesCertificates(),
                     () -> snapshots.get().config().nodes().certificates().get(0))::round));
         }
@@ -191,6 +136,9 @@ public final class RelaySync {
     }
 
     private Thread loop(String name, Round round) {
+        // A thread of its own, not the server's workers: each loop lives as long as the server and spends it
+        // blocked, in a long poll of up to {@code wait} on the policy server or in the sleep before a retry;
+        // stop() interrupts and joins exactly these.
         Thread thread = new Thread(() -> {
             Duration delay = firstRetry;
             while (running) {

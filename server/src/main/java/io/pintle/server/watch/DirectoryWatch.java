@@ -112,6 +112,8 @@ public final class DirectoryWatch {
         }
         watchService = FileSystems.getDefault().newWatchService();
         WatchService service = watchService;
+        // A thread of its own: it spends its life blocked on the WatchService (take, or poll until a client's quiet
+        // period ends), which is no work for a shared pool.
         thread = new Thread(() -> run(service), "pintle-watch");
         thread.setDaemon(true);
         thread.start();

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.pintle.server.problem.PintleException;
+import io.pintle.server.testing.TestThreads;
 import io.pintle.server.watch.DirectoryWatch;
 import java.net.InetAddress;
 import java.nio.file.Path;
@@ -14,11 +15,15 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 class ChangeWaitsTest {
     @TempDir
     Path dir;
+
+    @RegisterExtension
+    final TestThreads threads = new TestThreads();
 
     private DirectoryWatch watch;
     private ChangeWaits waits;
@@ -27,7 +32,8 @@ class ChangeWaitsTest {
     void start() throws Exception {
         watch = new DirectoryWatch();
         watch.start();
-        waits = new ChangeWaits(5, 2, watch, Duration.ofMillis(10), Duration.ofMinutes(5));
+        waits = new ChangeWaits(5, 2, watch, Duration.ofMillis(10), Duration.ofMinutes(5),
+                threads.workers(), threads.scheduler());
         waits.start();
     }
 

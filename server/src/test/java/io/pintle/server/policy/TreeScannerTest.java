@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.pintle.api.dto.Manifest;
+import io.pintle.server.testing.TestThreads;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -19,10 +20,14 @@ import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 class TreeScannerTest {
-    private final DigestCache digests = new DigestCache(1000, 3);
+    @RegisterExtension
+    final TestThreads threads = new TestThreads();
+
+    private final DigestCache digests = new DigestCache(1000, 3, threads.workers());
     private final TreeScanner scanner = new TreeScanner(digests, 1000);
 
     @AfterEach

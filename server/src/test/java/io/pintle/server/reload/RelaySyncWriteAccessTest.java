@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 import io.pintle.server.config.ConfigLoader;
 import io.pintle.server.testing.Sandbox;
+import io.pintle.server.testing.TestThreads;
 import io.pintle.server.tls.SelfSigned;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -16,6 +17,7 @@ import java.util.Set;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -32,6 +34,9 @@ class RelaySyncWriteAccessTest {
 
     @TempDir
     Path dir;
+
+    @RegisterExtension
+    final TestThreads threads = new TestThreads();
 
     Sandbox relay;
 
@@ -149,7 +154,7 @@ class RelaySyncWriteAccessTest {
         Predicate<Path> writable = refusing(readOnly);
         SnapshotHolder holder = new SnapshotHolder(load(config, writable));
         Reloader reloader = new Reloader(() -> ConfigLoader.load(config), holder, new ReloaderTest.RecordingTls(),
-                Clock.systemUTC(), writable);
+                Clock.systemUTC(), writable, threads.workers());
         try {
             ServerSnapshot before = holder.current();
             Files.writeString(config, Files.readString(config).replace("share = \"share\"",

@@ -7,9 +7,11 @@ import io.pintle.server.config.ConfigLoader;
 import io.pintle.server.config.ServerConfig;
 import io.pintle.server.nodes.KeyHash;
 import io.pintle.server.testing.Sandbox;
+import io.pintle.server.testing.TestThreads;
 import io.pintle.server.uploads.UploadKind;
 import io.pintle.server.tls.SelfSigned;
 import io.pintle.server.tls.ServerCredentials;
+import io.pintle.server.tls.TlsUpdater;
 import java.net.InetAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -21,6 +23,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The single writer, without any server: build, validate, publish; on failure keep the previous snapshot. */
@@ -34,6 +37,9 @@ class ReloaderTest {
     RecordingTls tls;
     Reloader reloader;
 
+    @RegisterExtension
+    final TestThreads threads = new TestThreads();
+
     @BeforeEach
     void setUp() throws Exception {
         sandbox = Sandbox.create(dir, SelfSigned.KeyType.EC_P256, false);
@@ -42,7 +48,7 @@ class ReloaderTest {
         ServerConfig loaded = ConfigLoader.load(config);
         holder = new SnapshotHolder(new SnapshotLoader(loaded, Clock.systemUTC()).load(1));
         tls = new RecordingTls();
-        reloader = new Reloader(() -> ConfigLoader.load(config), holder, tls, Clock.systemUTC());
+        reloader = new Reloader(() -> ConfigLoader.load(config), holder, tls, Clock.systemUTC(), threads.workers());
     }
 
     @AfterEach

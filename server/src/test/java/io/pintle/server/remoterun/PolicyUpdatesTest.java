@@ -7,6 +7,7 @@ import io.pintle.server.nodes.NodeId;
 import io.pintle.server.reload.ServerSnapshot;
 import io.pintle.server.reload.SnapshotLoader;
 import io.pintle.server.testing.Sandbox;
+import io.pintle.server.testing.TestThreads;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -18,6 +19,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** "New policy, now", driven by hand: scans and release ticks at chosen instants, real archives on disk. */
@@ -28,7 +30,10 @@ class PolicyUpdatesTest {
     @TempDir
     Path dir;
 
-    private final PullChannels channels = new PullChannels(1000, Duration.ofSeconds(30));
+    @RegisterExtension
+    final TestThreads threads = new TestThreads();
+
+    private final PullChannels channels = new PullChannels(1000, Duration.ofSeconds(30), threads.scheduler());
     private final Map<String, String> orders = new ConcurrentHashMap<>();
 
     @AfterEach
@@ -61,7 +66,7 @@ class PolicyUpdatesTest {
                 }
             });
         }
-        return new PolicyUpdates(channels, () -> snapshot);
+        return new PolicyUpdates(channels, () -> snapshot, threads.workers(), threads.scheduler());
     }
 
     private void changeAll() throws Exception {

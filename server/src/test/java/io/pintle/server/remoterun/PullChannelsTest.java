@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.pintle.api.dto.RemoteRunEvent;
 import io.pintle.server.nodes.NodeId;
 import io.pintle.server.testing.Await;
+import io.pintle.server.testing.TestThreads;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -18,13 +19,17 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 class PullChannelsTest {
     private static final NodeId NODE = new NodeId("node-1");
     private static final RunOrder RUN = RunOrder.of("run", List.of("c1", "c2"), null);
 
+    @RegisterExtension
+    final TestThreads threads = new TestThreads();
+
     private final AtomicLong now = new AtomicLong(1_000_000_000_000L);
-    private final PullChannels channels = new PullChannels(2, Duration.ofMillis(200), now::get);
+    private final PullChannels channels = new PullChannels(2, Duration.ofMillis(200), now::get, threads.scheduler());
     private final BlockingQueue<PullChannels.Order> activity = new LinkedBlockingQueue<>();
 
     @AfterEach

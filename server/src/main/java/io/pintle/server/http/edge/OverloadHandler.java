@@ -59,7 +59,7 @@ final class OverloadHandler extends Handler.Wrapper {
         Map<WorkClass, Gate<Pending>> byClass = new EnumMap<>(WorkClass.class);
         Map<WorkClass, PerAddress> shareByClass = new EnumMap<>(WorkClass.class);
         for (WorkClass work : WorkClass.values()) {
-            ServerConfig.Pool pool = work.pool(limits);
+            ServerConfig.Pool pool = pool(work, limits);
             byClass.put(work, new Gate<>(pool.concurrency(), pool.queue()));
             shareByClass.put(work, new PerAddress(pool.perAddress()));
         }
@@ -70,6 +70,16 @@ final class OverloadHandler extends Handler.Wrapper {
         this.retryAfter = new RetryAfter(limits.retryAfter(), limits.retryAfterJitter());
         this.metrics = metrics;
         metrics.gates(Map.copyOf(gates));
+    }
+
+    /** @return the class's workers and queue: its {@code [limits.<class>]} table */
+    private static ServerConfig.Pool pool(WorkClass work, ServerConfig.Limits limits) {
+        return switch (work) {
+            case FILES -> limits.files();
+            case API -> limits.api();
+            case UPLOADS -> limits.uploads();
+            case WEBAPP -> limits.webapp();
+        };
     }
 
     @Override

@@ -1,6 +1,4 @@
-package io.pintle.server.reload;
-
-import io.pintle.server.tls.ServerCredentials;
+package io.pintle.server.tls;
 
 /**
  * Where new server credentials go: the TLS layer checks them without touching the live listener, then switches
