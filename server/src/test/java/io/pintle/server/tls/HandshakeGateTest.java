@@ -3,6 +3,7 @@ package io.pintle.server.tls;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.pintle.server.testing.Await;
 import io.pintle.server.testing.Hammer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -190,6 +191,31 @@ class HandshakeGateTest {
             permit.release();
             all.countDown();
         };
+        // Both permits are held until 200 steps wait: by then some thread has queued its first 25 steps, a closed
+        // one and a refused one among them, so both paths are taken whatever the scheduler does; then the hammer
+        // goes on with entries and releases interleaved.
+        HandshakeGate.Waiter idle = new HandshakeGate.Waiter() {
+            @Override
+            public boolean resume(HandshakeGate.Permit permit) {
+                throw new AssertionError("the gate was empty: a permit is given at once");
+            }
+
+            @Override
+            public boolean isOpen() {
+                return true;
+            }
+        };
+        List<HandshakeGate.Permit> held = List.of(gate.enter(idle, false), gate.enter(idle, false));
+        Thread releaser = new Thread(() -> {
+            try {
+                Await.until(Duration.ofSeconds(60), "200 steps waiting", () -> gate.waiting() >= 200);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } finally {
+                held.forEach(HandshakeGate.Permit::release);
+            }
+        }, "releaser");
+        releaser.start();
         try {
             Hammer.run(threads, stepsPerThread, Duration.ofSeconds(60), (thread, iteration) -> {
                 boolean closed = iteration % 7 == 3;
@@ -224,6 +250,7 @@ class HandshakeGateTest {
             assertThat(all.await(60, TimeUnit.SECONDS))
                     .as("ran %d, dropped %d, refused %d", ran.get(), dropped.get(), refused.get()).isTrue();
         } finally {
+            releaser.join();
             pool.shutdownNow();
         }
         assertThat(ran.get() + dropped.get() + refused.get()).isEqualTo(threads * stepsPerThread);
