@@ -94,11 +94,15 @@ class AccessLogAppenderTest {
         }
     }
 
+    /** Waits for the latch; a wait that times out or is interrupted fails the test where it happens. */
     private static void await(CountDownLatch latch) {
         try {
-            latch.await(30, TimeUnit.SECONDS);
+            if (!latch.await(30, TimeUnit.SECONDS)) {
+                throw new AssertionError("latch not released within 30 s");
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted while waiting", e);
         }
     }
 }

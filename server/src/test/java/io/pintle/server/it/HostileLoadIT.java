@@ -9,7 +9,6 @@ import io.pintle.server.testing.RawHttp;
 import io.pintle.server.testing.Sandbox;
 import io.pintle.server.testing.TestServer;
 import io.pintle.server.tls.SelfSigned;
-import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
