@@ -339,6 +339,9 @@ class WebappProxyIT {
         ContentResponse root = client.newRequest(server.uri() + "/").timeout(30, TimeUnit.SECONDS).send();
         assertThat(root.getStatus()).isEqualTo(302);
         assertThat(root.getHeaders().get("Location")).endsWith("/rudder");
+        Await.asserted(Duration.ofSeconds(30), () -> assertThat(accessLines()).anyMatch(line ->
+                line.contains("\"GET / HTTP/") && line.contains(" 302 ")
+                        && line.contains("allowed \"webapp: / redirected to /rudder")));
         // Header edit Set-Cookie: HttpOnly and secure on every cookie, never twice.
         ContentResponse login = client.newRequest(server.uri() + "/rudder/login").timeout(30, TimeUnit.SECONDS).send();
         assertThat(login.getHeaders().getValuesList("Set-Cookie")).containsExactly(

@@ -112,15 +112,15 @@ public final class WebappProxy extends Handler.Wrapper {
     @Override
     public boolean handle(Request request, Response response, Callback callback) throws Exception {
         Exchange exchange = Exchange.of(request);
-        if (exchange.route() == Route.ROOT) {
-            // Rudder's webapp vhost: RewriteRule ^/$ /rudder [R].
-            Response.sendRedirect(request, response, callback, HttpStatus.FOUND_302, "/rudder", true);
-            return true;
-        }
         try {
             exchange.authorize(new Credentials(null, request.getHeaders().get(API_VERSION), Credentials.NONE.logins()));
         } catch (PintleException refusal) {
             Problems.write(refusal, request, response, callback);
+            return true;
+        }
+        if (exchange.route() == Route.ROOT) {
+            // Rudder's webapp vhost: RewriteRule ^/$ /rudder [R].
+            Response.sendRedirect(request, response, callback, HttpStatus.FOUND_302, "/rudder", true);
             return true;
         }
         // The webapp may think longer than the TLS listener's idle timeout (an API call that runs agents):
