@@ -1,6 +1,5 @@
 package io.pintle.server.cli;
 
-import io.pintle.api.Routes;
 import io.pintle.server.access.Access;
 import io.pintle.server.access.Credentials;
 import io.pintle.server.access.Route;
@@ -68,8 +67,6 @@ import picocli.CommandLine.Spec;
                 "Exit 0 if allowed, " + ExitCodes.EXPLAIN_REFUSED + " if refused, " + ExitCodes.CONFIG_ERROR
                         + " if the configuration or the certificate file cannot be read."})
 public final class ExplainCommand implements Callable<Integer> {
-    /** What {@link io.pintle.server.http.files.FileHandler} accepts as the node part of {@code /policies/<id>/}. */
-    private static final Pattern NODE_ID = Pattern.compile(Routes.NODE_ID_PATTERN);
     /** An IP literal, so that {@code --address} is never looked up in the DNS. */
     private static final Pattern IP_LITERAL = Pattern.compile("[0-9A-Fa-f:.]+");
     private static final String OK = "ok";
