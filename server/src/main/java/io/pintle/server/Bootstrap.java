@@ -1,5 +1,7 @@
 package io.pintle.server;
 
+import io.pintle.server.cfengine.CfengineDoor;
+import io.pintle.server.cfengine.CfengineListener;
 import io.pintle.server.config.ConfigLoader;
 import io.pintle.server.config.ServerConfig;
 import io.pintle.server.http.edge.HttpServerFactory;
@@ -172,6 +174,11 @@ public final class Bootstrap {
                 JerseyConfig.create(sharedFiles, upstream, remoteRuns, uploads, logins),
                 JerseyConfig.admin(snapshots, reloader, metrics, readiness, remoteRuns, uploads, crlFetch), metrics, readiness);
         systemd.listener().ifPresent(inherited -> HttpServerFactory.inheritTlsListener(server, inherited));
+        try {
+            CfengineListener.install(server, config, snapshots, new CfengineDoor(snapshots, metrics, digests, clock));
+        } catch (java.io.IOException e) {
+            throw new SnapshotException("[cfengine] key: " + e.getMessage(), e);
+        }
         // First of the beans, so stopped after every one below: the components stop their work, then the pools.
         server.addBean(new Managed("threads", () -> { }, threads::close));
         server.addBean(new Managed("reloader", () -> { }, reloader::stop));

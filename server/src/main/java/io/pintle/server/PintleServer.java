@@ -152,6 +152,16 @@ public final class PintleServer implements AutoCloseable {
         return connector(HttpServerFactory.TLS_CONNECTOR).getLocalPort();
     }
 
+    /** @return the CFEngine listener's actual port, or -1 when {@code [cfengine] listen} is not set */
+    public int cfenginePort() {
+        for (org.eclipse.jetty.server.Connector candidate : server.getConnectors()) {
+            if (io.pintle.server.cfengine.CfengineListener.CONNECTOR.equals(candidate.getName())) {
+                return ((org.eclipse.jetty.server.ServerConnector) candidate).getLocalPort();
+            }
+        }
+        return -1;
+    }
+
     /** @return the admin listener's actual port */
     public int adminPort() {
         return connector(HttpServerFactory.ADMIN_CONNECTOR).getLocalPort();

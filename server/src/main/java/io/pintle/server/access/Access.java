@@ -95,8 +95,35 @@ public final class Access {
                     ? new Decision.Deny("remote-run-disabled", "remote run is disabled on this server ([remote_run] "
                             + "enabled = false)")
                     : new Decision.Allow("admin listener: this machine only");
+            case NODE_TREE -> {
+                NodeId owner = treeOwner(below);
+                yield owner != null ? acl.nodeTree(caller, owner)
+                        : Decision.Deny.absent("no-such-node", "no node directory in the path (cf-serverd grants "
+                                + "each node's directory, never the directory above them)");
+            }
+            case LIBRARY -> acl.library(caller);
             case NONE -> Decision.Deny.absent("no-such-route", "no such route");
         };
+    }
+
+    /**
+     * @param below a path below {@code share/} or {@code shared-files/}, the node's directory first
+     * @return the node whose directory it names, or null when it names none
+     */
+    private static NodeId treeOwner(String below) {
+        if (below == null || below.isEmpty()) {
+            return null;
+        }
+        int slash = below.indexOf('/');
+        String node = slash < 0 ? below : below.substring(0, slash);
+        if (!NODE_ID.matcher(node).matches()) {
+            return null;
+        }
+        try {
+            return new NodeId(node);
+        } catch (IllegalArgumentException e) {
+            return null;
+        }
     }
 
     /**

@@ -38,6 +38,16 @@ public enum Rule {
     WEBAPP_ROOT,
     /** The admin listener, loopback only: open, but remote run there only while remote run is enabled. */
     ADMIN,
+    /**
+     * CFEngine's door: a node's own tree ({@code share/<uuid>/}, {@code shared-files/<uuid>/}), to that node's key
+     * only, as {@code cf-serverd.st}'s {@code admit_keys => {"MD5=..."}}.
+     */
+    NODE_TREE,
+    /**
+     * CFEngine's door: the initial policies, ncf's common and local trees and the shared folder, to the allowed
+     * networks, new nodes included, as {@code cf-serverd.st}'s {@code admit_ips => @{def.acl}}.
+     */
+    LIBRARY,
     /** No such route: 404. */
     NONE;
 

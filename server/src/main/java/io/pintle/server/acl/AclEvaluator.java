@@ -100,6 +100,44 @@ public final class AclEvaluator {
     }
 
     /**
+     * CFEngine's door, as {@code cf-serverd.st} grants {@code /var/rudder/share/<uuid>/} and
+     * {@code /var/rudder/shared-files/<uuid>/}: that node's key only ({@code admit_keys}), from an allowed network
+     * ({@code allowconnects}).
+     *
+     * @param caller the caller, identified by its key
+     * @param owner the node whose directory is asked for
+     * @return the decision
+     */
+    public Decision nodeTree(Caller caller, NodeId owner) {
+        if (!networks.contains(caller.address())) {
+            return networkDenied(caller);
+        }
+        if (caller.identification() instanceof Identification.Anonymous anonymous) {
+            return new Decision.Deny(anonymous.reason().code(), anonymous.detail());
+        }
+        NodeId node = ((Identification.Authenticated) caller.identification()).node();
+        if (!node.equals(owner)) {
+            return new Decision.Deny("key-mismatch", "the key of node " + node + " is not the key of the node "
+                    + owner + " whose directory this is");
+        }
+        return new Decision.Allow("cfengine: node " + node + " reads its own directory (admit_keys)");
+    }
+
+    /**
+     * CFEngine's door, as {@code cf-serverd.st} grants the initial policies, ncf and the shared folder: the allowed
+     * networks ({@code admit_ips => @{def.acl}}), whatever the key, so that a new node bootstraps.
+     *
+     * @param caller the caller
+     * @return the decision
+     */
+    public Decision library(Caller caller) {
+        if (!networks.contains(caller.address())) {
+            return networkDenied(caller);
+        }
+        return new Decision.Allow("cfengine: allowed network (admit_ips)");
+    }
+
+    /**
      * @param caller the caller
      * @return the decision
      */

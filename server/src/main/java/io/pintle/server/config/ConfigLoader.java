@@ -159,8 +159,11 @@ public final class ConfigLoader {
             uploads.validate(source);
             ServerConfig.Webapp webapp = raw.webapp() != null ? webapp(raw.webapp()) : ServerConfig.Webapp.DEFAULTS;
             webapp.validate(source);
+            ServerConfig.Cfengine cfengine = raw.cfengine() != null ? cfengine(raw.cfengine(), tls)
+                    : ServerConfig.Cfengine.defaults(tls);
+            cfengine.validate(source);
             return new ServerConfig(source, general, tls, nodes, networks, paths, admin, reload, log, limits, upstream,
-                    remoteRun, uploads, webapp);
+                    remoteRun, uploads, webapp, cfengine);
         }
 
         private ServerConfig.General general(RawGeneral raw) throws ConfigException {
@@ -425,6 +428,20 @@ public final class ConfigLoader {
                     seconds(raw.timeoutSeconds(), defaults.timeout()));
         }
 
+        private ServerConfig.Cfengine cfengine(RawCfengine raw, ServerConfig.Tls tls) throws ConfigException {
+            ServerConfig.Cfengine defaults = ServerConfig.Cfengine.defaults(tls);
+            ServerConfig.Listen listen = raw.listen() == null || raw.listen().isEmpty() ? null
+                    : listen("cfengine.listen", raw.listen());
+            return new ServerConfig.Cfengine(listen, path("cfengine.key", raw.key(), defaults.key()),
+                    path("cfengine.masterfiles", raw.masterfiles(), defaults.masterfiles()),
+                    path("cfengine.ncf_common", raw.ncfCommon(), defaults.ncfCommon()),
+                    path("cfengine.ncf_local", raw.ncfLocal(), defaults.ncfLocal()),
+                    or(raw.protocols(), defaults.protocols()), or(raw.maxConnections(), defaults.maxConnections()),
+                    or(raw.maxConnectionsPerAddress(), defaults.maxConnectionsPerAddress()),
+                    seconds(raw.idleTimeoutSeconds(), defaults.idleTimeout()),
+                    or(raw.denyBadClocks(), defaults.denyBadClocks()));
+        }
+
         private ServerConfig.RemoteRun remoteRun(RawRemoteRun raw, ServerConfig.Limits limits)
                 throws ConfigException {
             ServerConfig.RemoteRun defaults = ServerConfig.RemoteRun.defaults(limits);
@@ -650,7 +667,20 @@ public final class ConfigLoader {
             RawUpstream upstream,
             @JsonProperty("remote_run") RawRemoteRun remoteRun,
             RawUploads uploads,
-            RawWebapp webapp) {}
+            RawWebapp webapp,
+            RawCfengine cfengine) {}
+
+    record RawCfengine(
+            @JsonProperty("listen") String listen,
+            @JsonProperty("key") String key,
+            @JsonProperty("masterfiles") String masterfiles,
+            @JsonProperty("ncf_common") String ncfCommon,
+            @JsonProperty("ncf_local") String ncfLocal,
+            @JsonProperty("protocols") List<String> protocols,
+            @JsonProperty("max_connections") Integer maxConnections,
+            @JsonProperty("max_connections_per_address") Integer maxConnectionsPerAddress,
+            @JsonProperty("idle_timeout") Integer idleTimeoutSeconds,
+            @JsonProperty("deny_bad_clocks") Boolean denyBadClocks) {}
 
     record RawUploads(
             @JsonProperty("enabled") Boolean enabled,

@@ -39,7 +39,7 @@ import java.util.Set;
 public record ServerConfig(
         Path source, General general, Tls tls, Nodes nodes, Networks networks, Paths paths, Admin admin,
         Reload reload, Log log, Limits limits, Upstream upstream, RemoteRun remoteRun, Uploads uploads,
-        Webapp webapp) {
+        Webapp webapp, Cfengine cfengine) {
     public ServerConfig {
         Objects.requireNonNull(general);
         Objects.requireNonNull(tls);
@@ -54,6 +54,84 @@ public record ServerConfig(
         Objects.requireNonNull(remoteRun);
         Objects.requireNonNull(uploads);
         Objects.requireNonNull(webapp);
+        Objects.requireNonNull(cfengine);
+    }
+
+    /**
+     * CFEngine's protocol ({@code [cfengine]}): the listener that takes port 5309 from {@code cf-serverd}, for
+     * agents that fetch their policies with {@code copy_from} (every agent not in HTTPS-only mode). Off unless
+     * {@code listen} is set. What it serves and to whom is Rudder's {@code cf-serverd.st}, decided from the live
+     * snapshot (see {@code io.pintle.server.cfengine}). Read at start.
+     *
+     * @param listen where it listens ({@code "0.0.0.0:5309"}), or null when off
+     * @param key the server's RSA private key (PEM), whose public key agents hold as {@code root-MD5=...pub} since
+     *     they bootstrapped: Rudder's agent key, the one {@code [tls] key} names by default
+     * @param masterfiles the initial policies every new node bootstraps from ({@code ${sys.masterdir}})
+     * @param ncfCommon ncf's common tree ({@code g.rudder_ncf_origin_common})
+     * @param ncfLocal ncf's local tree ({@code g.rudder_ncf_origin_local}); its {@code 50_techniques} is refused
+     * @param protocols TLS versions ({@code allowtlsversion => "1.2"}: TLS 1.2 and 1.3)
+     * @param maxConnections connections open at once ({@code maxconnections}); more are closed at once
+     * @param maxConnectionsPerAddress connections open at once from one address
+     * @param idleTimeout how long a connection may stay silent, between requests or within one (cf-serverd's is
+     *     20 times its 30 s connect timeout)
+     * @param denyBadClocks refuse a {@code STAT} from an agent whose clock is more than an hour off
+     *     ({@code denybadclocks}, on in Rudder)
+     */
+    public record Cfengine(Listen listen, Path key, Path masterfiles, Path ncfCommon, Path ncfLocal,
+            List<String> protocols, int maxConnections, int maxConnectionsPerAddress, Duration idleTimeout,
+            boolean denyBadClocks) {
+        /** CFEngine's port in Rudder ({@code COMMUNITYPORT}). */
+        public static final int RUDDER_PORT = 5309;
+        /** Rudder's {@code ${sys.masterdir}}. */
+        public static final Path MASTERFILES = Path.of("/var/rudder/cfengine-community/masterfiles");
+        /** Rudder's ncf common tree. */
+        public static final Path NCF_COMMON = Path.of("/usr/share/ncf/tree");
+        /** Rudder's ncf local tree. */
+        public static final Path NCF_LOCAL = Path.of("/var/rudder/configuration-repository/ncf");
+
+        /**
+         * @param tls the configuration's TLS section, whose key is the default
+         * @return off, with Rudder's paths and cf-serverd's limits
+         */
+        public static Cfengine defaults(Tls tls) {
+            return new Cfengine(null, tls.key(), MASTERFILES, NCF_COMMON, NCF_LOCAL, List.of("TLSv1.3", "TLSv1.2"),
+                    10_000, 256, Duration.ofSeconds(600), true);
+        }
+
+        public Cfengine {
+            Objects.requireNonNull(key);
+            Objects.requireNonNull(masterfiles);
+            Objects.requireNonNull(ncfCommon);
+            Objects.requireNonNull(ncfLocal);
+            protocols = List.copyOf(protocols);
+            Objects.requireNonNull(idleTimeout);
+        }
+
+        /**
+         * @param source the configuration file
+         * @throws ConfigException naming the key out of range
+         */
+        void validate(Path source) throws ConfigException {
+            if (protocols.isEmpty()) {
+                throw new ConfigException(source + ": 'cfengine.protocols' must name at least one protocol");
+            }
+            for (String protocol : protocols) {
+                if (!Tls.SUPPORTED_PROTOCOLS.contains(protocol)) {
+                    throw new ConfigException(source + ": 'cfengine.protocols': '" + protocol + "' is not one of "
+                            + "TLSv1.3, TLSv1.2 (CFEngine agents need TLS 1.2 at least; the classic protocol is "
+                            + "never served)");
+                }
+            }
+            ConfigException.requireAtLeast(source, "cfengine.max_connections", maxConnections, 1);
+            ConfigException.requireAtLeast(source, "cfengine.max_connections_per_address", maxConnectionsPerAddress,
+                    1);
+            ConfigException.requireAtLeast(source, "cfengine.idle_timeout", idleTimeout.toSeconds(), 1);
+        }
+
+        /** @return whether the listener is on */
+        public boolean enabled() {
+            return listen != null;
+        }
     }
 
     /**

@@ -35,7 +35,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.IntSupplier;
-import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -74,6 +73,9 @@ public final class ServerMetrics implements ReloadListener {
     private final Map<String, CounterDataPoint> overloadRejections;
     private final Counter connectionsClosed;
     private final Counter remoteRunNodes;
+    private final Counter cfengineRequests;
+    private final CounterDataPoint cfengineBytes;
+    private final Counter cfengineRefused;
 
     /**
      * @param snapshots the live snapshot, read at scrape time for the snapshot gauges
@@ -174,6 +176,30 @@ public final class ServerMetrics implements ReloadListener {
                 .labelNames("status")
                 .withoutExemplars()
                 .register(registry);
+        cfengineRequests = Counter.builder()
+                .name("pintle_cfengine_requests_total")
+                .help("Requests on the CFEngine listener, by command (STAT, OPENDIR, GET, MD5, VERSION, EXEC, "
+                        + "OTHER) and outcome: ok, denied (access rules or path check), missing (no such file), "
+                        + "bad (malformed), failed (read error, file changed while sent)")
+                .labelNames("command", "outcome")
+                .withoutExemplars()
+                .register(registry);
+        cfengineBytes = Counter.builder()
+                .name("pintle_cfengine_file_bytes_total")
+                .help("File bytes sent by GET on the CFEngine listener")
+                .withoutExemplars()
+                .register(registry)
+                .labelValues();
+        cfengineRefused = Counter.builder()
+                .name("pintle_cfengine_connections_refused_total")
+                .help("Connections the CFEngine listener closed before any request, by reason: classic-protocol "
+                        + "(pre-TLS CFEngine, as allowlegacyconnects => {}), network-not-allowed (allowconnects), "
+                        + "too-many-from-address, untrusted-key (an unknown key from outside trustkeysfrom), "
+                        + "not-rsa (a certificate whose key is not RSA), identification (a malformed version or "
+                        + "IDENTITY line), handshake (TLS failed or timed out)")
+                .labelNames("reason")
+                .withoutExemplars()
+                .register(registry);
         connectionsClosed = Counter.builder()
                 .name("pintle_connections_closed_total")
                 .help("Connections the TLS listener closed to protect itself, by reason: header-timeout (no "
@@ -241,13 +267,12 @@ public final class ServerMetrics implements ReloadListener {
      *
      * @param listeners listener name to its current number of open connections
      */
-    public void connections(Map<String, LongSupplier> listeners) {
-        Map<String, LongSupplier> copy = Map.copyOf(listeners);
+    public void connections(java.util.function.Supplier<Map<String, Long>> listeners) {
         GaugeWithCallback.builder()
                 .name("pintle_connections")
                 .help("Open connections, by listener")
                 .labelNames("listener")
-                .callback(callback -> copy.forEach((name, count) -> callback.call(count.getAsLong(), name)))
+                .callback(callback -> listeners.get().forEach((name, count) -> callback.call(count, name)))
                 .register(registry);
     }
 
@@ -456,6 +481,29 @@ public final class ServerMetrics implements ReloadListener {
     }
 
     /**
+     * Counts one request on the CFEngine listener.
+     *
+     * @param command its command ({@code STAT}, {@code GET}, ...)
+     * @param outcome ok, denied, missing, bad or failed
+     * @param fileBytes file bytes a {@code GET} sent
+     */
+    public void cfengineRequest(String command, String outcome, long fileBytes) {
+        cfengineRequests.labelValues(command, outcome).inc();
+        if (fileBytes > 0) {
+            cfengineBytes.inc(fileBytes);
+        }
+    }
+
+    /**
+     * Counts a connection the CFEngine listener closed before serving it.
+     *
+     * @param reason why (see the metric's help)
+     */
+    public void cfengineRefused(String reason) {
+        cfengineRefused.labelValues(reason).inc();
+    }
+
+    /**
      * Counts one answered request.
      *
      * @param route its route class
@@ -525,6 +573,7 @@ public final class ServerMetrics implements ReloadListener {
         }
         reasons.add("network-not-allowed");
         reasons.add("uid-mismatch");
+        reasons.add("key-mismatch");
         reasons.add("path-rejected");
         return List.copyOf(reasons);
     }

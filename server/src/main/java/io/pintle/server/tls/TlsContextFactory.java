@@ -100,6 +100,30 @@ public final class TlsContextFactory {
     }
 
     /**
+     * The TLS side of CFEngine's protocol, as cf-serverd sets it up: the server's RSA key in a certificate made
+     * for the session (agents check the key against the one they trusted at bootstrap, never the certificate), a
+     * client certificate required (the agent's, also made from its key: its key is its identity, checked after the
+     * handshake against the snapshot), no endpoint identification.
+     *
+     * @param key the server's RSA key pair (the agent key, {@code localhost.priv})
+     * @param protocols enabled protocols ({@code TLSv1.3}, {@code TLSv1.2})
+     * @param provider the TLS implementation
+     * @return the factory
+     * @throws GeneralSecurityException if the key store refuses the material, or the provider is not available
+     */
+    public static SslContextFactory.Server cfengine(java.security.KeyPair key, List<String> protocols,
+            ServerConfig.TlsProvider provider) throws GeneralSecurityException {
+        java.time.Instant now = java.time.Instant.now();
+        X509Certificate certificate = SelfSigned.certificate(key, SelfSigned.subject(null),
+                now.minus(java.time.Duration.ofMinutes(5)), now.plus(SelfSigned.RUDDER_VALIDITY));
+        SslContextFactory.Server factory = create(new ServerCredentials(List.of(certificate), key.getPrivate()),
+                protocols, provider);
+        factory.setWantClientAuth(true);
+        factory.setNeedClientAuth(true);
+        return factory;
+    }
+
+    /**
      * @param provider a TLS provider
      * @return its name and version, for the start-up log line
      */

@@ -47,7 +47,8 @@ class ExampleConfigTest {
             "the Windows (DSC) form",
             "remote_run.agent_socket = \"/run/pintle-agent.sock\"",
             "unset by default (Pintle starts the argv); the package's value",
-            "webapp.proxy = \"http://127.0.0.1:8080\"", "unset by default (no proxy); Rudder's webapp");
+            "webapp.proxy = \"http://127.0.0.1:8080\"", "unset by default (no proxy); Rudder's webapp",
+            "cfengine.listen = \"0.0.0.0:5309\"", "unset by default (off); cf-serverd's port in Rudder");
 
     /** Keys that must be set together, shown together. */
     private static final List<Set<String>> PAIRS = List.of(Set.of("tls.certificate", "tls.key"),
@@ -258,6 +259,6 @@ class ExampleConfigTest {
                 new ServerConfig.Networks(networks.allowedFile(), networks.allowed(), networks.policyServerFile(),
                         false),
                 config.paths(), config.admin(), config.reload(), config.log(), config.limits(), config.upstream(),
-                config.remoteRun(), config.uploads(), config.webapp());
+                config.remoteRun(), config.uploads(), config.webapp(), config.cfengine());
     }
 }

@@ -26,7 +26,7 @@ class ServerMetricsTest {
         SnapshotHolder snapshots = new SnapshotHolder(
                 new SnapshotLoader(ConfigLoader.load(sandbox.config("")), Clock.systemUTC()).load(1));
         ServerMetrics metrics = new ServerMetrics(snapshots);
-        metrics.connections(Map.of("tls", () -> 7));
+        metrics.connections(() -> Map.of("tls", 7L));
         metrics.handshakeGate(() -> 3, () -> 2);
 
         metrics.request(RouteClass.POLICIES, 200, 1000, 2_000_000);

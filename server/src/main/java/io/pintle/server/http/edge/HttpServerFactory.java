@@ -24,7 +24,6 @@ import java.nio.channels.ServerSocketChannel;
 import java.time.Clock;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.function.LongSupplier;
 import java.util.concurrent.Executor;
 import org.eclipse.jetty.alpn.server.ALPNServerConnectionFactory;
 import org.eclipse.jetty.compression.gzip.GzipCompression;
@@ -269,7 +268,6 @@ public final class HttpServerFactory {
         server.setErrorHandler(new ProblemErrorHandler());
 
         server.setRequestLog(new RequestObserver(metrics, snapshots, ADMIN_CONNECTOR));
-        Map<String, LongSupplier> connections = new LinkedHashMap<>();
         for (Connector connector : server.getConnectors()) {
             SslConnectionFactory ssl = connector.getConnectionFactory(SslConnectionFactory.class);
             if (ssl != null) {
@@ -278,11 +276,17 @@ public final class HttpServerFactory {
             if (ssl instanceof TlsConnectionFactory gated && gated.handshakesWaiting() != null) {
                 metrics.handshakeGate(gated.handshakesWaiting(), gated.handshakeStepsRunning());
             }
-            if (connector instanceof AbstractConnector counted) {
-                connections.put(connector.getName(), () -> counted.getConnectedEndPoints().size());
-            }
         }
-        metrics.connections(connections);
+        // Read at scrape time, so that a listener added after this (CFEngine's) is counted too.
+        metrics.connections(() -> {
+            Map<String, Long> open = new LinkedHashMap<>();
+            for (Connector connector : server.getConnectors()) {
+                if (connector instanceof AbstractConnector counted) {
+                    open.put(connector.getName(), (long) counted.getConnectedEndPoints().size());
+                }
+            }
+            return open;
+        });
         server.addEventListener(readiness);
         return server;
     }

@@ -1,0 +1,302 @@
+package io.pintle.server.cfengine;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonProperty;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.pintle.server.access.Access;
+import io.pintle.server.access.CfengineRoutes;
+import io.pintle.server.access.Credentials;
+import io.pintle.server.access.Rule;
+import io.pintle.server.acl.Caller;
+import io.pintle.server.acl.Decision;
+import io.pintle.server.config.ServerConfig;
+import io.pintle.server.metrics.ServerMetrics;
+import io.pintle.server.nodes.Identification;
+import io.pintle.server.nodes.KeyHash;
+import io.pintle.server.nodes.NodeId;
+import io.pintle.server.policy.DigestCache;
+import io.pintle.server.reload.ServerSnapshot;
+import io.pintle.server.reload.SnapshotHolder;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.security.interfaces.RSAPublicKey;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicReference;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What every connection of CFEngine's door shares: the live snapshot, who a key is, where a requested path is and
+ * whether the caller may have it (the one access function, {@link Access#decide}, with the door's
+ * {@link CfengineRoutes}), and the access log and metrics. Nothing here outlives a request but the resolved trees
+ * of the current snapshot.
+ */
+public final class CfengineDoor {
+    /** The access log's logger, as the HTTPS listener's. */
+    static final String ACCESS_LOGGER = "io.pintle.access";
+    private static final Logger ACCESS = LoggerFactory.getLogger(ACCESS_LOGGER);
+    private static final Logger LOG = LoggerFactory.getLogger(CfengineDoor.class);
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final DateTimeFormatter COMMON_TIME =
+            DateTimeFormatter.ofPattern("dd/MMM/yyyy:HH:mm:ss Z", Locale.ENGLISH).withZone(ZoneOffset.UTC);
+
+    private final SnapshotHolder snapshots;
+    private final ServerMetrics metrics;
+    private final DigestCache digests;
+    private final Clock clock;
+    private final AtomicReference<Trees> trees = new AtomicReference<>();
+
+    /**
+     * @param snapshots the live snapshot
+     * @param metrics the instance's metrics
+     * @param digests computes the digests {@code MD5} compares
+     * @param clock the clock ({@code denybadclocks}, the access log)
+     */
+    public CfengineDoor(SnapshotHolder snapshots, ServerMetrics metrics, DigestCache digests, Clock clock) {
+        this.snapshots = snapshots;
+        this.metrics = metrics;
+        this.digests = digests;
+        this.clock = clock;
+    }
+
+    /** @return the snapshot a request runs on: read once per request */
+    ServerSnapshot snapshot() {
+        return snapshots.current();
+    }
+
+    ServerMetrics metrics() {
+        return metrics;
+    }
+
+    DigestCache digests() {
+        return digests;
+    }
+
+    Clock clock() {
+        return clock;
+    }
+
+    /**
+     * Who a key is on a snapshot: the node whose pin ({@code nodeslist.json} key-hash or a certificate of the
+     * bundles) it is, when exactly one listed node has it and the deny list does not name it.
+     *
+     * @param snapshot the snapshot
+     * @param key the peer's key
+     * @return the identification
+     */
+    static Identification identify(ServerSnapshot snapshot, RSAPublicKey key) {
+        KeyHash sha256 = KeyHash.sha256(key);
+        KeyHash sha512 = KeyHash.of("sha512", key);
+        String name = CfengineKey.md5(key);
+        Set<KeyHash> denied = snapshot.trust().revocations().denied();
+        if (denied.contains(sha256) || denied.contains(sha512)) {
+            return new Identification.Anonymous(Identification.Reason.REVOKED,
+                    "the key " + name + " is in the deny list");
+        }
+        Set<NodeId> owners = new TreeSet<>(java.util.Comparator.comparing(NodeId::value));
+        owners.addAll(snapshot.nodes().owners(sha256));
+        owners.addAll(snapshot.nodes().owners(sha512));
+        if (owners.isEmpty()) {
+            return new Identification.Anonymous(Identification.Reason.UNKNOWN_KEY, "the key " + name + " ("
+                    + sha256 + ") is pinned for no node (nodeslist.json key-hash, node certificates)");
+        }
+        if (owners.size() > 1) {
+            return new Identification.Anonymous(Identification.Reason.PINS_DISAGREE, "the key " + name
+                    + " is pinned for several nodes: " + owners);
+        }
+        NodeId node = owners.iterator().next();
+        if (snapshot.nodes().node(node).isEmpty()) {
+            return new Identification.Anonymous(Identification.Reason.NODE_NOT_LISTED, "the key " + name
+                    + " is the certificate key of node " + node + ", which nodeslist.json does not list");
+        }
+        return new Identification.Authenticated(node, sha256);
+    }
+
+    /**
+     * What a path names and whether the caller may have it.
+     *
+     * @param requested the path as the request names it
+     * @param real the resolved path, or null when it is refused or does not exist
+     * @param outcome {@code ok}, {@code denied}, {@code missing} or {@code bad}
+     * @param decision the access decision (null for {@code bad})
+     */
+    record Resolution(String requested, Path real, String outcome, Decision decision) {
+        boolean allowed() {
+            return real != null && decision instanceof Decision.Allow;
+        }
+    }
+
+    /**
+     * Resolves a path as cf-serverd does (links followed, then the access rules of where it really is) and asks
+     * the access function.
+     *
+     * @param snapshot the request's snapshot
+     * @param caller the caller
+     * @param command the command, as the access function's method
+     * @param requested the path as received
+     * @return the resolution
+     */
+    Resolution resolve(ServerSnapshot snapshot, Caller caller, String command, String requested) {
+        String normal = RequestPath.normalise(requested);
+        if (normal == null) {
+            LOG.info("refused {} of {} from {}: {}", command, printable(requested),
+                    caller.address().getHostAddress(), RequestPath.refusal(requested));
+            return new Resolution(requested, null, "denied",
+                    new Decision.Deny("path-rejected", RequestPath.refusal(requested)));
+        }
+        List<CfengineRoutes.Tree> resolved = trees(snapshot);
+        Path lexical = Path.of(normal);
+        Path real;
+        try {
+            real = lexical.toRealPath();
+        } catch (NoSuchFileException missing) {
+            // Decided on the path as named, for the log only: the agent gets the same refusal either way.
+            CfengineRoutes.Target target = CfengineRoutes.route(lexical, resolved);
+            Decision decision = decide(snapshot, caller, command, target);
+            return new Resolution(requested, null, decision instanceof Decision.Allow ? "missing" : "denied",
+                    decision instanceof Decision.Allow ? new Decision.Deny("no-such-file", "no such file")
+                            : decision);
+        } catch (IOException | SecurityException unreadable) {
+            return new Resolution(requested, null, "denied",
+                    new Decision.Deny("unreadable", "cannot resolve the path: " + unreadable.getClass().getSimpleName()));
+        }
+        CfengineRoutes.Target target = CfengineRoutes.route(real, resolved);
+        Decision decision = decide(snapshot, caller, command, target);
+        if (decision instanceof Decision.Deny && !real.equals(lexical) && target.tree() == null) {
+            LOG.info("refused {} of {} from {}: it resolves to {}, outside every tree this door serves", command,
+                    printable(requested), caller.address().getHostAddress(), real);
+        }
+        return new Resolution(requested, decision instanceof Decision.Allow ? real : null,
+                decision instanceof Decision.Allow ? "ok" : "denied", decision);
+    }
+
+    private static Decision decide(ServerSnapshot snapshot, Caller caller, String command,
+            CfengineRoutes.Target target) {
+        if (target.rule() == Rule.NONE) {
+            return new Decision.Deny("not-granted", target.tree() == null
+                    ? "not in a tree cf-serverd.st grants (share/<uuid>, shared-files/<uuid>, masterfiles, ncf, "
+                            + "the shared folder)"
+                    : "ncf's " + CfengineRoutes.NCF_TECHNIQUES + " is denied to everyone (cf-serverd.st)");
+        }
+        return Access.decide(target.rule(), command, target.below(), snapshot, caller, null, Credentials.NONE);
+    }
+
+    /** The door's trees on a snapshot, roots resolved once per snapshot. */
+    private List<CfengineRoutes.Tree> trees(ServerSnapshot snapshot) {
+        Trees known = trees.get();
+        if (known != null && known.generation() == snapshot.generation()) {
+            return known.trees();
+        }
+        Trees fresh = new Trees(snapshot.generation(),
+                CfengineRoutes.resolve(CfengineRoutes.trees(snapshot.config())));
+        trees.set(fresh);
+        return fresh.trees();
+    }
+
+    private record Trees(long generation, List<CfengineRoutes.Tree> trees) {}
+
+    /**
+     * Counts a request and writes its access log line ({@code proto=cfengine}).
+     *
+     * @param snapshot the request's snapshot
+     * @param client the peer's address
+     * @param caller who it is, or null before identification
+     * @param key the peer key's digest
+     * @param command the command
+     * @param path the path as requested, or null
+     * @param outcome ok, denied, missing, bad or failed
+     * @param decision the decision, or null
+     * @param bytes file bytes sent
+     * @param nanos how long it took
+     */
+    void log(ServerSnapshot snapshot, InetAddress client, Caller caller, String key, String command, String path,
+            String outcome, Decision decision, long bytes, long nanos) {
+        metrics.cfengineRequest(command, outcome, bytes);
+        if (decision instanceof Decision.Deny deny) {
+            metrics.denied(deny.reason());
+        }
+        ServerConfig.Log log = snapshot.config().log();
+        if (!log.access() || !ACCESS.isInfoEnabled()) {
+            return;
+        }
+        String node = caller != null && caller.identification() instanceof Identification.Authenticated a
+                ? a.node().value() : null;
+        int status = switch (outcome) {
+            case "ok" -> 200;
+            case "denied" -> 403;
+            case "missing" -> 404;
+            case "bad" -> 400;
+            default -> 500;
+        };
+        Instant now = clock.instant();
+        double millis = nanos / 1_000_000.0;
+        String verdict = decision instanceof Decision.Allow ? "allowed" : decision instanceof Decision.Deny ? "denied"
+                : null;
+        String reason = decision instanceof Decision.Deny deny ? deny.reason() : null;
+        String rule = decision instanceof Decision.Allow allow ? allow.rule() : null;
+        if (log.accessFormat() == ServerConfig.AccessFormat.JSON) {
+            try {
+                ACCESS.info(JSON.writeValueAsString(new Line(now.toString(), client.getHostAddress(), node, command,
+                        path, "CFEngine", status, bytes, millis, "cfengine", verdict, reason, rule, "cfengine", key)));
+            } catch (JsonProcessingException e) {
+                ACCESS.info("{\"error\":\"access line not serialisable\"}");
+            }
+            return;
+        }
+        StringBuilder text = new StringBuilder(200);
+        text.append(client.getHostAddress()).append(" - ").append(node != null ? node : "-").append(" [")
+                .append(COMMON_TIME.format(now)).append("] \"").append(command);
+        if (path != null) {
+            text.append(' ').append(printable(path));
+        }
+        text.append(" CFEngine\" ").append(status).append(' ').append(bytes > 0 ? Long.toString(bytes) : "-")
+                .append(' ').append(String.format(Locale.ROOT, "%.3f", millis)).append("ms ");
+        if (verdict == null) {
+            text.append('-');
+        } else if (reason != null) {
+            text.append(verdict).append(':').append(reason);
+        } else {
+            text.append(verdict).append(" \"").append(printable(rule)).append('"');
+        }
+        text.append(" proto=cfengine key=").append(key != null ? key : "-");
+        ACCESS.info(text.toString());
+    }
+
+    /** Paths come from the network: quotes, backslashes and control characters are escaped. */
+    static String printable(String value) {
+        if (value == null) {
+            return "-";
+        }
+        StringBuilder text = new StringBuilder(value.length());
+        for (int i = 0; i < value.length() && i < 512; i++) {
+            char c = value.charAt(i);
+            if (c == '"' || c == '\\') {
+                text.append('\\').append(c);
+            } else if (c < 0x20 || c == 0x7f) {
+                text.append(String.format(Locale.ROOT, "\\x%02x", (int) c));
+            } else {
+                text.append(c);
+            }
+        }
+        if (value.length() > 512) {
+            text.append("...");
+        }
+        return text.toString();
+    }
+
+    /** One access log entry, JSON form; null fields are left out. */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    record Line(String time, String client, String node, String method, String path, String protocol, int status,
+            long bytes, @JsonProperty("duration_ms") double durationMs, String listener, String decision,
+            String reason, String rule, String proto, String key) {}
+}
