@@ -2,6 +2,11 @@ package io.pintle.server;
 
 import io.pintle.server.cfengine.CfengineDoor;
 import io.pintle.server.cfengine.CfengineListener;
+import io.pintle.api.dto.RemoteRunEvent;
+import io.pintle.server.remoterun.AgentCommand;
+import io.pintle.server.remoterun.Conditions;
+import io.pintle.server.remoterun.RunOrder;
+import io.pintle.server.remoterun.RunPlan;
 import io.pintle.server.config.ConfigLoader;
 import io.pintle.server.config.ServerConfig;
 import io.pintle.server.http.edge.HttpServerFactory;
@@ -175,7 +180,8 @@ public final class Bootstrap {
                 JerseyConfig.admin(snapshots, reloader, metrics, readiness, remoteRuns, uploads, crlFetch), metrics, readiness);
         systemd.listener().ifPresent(inherited -> HttpServerFactory.inheritTlsListener(server, inherited));
         try {
-            CfengineListener.install(server, config, snapshots, new CfengineDoor(snapshots, metrics, digests, clock));
+            CfengineListener.install(server, config, snapshots, new CfengineDoor(snapshots, metrics, digests, clock,
+                    (snapshot, conditions, lines) -> ownRun(remoteRuns, snapshot, conditions, lines)));
         } catch (java.io.IOException e) {
             throw new SnapshotException("[cfengine] key: " + e.getMessage(), e);
         }
@@ -217,6 +223,25 @@ public final class Bootstrap {
         }
         reloader.addListener(crlFetch);
         return pintle;
+    }
+
+    /** cf-runagent's {@code EXEC} on the CFEngine listener: this server's agent, as a remote run targeting it. */
+    private static Integer ownRun(RemoteRunner remoteRuns, ServerSnapshot snapshot, java.util.List<String> conditions,
+            java.util.function.Consumer<String> lines) {
+        java.util.concurrent.atomic.AtomicReference<Integer> exit = new java.util.concurrent.atomic.AtomicReference<>();
+        remoteRuns.run(snapshot, new RunOrder(AgentCommand.RUN, new Conditions(conditions)),
+                new RunPlan(java.util.List.of(snapshot.self()), true, java.util.List.of(), java.util.List.of()), 0,
+                event -> {
+                    if (RemoteRunEvent.OUTPUT.equals(event.type())) {
+                        lines.accept(event.line());
+                    } else if (RemoteRunEvent.STATUS.equals(event.type())) {
+                        exit.set(event.exitCode());
+                        if (event.detail() != null && !RemoteRunEvent.SUCCESS.equals(event.status())) {
+                            lines.accept(event.status() + ": " + event.detail());
+                        }
+                    }
+                });
+        return exit.get();
     }
 
     private static void removeUploadLeftovers(ServerConfig.Uploads uploads, Clock clock) {

@@ -6,6 +6,7 @@ import io.pintle.server.acl.Caller;
 import io.pintle.server.acl.Decision;
 import io.pintle.server.config.ServerConfig;
 import io.pintle.server.nodes.Identification;
+import io.pintle.server.nodes.KeyHash;
 import io.pintle.server.nodes.Node;
 import io.pintle.server.nodes.NodeId;
 import io.pintle.server.reload.ServerSnapshot;
@@ -41,6 +42,7 @@ public final class Access {
      * @param rule the rule the request's route or door names
      * @param method the request method
      * @param below the path below the route's prefix, percent-encoded as received (null for an exact route); for
+     *     {@link Rule#RUN_COMMAND}, the caller's key pin ({@code sha256//...}); for
      *     {@link Rule#WEBAPP}, the whole path decoded and made canonical, as Apache matches {@code <LocationMatch>},
      *     or null when it cannot be made canonical
      * @param snapshot the snapshot the request runs on
@@ -102,6 +104,8 @@ public final class Access {
                                 + "each node's directory, never the directory above them)");
             }
             case LIBRARY -> acl.library(caller);
+            case RUN_COMMAND -> acl.runCommand(caller, config.remoteRun().enabled(), KeyHash.parse(below).orElse(null),
+                    snapshot.upstreamPin(), snapshot.credentials().keyHash());
             case NONE -> Decision.Deny.absent("no-such-route", "no such route");
         };
     }

@@ -32,7 +32,8 @@ public final class CfengineRoutes {
     public static final String NCF_TECHNIQUES = "50_techniques";
 
     /** The rules this door's trees name. */
-    public static final java.util.Set<Rule> RULES = java.util.Set.of(Rule.NODE_TREE, Rule.LIBRARY, Rule.NONE);
+    public static final java.util.Set<Rule> RULES = java.util.Set.of(Rule.NODE_TREE, Rule.LIBRARY,
+            Rule.RUN_COMMAND, Rule.NONE);
 
     private CfengineRoutes() {}
 

@@ -48,6 +48,12 @@ public enum Rule {
      * networks, new nodes included, as {@code cf-serverd.st}'s {@code admit_ips => @{def.acl}}.
      */
     LIBRARY,
+    /**
+     * CFEngine's door: {@code EXEC} (cf-runagent), which runs this server's agent, as {@code cf-serverd.st} grants
+     * {@code ${g.rudder_command}}: the policy server's key ({@code admit_keys => {"&POLICY_SERVER_KEY&"}}), a
+     * root's own, from an allowed network, while remote run is enabled.
+     */
+    RUN_COMMAND,
     /** No such route: 404. */
     NONE;
 

@@ -124,6 +124,36 @@ public final class AclEvaluator {
     }
 
     /**
+     * CFEngine's {@code EXEC} (cf-runagent), as {@code cf-serverd.st} grants {@code ${g.rudder_command}}: the key of
+     * this server's policy server ({@code admit_keys => {"&POLICY_SERVER_KEY&"}}); on a root, its own policy
+     * server, this server's own key. From an allowed network, and only while remote run is enabled.
+     *
+     * @param caller the caller
+     * @param enabled whether remote run is enabled ({@code [remote_run] enabled})
+     * @param key the caller's key pin
+     * @param policyServer the policy server's pin, or null on a root
+     * @param self this server's own key pin
+     * @return the decision
+     */
+    public Decision runCommand(Caller caller, boolean enabled, KeyHash key, KeyHash policyServer, KeyHash self) {
+        if (!enabled) {
+            return new Decision.Deny("remote-run-disabled", "remote run is disabled on this server ([remote_run] "
+                    + "enabled = false)");
+        }
+        if (!networks.contains(caller.address())) {
+            return networkDenied(caller);
+        }
+        if (key != null && policyServer != null && key.equals(policyServer)) {
+            return new Decision.Allow("cfruncommand: the policy server's key (admit_keys)");
+        }
+        if (key != null && policyServer == null && key.equals(self)) {
+            return new Decision.Allow("cfruncommand: this root's own key, its own policy server (admit_keys)");
+        }
+        return new Decision.Deny("not-policy-server", "only the policy server's key may run this server's agent "
+                + "(cf-serverd.st: admit_keys => POLICY_SERVER_KEY for the rudder command)");
+    }
+
+    /**
      * CFEngine's door, as {@code cf-serverd.st} grants the initial policies, ncf and the shared folder: the allowed
      * networks ({@code admit_ips => @{def.acl}}), whatever the key, so that a new node bootstraps.
      *

@@ -23,6 +23,7 @@ import java.security.interfaces.RSAPublicKey;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
@@ -46,9 +47,9 @@ import org.slf4j.LoggerFactory;
  * and writes its answer before the next is read.
  *
  * <p>What it answers: {@code SYNCH <time> STAT <path>}, {@code OPENDIR <path>}, {@code GET <size> <path>},
- * {@code MD5 <path>} with a digest, {@code VERSION}. {@code VAR}, {@code CONTEXT}, {@code QUERY},
- * {@code COOKIE} and {@code SCALLBACK}, which Rudder grants nobody, and {@code EXEC}, are refused as cf-serverd
- * refuses what no rule admits. Anything else closes the connection, as a protocol error does in cf-serverd.
+ * {@code MD5 <path>} with a digest, {@code VERSION}, and cf-runagent's {@code EXEC} (this server's agent, through
+ * remote run's launcher) where Rudder grants it. {@code VAR}, {@code CONTEXT}, {@code QUERY}, {@code COOKIE} and
+ * {@code SCALLBACK}, which Rudder grants nobody, are refused as cf-serverd refuses what no rule admits. Anything else closes the connection, as a protocol error does in cf-serverd.
  */
 final class CfengineConnection extends AbstractConnection {
     private static final Logger LOG = LoggerFactory.getLogger(CfengineConnection.class);
@@ -66,6 +67,8 @@ final class CfengineConnection extends AbstractConnection {
     private static final Pattern USER = Pattern.compile("[A-Za-z0-9._@$\\\\-]{1,64}");
     private static final Pattern GET = Pattern.compile("GET (-?\\d{1,9}) ([^\\n]*)");
     private static final Pattern SYNCH = Pattern.compile("SYNCH (-?\\d{1,19}) STAT ([^\\n]*)");
+    /** Rudder's {@code roles}: the conditions an EXEC may define ({@code authorize => {"root"}}). */
+    private static final java.util.Set<String> ROLES = java.util.Set.of("force_inventory", "info", "debug", "trace");
     private static final Pattern WORD = Pattern.compile("[A-Z_][A-Z0-9_]*");
     private static final byte[] MD5_REPLY_SAME = "CFD_FALSE".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] MD5_REPLY_DIFFERENT = "CFD_TRUE".getBytes(StandardCharsets.US_ASCII);
@@ -80,6 +83,22 @@ final class CfengineConnection extends AbstractConnection {
     private RSAPublicKey key;
     private String keyName;
     private String user;
+    /** An accepted EXEC's arguments, while its class data (cf-runagent's -s, then the terminator) is read. */
+    private Exec exec;
+
+    /** An EXEC between its request and its class data. */
+    private static final class Exec {
+        final List<String> conditions;
+        final Decision decision;
+        final long start;
+        int classLines;
+
+        Exec(List<String> conditions, Decision decision, long start) {
+            this.conditions = conditions;
+            this.decision = decision;
+            this.start = start;
+        }
+    }
 
     CfengineConnection(EndPoint endPoint, Executor executor, CfengineDoor door, Scheduler scheduler,
             Duration identificationTimeout) {
@@ -162,7 +181,7 @@ final class CfengineConnection extends AbstractConnection {
             byte[] payload = new byte[length];
             in.position(in.position() + Transaction.HEADER);
             in.get(payload);
-            if (!request(payload)) {
+            if (!(exec != null ? classData(payload) : request(payload))) {
                 close();
                 return false;
             }
@@ -330,23 +349,148 @@ final class CfengineConnection extends AbstractConnection {
                         System.nanoTime() - start);
                 return true;
             }
-            case "EXEC", "VAR", "CONTEXT", "QUERY", "COOKIE", "SCALLBACK" -> {
-                // Granted to nobody by cf-serverd.st on a root or relay: refused as cf-serverd refuses what no rule
-                // admits. EXEC's refusal ends with the terminator and the connection; a call-collect gets no answer.
+            case "EXEC" -> {
+                return exec(snapshot, caller, text.substring(command.length()), start);
+            }
+            case "VAR", "CONTEXT", "QUERY", "COOKIE", "SCALLBACK" -> {
+                // Granted to nobody by cf-serverd.st: refused as cf-serverd refuses what no rule admits; a
+                // call-collect gets no answer and the connection ends.
                 if (!command.equals("SCALLBACK")) {
                     write(Transaction.done(Transaction.FAILED));
                 }
-                if (command.equals("EXEC")) {
-                    write(terminator());
-                }
                 log(snapshot, command, null, "denied", new Decision.Deny("not-granted", command
                         + " is granted to nobody on this server (cf-serverd.st)"), 0, System.nanoTime() - start);
-                return !command.equals("SCALLBACK") && !command.equals("EXEC");
+                return !command.equals("SCALLBACK");
             }
             default -> {
                 return protocolError(snapshot, caller, "OTHER", text, start);
             }
         }
+    }
+
+    /**
+     * cf-runagent's {@code EXEC [-D classes] [-b bundles]}, as cf-serverd's {@code DoExec2}: the rudder command's
+     * access rule, user root ({@code allowusers}), then only {@code -D} with Rudder's roles ({@code force_inventory},
+     * {@code info}, {@code debug}, {@code trace}). Its class data follows it at once; the run starts at its
+     * terminator.
+     *
+     * @return whether the connection stays open
+     */
+    private boolean exec(ServerSnapshot snapshot, Caller caller, String arguments, long start) throws IOException {
+        Decision decision = io.pintle.server.access.Access.decide(io.pintle.server.access.Rule.RUN_COMMAND, "EXEC",
+                io.pintle.server.nodes.KeyHash.sha256(key).toString(), snapshot, caller, null,
+                io.pintle.server.access.Credentials.NONE);
+        if (decision instanceof Decision.Allow && !"root".equals(user)) {
+            decision = new Decision.Deny("user-not-allowed", "EXEC as user '" + user + "': only root may run the "
+                    + "agent (allowusers)");
+        }
+        if (decision instanceof Decision.Deny) {
+            write(Transaction.done(Transaction.FAILED), terminator());
+            log(snapshot, "EXEC", null, "denied", decision, 0, System.nanoTime() - start);
+            return false;
+        }
+        List<String> conditions = new java.util.ArrayList<>();
+        String[] words = arguments.trim().isEmpty() ? new String[0] : arguments.trim().split("[ \\t]+");
+        String refusal = null;
+        for (int i = 0; i < words.length && refusal == null; i++) {
+            String word = words[i];
+            String list;
+            if (word.equals("-D") || word.equals("-b")) {
+                list = i + 1 < words.length ? words[++i] : "";
+            } else if (word.startsWith("-D") || word.startsWith("-b")) {
+                list = word.substring(2);
+            } else {
+                refusal = "EXEC denied: invalid arguments: " + CfengineDoor.printable(arguments.trim());
+                break;
+            }
+            if (word.startsWith("-b")) {
+                refusal = "EXEC denied bundle activation (check cf-serverd verbose output)";
+                break;
+            }
+            for (String condition : list.split(",")) {
+                if (condition.isEmpty()) {
+                    continue;
+                }
+                if (!ROLES.contains(condition)) {
+                    refusal = "EXEC denied role activation (check cf-serverd verbose output)";
+                    break;
+                }
+                conditions.add(condition);
+            }
+        }
+        if (refusal != null) {
+            exec = new Exec(null, new Decision.Deny("role-not-allowed", refusal), start);
+        } else {
+            exec = new Exec(List.copyOf(conditions), decision, start);
+        }
+        return true;
+    }
+
+    /**
+     * The class data cf-runagent sends after EXEC, up to its terminator; then the refusal, or the run.
+     *
+     * @return whether the connection stays open
+     */
+    private boolean classData(byte[] payload) throws IOException {
+        Exec pending = exec;
+        String text = new String(payload, StandardCharsets.UTF_8);
+        ServerSnapshot snapshot = door.snapshot();
+        if (!text.startsWith(Transaction.TERMINATOR)) {
+            // cf-runagent -s: classes this server should have. It evaluates no policy, so none matches (after ten
+            // lines cf-serverd gives up too).
+            pending.classLines++;
+            if (pending.classLines < 10) {
+                return true;
+            }
+        }
+        exec = null;
+        if (pending.classLines > 0) {
+            write(Transaction.done("Hello " + address.getHostAddress() + ", nothing relevant to do here...\n\n"),
+                    terminator());
+            log(snapshot, "EXEC", null, "denied", new Decision.Deny("no-class-match", "cf-runagent -s names "
+                    + "classes; this server evaluates none"), 0, System.nanoTime() - pending.start);
+            return true;
+        }
+        if (pending.decision instanceof Decision.Deny deny) {
+            write(Transaction.done(deny.detail()), terminator());
+            log(snapshot, "EXEC", null, "denied", deny, 0, System.nanoTime() - pending.start);
+            return true;
+        }
+        List<String> argv = new java.util.ArrayList<>(snapshot.config().remoteRun().run());
+        if (!pending.conditions.isEmpty()) {
+            argv.add("-D");
+            argv.add(String.join(",", pending.conditions));
+        }
+        write(Transaction.done("pintle executing cfruncommand: " + String.join(" ", argv) + "\n"));
+        IOException[] failed = new IOException[1];
+        Integer exit = door.agentRun().run(snapshot, pending.conditions, line -> {
+            synchronized (this) {
+                if (failed[0] != null) {
+                    return;
+                }
+                byte[] bytes = ("> " + line).getBytes(StandardCharsets.UTF_8);
+                int length = Math.min(bytes.length, Transaction.MAX_PAYLOAD - 2);
+                byte[] payloadLine = java.util.Arrays.copyOf(bytes, length + 1);
+                payloadLine[length] = '\n';
+                try {
+                    write(Transaction.of(payloadLine, payloadLine.length, Transaction.DONE));
+                } catch (IOException e) {
+                    failed[0] = e;
+                }
+            }
+        });
+        synchronized (this) {
+            if (failed[0] != null) {
+                throw failed[0];
+            }
+        }
+        if (exit != null) {
+            write(Transaction.done("(exit code: " + exit + ")\n"));
+        }
+        write(terminator());
+        log(snapshot, "EXEC", null, exit != null && exit == 0 ? "ok" : "failed", pending.decision, 0,
+                System.nanoTime() - pending.start);
+        return true;
     }
 
     private static String argument(String text, String command) {

@@ -55,14 +55,30 @@ public final class CfengineDoor {
     private final DigestCache digests;
     private final Clock clock;
     private final AtomicReference<Trees> trees = new AtomicReference<>();
+    private final AgentRun agentRun;
+
+    /** Runs this server's own agent, as remote run does (its argv, or the root agent helper). */
+    @FunctionalInterface
+    public interface AgentRun {
+        /**
+         * @param snapshot the request's snapshot
+         * @param conditions the conditions to define ({@code -D}), already checked
+         * @param lines receives each line of the agent's output as it comes
+         * @return the agent's exit code, or null when it did not run or its end is unknown
+         */
+        Integer run(ServerSnapshot snapshot, List<String> conditions, java.util.function.Consumer<String> lines);
+    }
 
     /**
      * @param snapshots the live snapshot
      * @param metrics the instance's metrics
      * @param digests computes the digests {@code MD5} compares
      * @param clock the clock ({@code denybadclocks}, the access log)
+     * @param agentRun runs this server's agent for {@code EXEC}
      */
-    public CfengineDoor(SnapshotHolder snapshots, ServerMetrics metrics, DigestCache digests, Clock clock) {
+    public CfengineDoor(SnapshotHolder snapshots, ServerMetrics metrics, DigestCache digests, Clock clock,
+            AgentRun agentRun) {
+        this.agentRun = agentRun;
         this.snapshots = snapshots;
         this.metrics = metrics;
         this.digests = digests;
@@ -86,6 +102,10 @@ public final class CfengineDoor {
         return clock;
     }
 
+    AgentRun agentRun() {
+        return agentRun;
+    }
+
     /**
      * Who a key is on a snapshot: the node whose pin ({@code nodeslist.json} key-hash or a certificate of the
      * bundles) it is, when exactly one listed node has it and the deny list does not name it.
@@ -94,7 +114,7 @@ public final class CfengineDoor {
      * @param key the peer's key
      * @return the identification
      */
-    static Identification identify(ServerSnapshot snapshot, RSAPublicKey key) {
+    public static Identification identify(ServerSnapshot snapshot, RSAPublicKey key) {
         KeyHash sha256 = KeyHash.sha256(key);
         KeyHash sha512 = KeyHash.of("sha512", key);
         String name = CfengineKey.md5(key);
@@ -130,8 +150,9 @@ public final class CfengineDoor {
      * @param outcome {@code ok}, {@code denied}, {@code missing} or {@code bad}
      * @param decision the access decision (null for {@code bad})
      */
-    record Resolution(String requested, Path real, String outcome, Decision decision) {
-        boolean allowed() {
+    public record Resolution(String requested, Path real, String outcome, Decision decision) {
+        /** @return whether the caller may have it, and it exists */
+        public boolean allowed() {
             return real != null && decision instanceof Decision.Allow;
         }
     }
@@ -147,6 +168,22 @@ public final class CfengineDoor {
      * @return the resolution
      */
     Resolution resolve(ServerSnapshot snapshot, Caller caller, String command, String requested) {
+        return resolve(snapshot, caller, command, requested, trees(snapshot));
+    }
+
+    /**
+     * As {@link #resolve(ServerSnapshot, Caller, String, String)}, with the door's trees resolved by the caller:
+     * what {@code pintle explain} asks.
+     *
+     * @param snapshot the snapshot
+     * @param caller the caller
+     * @param command the command
+     * @param requested the path as received
+     * @param resolved the door's trees, roots resolved ({@link CfengineRoutes#resolve})
+     * @return the resolution
+     */
+    public static Resolution resolve(ServerSnapshot snapshot, Caller caller, String command, String requested,
+            List<CfengineRoutes.Tree> resolved) {
         String normal = RequestPath.normalise(requested);
         if (normal == null) {
             LOG.info("refused {} of {} from {}: {}", command, printable(requested),
@@ -154,7 +191,6 @@ public final class CfengineDoor {
             return new Resolution(requested, null, "denied",
                     new Decision.Deny("path-rejected", RequestPath.refusal(requested)));
         }
-        List<CfengineRoutes.Tree> resolved = trees(snapshot);
         Path lexical = Path.of(normal);
         Path real;
         try {

@@ -1,6 +1,10 @@
 package io.pintle.server.cli;
 
 import io.pintle.server.access.Access;
+import io.pintle.server.access.CfengineRoutes;
+import io.pintle.server.cfengine.CfengineDoor;
+import io.pintle.server.cfengine.CfengineKey;
+import java.security.interfaces.RSAPublicKey;
 import io.pintle.server.access.Credentials;
 import io.pintle.server.access.Route;
 import io.pintle.server.access.Rule;
@@ -61,9 +65,10 @@ import picocli.CommandLine.Spec;
  * server's own call ({@link NodeTrust#identify}) and the path decision the {@link AclEvaluator} method the server
  * uses for that route; the other lines are detail around them and never decide anything on their own.
  */
-@Command(name = "explain", mixinStandardHelpOptions = true,
+@Command(name = "explain", mixinStandardHelpOptions = true, usageHelpWidth = 100,
         description = {"Explain how the server decides for a client certificate: trust modes, pinning, CA chain, id "
-                + "rules, revocation, deny list, identification, network and, with --path, the route's access rule.",
+                + "rules, revocation, deny list, identification, network and, with --path, the route's access rule; "
+                + "or, with --cfengine-key, for an agent on the CFEngine listener.",
                 "Exit 0 if allowed, " + ExitCodes.EXPLAIN_REFUSED + " if refused, " + ExitCodes.CONFIG_ERROR
                         + " if the configuration or the certificate file cannot be read."})
 public final class ExplainCommand implements Callable<Integer> {
@@ -76,9 +81,15 @@ public final class ExplainCommand implements Callable<Integer> {
     @Mixin
     ConfigOption config = new ConfigOption();
 
-    @Option(names = "--cert", required = true, paramLabel = "FILE",
+    @Option(names = "--cert", paramLabel = "FILE",
             description = "the client's certificate: PEM (the chain it sends, leaf first) or DER")
     Path certificateFile;
+
+    @Option(names = "--cfengine-key", paramLabel = "FILE",
+            description = "instead of --cert, a CFEngine agent's public key (ppkeys/*.pub, as cf-key writes it, or "
+                    + "a certificate of it): the decision of the CFEngine listener ([cfengine]); --path is then an "
+                    + "absolute path as cf-agent asks for it, --method a command (STAT, OPENDIR, GET, MD5)")
+    Path cfengineKey;
 
     @Option(names = "--path", paramLabel = "PATH",
             description = "a request path on the TLS listener, as sent (/policies/<id>/rules/..., /common/..., "
@@ -107,6 +118,13 @@ public final class ExplainCommand implements Callable<Integer> {
         List<X509Certificate> chain;
         ServerConfig loaded;
         ServerSnapshot snapshot;
+        if ((certificateFile == null) == (cfengineKey == null)) {
+            err.println("pintle explain: give either --cert (HTTPS) or --cfengine-key (CFEngine's protocol)");
+            return ExitCodes.CONFIG_ERROR;
+        }
+        if (cfengineKey != null) {
+            return cfengine(err);
+        }
         try {
             if (!IP_LITERAL.matcher(address).matches()) {
                 throw new IOException("--address: '" + address + "' is not an IP address");
@@ -171,6 +189,75 @@ public final class ExplainCommand implements Callable<Integer> {
         }
         Decision.Deny deny = (Decision.Deny) decision;
         line("decision", REFUSED, deny.reason() + ": " + deny.detail() + (deny.absent() ? " (404)" : ""));
+        return ExitCodes.EXPLAIN_REFUSED;
+    }
+
+    /**
+     * The CFEngine listener's decision for an agent key: who the key is on the snapshot, whether the connection
+     * is admitted (allowconnects, trustkeysfrom), and with {@code --path} what the door decides for that path, by
+     * the server's own code ({@link CfengineDoor}).
+     */
+    private Integer cfengine(PrintWriter err) {
+        InetAddress client;
+        RSAPublicKey key;
+        ServerSnapshot snapshot;
+        try {
+            if (!IP_LITERAL.matcher(address).matches()) {
+                throw new IOException("--address: '" + address + "' is not an IP address");
+            }
+            client = InetAddress.getByName(address);
+            key = CfengineKey.readPublic(cfengineKey);
+        } catch (IOException e) {
+            err.println("pintle explain: " + e.getMessage());
+            return ExitCodes.CONFIG_ERROR;
+        }
+        try {
+            ServerConfig loaded = config.load();
+            snapshot = new SnapshotLoader(loaded, Clock.systemUTC()).load(1);
+            out.printf("configuration %s%n", loaded.source());
+        } catch (ConfigException | SnapshotException e) {
+            err.println("pintle explain: configuration error: " + e.getMessage());
+            return ExitCodes.CONFIG_ERROR;
+        }
+        line("key", INFO, CfengineKey.md5(key) + " " + CfengineKey.sha(key) + " (pin " + KeyHash.sha256(key) + ")");
+        line("listener", snapshot.config().cfengine().enabled() ? OK : INFO, snapshot.config().cfengine().enabled()
+                ? "[cfengine] listen = " + snapshot.config().cfengine().listen()
+                : "[cfengine] listen is not set: the server does not speak CFEngine's protocol");
+        Identification identification = CfengineDoor.identify(snapshot, key);
+        boolean known = identification instanceof Identification.Authenticated;
+        if (identification instanceof Identification.Authenticated authenticated) {
+            line("identity", OK, "node " + authenticated.node() + " (its pinned key)");
+        } else {
+            Identification.Anonymous anonymous = (Identification.Anonymous) identification;
+            line("identity", INFO, anonymous.reason().code() + ": " + anonymous.detail());
+        }
+        Caller caller = new Caller(client, identification);
+        boolean inNetworks = snapshot.acl().inAllowedNetworks(caller);
+        if (!inNetworks) {
+            line("network", REFUSED, "network-not-allowed: " + client.getHostAddress() + " is not in the allowed "
+                    + "networks: the connection is closed at once (allowconnects)");
+            line("decision", REFUSED, "network-not-allowed");
+            return ExitCodes.EXPLAIN_REFUSED;
+        }
+        line("network", OK, client.getHostAddress() + " is in the allowed networks" + (known ? ""
+                : "; a key no node has is admitted from there (trustkeysfrom), for the shared trees only"));
+        if (path == null) {
+            line("decision", OK, "connection admitted (give --path for a path's decision)");
+            return ExitCodes.OK;
+        }
+        String command = method.toUpperCase(Locale.ROOT);
+        CfengineDoor.Resolution resolution = CfengineDoor.resolve(snapshot, caller, command, path,
+                CfengineRoutes.resolve(CfengineRoutes.trees(snapshot.config())));
+        if (resolution.real() != null) {
+            line("file", INFO, path + " is " + resolution.real());
+        }
+        if (resolution.allowed()) {
+            line("decision", OK, "allowed: " + ((Decision.Allow) resolution.decision()).rule());
+            return ExitCodes.OK;
+        }
+        Decision.Deny deny = (Decision.Deny) resolution.decision();
+        line("decision", REFUSED, deny.reason() + ": " + deny.detail() + " (the agent gets cf-serverd's "
+                + "\"BAD: Unspecified server refusal\")");
         return ExitCodes.EXPLAIN_REFUSED;
     }
 

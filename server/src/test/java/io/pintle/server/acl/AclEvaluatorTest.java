@@ -287,4 +287,35 @@ class AclEvaluatorTest {
                 .isInstanceOfSatisfying(Decision.Deny.class,
                         deny -> assertThat(deny.reason()).isEqualTo("remote-run-disabled"));
     }
+
+    @Test
+    void cfengineDoorRules() throws UnknownHostException {
+        Identification node1 = authenticated(NODE_1);
+        assertThat(acl.nodeTree(caller("192.168.1.10", node1), NODE_1)).isInstanceOf(Decision.Allow.class);
+        assertThat(acl.nodeTree(caller("192.168.1.10", node1), NODE_2)).isInstanceOfSatisfying(Decision.Deny.class,
+                deny -> assertThat(deny.reason()).isEqualTo("key-mismatch"));
+        assertThat(acl.nodeTree(caller("10.0.0.1", node1), NODE_1)).isInstanceOfSatisfying(Decision.Deny.class,
+                deny -> assertThat(deny.reason()).isEqualTo("network-not-allowed"));
+        Identification unknown = new Identification.Anonymous(Identification.Reason.UNKNOWN_KEY, "unknown");
+        assertThat(acl.library(caller("192.168.1.10", unknown))).isInstanceOf(Decision.Allow.class);
+        assertThat(acl.library(caller("10.0.0.1", unknown))).isInstanceOf(Decision.Deny.class);
+    }
+
+    @Test
+    void cfruncommandIsThePolicyServersKeyOrARootsOwn() throws UnknownHostException {
+        KeyHash other = new KeyHash("sha256", Base64.getEncoder().encodeToString(new byte[31 + 1]).replace('A', 'B'));
+        Caller inside = caller("192.168.1.10", authenticated(NODE_1));
+        // A relay or node: its policy server's key only.
+        assertThat(acl.runCommand(inside, true, KEY, KEY, other)).isInstanceOf(Decision.Allow.class);
+        assertThat(acl.runCommand(inside, true, other, KEY, other)).isInstanceOfSatisfying(Decision.Deny.class,
+                deny -> assertThat(deny.reason()).isEqualTo("not-policy-server"));
+        // A root: its own key.
+        assertThat(acl.runCommand(inside, true, other, null, other)).isInstanceOf(Decision.Allow.class);
+        assertThat(acl.runCommand(inside, true, KEY, null, other)).isInstanceOf(Decision.Deny.class);
+        assertThat(acl.runCommand(inside, false, KEY, KEY, other)).isInstanceOfSatisfying(Decision.Deny.class,
+                deny -> assertThat(deny.reason()).isEqualTo("remote-run-disabled"));
+        assertThat(acl.runCommand(caller("10.0.0.1", authenticated(NODE_1)), true, KEY, KEY, other))
+                .isInstanceOfSatisfying(Decision.Deny.class,
+                        deny -> assertThat(deny.reason()).isEqualTo("network-not-allowed"));
+    }
 }

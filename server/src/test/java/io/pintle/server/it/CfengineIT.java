@@ -39,6 +39,8 @@ class CfengineIT {
     static CfAgent node;
     static CfAgent other;
     static CfAgent stranger;
+    static CfAgent self;
+    static io.pintle.server.testing.FakeAgent rudder;
 
     @BeforeAll
     static void start() throws Exception {
@@ -47,6 +49,9 @@ class CfengineIT {
         node = CfAgent.create(dir.resolve("agent-" + NODE));
         other = CfAgent.create(dir.resolve("agent-" + OTHER));
         stranger = CfAgent.create(dir.resolve("agent-stranger"));
+        self = CfAgent.create(dir.resolve("agent-self"));
+        self.useKey(box.server().keyPair());
+        rudder = io.pintle.server.testing.FakeAgent.install(dir.resolve("rudder"), "/fake-agent.sh");
         box.register(NODE, node.certificate(NODE), Sandbox.Pinning.NODES_LIST);
         box.register(OTHER, other.certificate(OTHER), Sandbox.Pinning.NODES_LIST);
         tree(NODE, 42);
@@ -61,9 +66,11 @@ class CfengineIT {
                 "listen = \"127.0.0.1:0\"",
                 "masterfiles = \"masterfiles\"",
                 "ncf_common = \"ncf/common\"",
-                "ncf_local = \"ncf/local\""));
+                "ncf_local = \"ncf/local\"",
+                "[remote_run]",
+                "run = [" + rudder.toml() + ", \"agent\", \"run\", \"-uR\"]"));
         RSAPublicKey serverKey = (RSAPublicKey) box.server().keyPair().getPublic();
-        for (CfAgent agent : new CfAgent[] {node, other, stranger}) {
+        for (CfAgent agent : new CfAgent[] {node, other, stranger, self}) {
             agent.trust("127.0.0.1", serverKey);
         }
     }
@@ -370,6 +377,46 @@ class CfengineIT {
                     () -> log.lines().stream().anyMatch(line -> line.contains("not TLS")));
         }
         assertThat(server.metric(series)).isEqualTo(before + 1);
+    }
+
+    @Test
+    void explainDecidesAsTheListenerAnswers() throws Exception {
+        Path config = dir.resolve("root/pintle.toml");
+        Path own = box.share().resolve(NODE + "/rules/cfengine-community/promises.cf");
+        Path others = box.share().resolve(OTHER + "/rules/cfengine-community/promises.cf");
+        String nodeKey = node.workdir().resolve("ppkeys/localhost.pub").toString();
+        String strangerKey = stranger.workdir().resolve("ppkeys/localhost.pub").toString();
+        io.pintle.server.testing.Cli.Run allowed = io.pintle.server.testing.Cli.pintle("explain", "--config",
+                config.toString(), "--cfengine-key", nodeKey, "--path", own.toString(), "--method", "STAT");
+        assertThat(allowed.exitCode()).as(allowed.out() + allowed.err()).isZero();
+        assertThat(allowed.out()).contains(node.digest()).contains("node " + NODE).contains("admit_keys");
+        io.pintle.server.testing.Cli.Run refused = io.pintle.server.testing.Cli.pintle("explain", "--config",
+                config.toString(), "--cfengine-key", nodeKey, "--path", others.toString());
+        assertThat(refused.exitCode()).as(refused.out()).isEqualTo(io.pintle.server.cli.ExitCodes.EXPLAIN_REFUSED);
+        assertThat(refused.out()).contains("key-mismatch");
+        io.pintle.server.testing.Cli.Run bootstrap = io.pintle.server.testing.Cli.pintle("explain", "--config",
+                config.toString(), "--cfengine-key", strangerKey, "--path",
+                dir.resolve("root/masterfiles/promises.cf").toString());
+        assertThat(bootstrap.exitCode()).as(bootstrap.out()).isZero();
+        assertThat(bootstrap.out()).contains("unknown-key").contains("trustkeysfrom");
+        io.pintle.server.testing.Cli.Run outside = io.pintle.server.testing.Cli.pintle("explain", "--config",
+                config.toString(), "--cfengine-key", nodeKey, "--path", own.toString(), "--address", "192.0.2.9");
+        assertThat(outside.out()).contains("network-not-allowed");
+    }
+
+    @Test
+    void cfRunagentRunsTheRootsOwnAgentWithRuddersRolesOnly() throws Exception {
+        rudder.reset();
+        String host = "127.0.0.1:" + server.server().cfenginePort();
+        CfAgent.Result run = self.runagent("-H", host, "-D", "info");
+        assertThat(run.output()).contains("fake agent: started agent run -uR -D info").contains("(exit code: 0)");
+        assertThat(rudder.runs()).containsExactly(java.util.List.of("agent", "run", "-uR", "-D", "info"));
+
+        CfAgent.Result role = self.runagent("-H", host, "-D", "evil_class");
+        assertThat(role.output()).contains("EXEC denied role activation");
+        CfAgent.Result notPolicyServer = node.runagent("-H", host);
+        assertThat(notPolicyServer.output()).doesNotContain("fake agent");
+        assertThat(rudder.runs()).hasSize(1);
     }
 
     /** What a logger writes while a test runs. */

@@ -62,6 +62,41 @@ public final class CfAgent {
         return agent;
     }
 
+    /**
+     * Gives the agent another key (a root's cf-runagent runs with the server's own agent key).
+     *
+     * @param pair the key pair
+     */
+    public void useKey(KeyPair pair) throws IOException {
+        SelfSigned.writePrivateKey(workdir.resolve("ppkeys/localhost.priv"), pair.getPrivate(), true);
+        RSAPublicKey key = (RSAPublicKey) pair.getPublic();
+        StringWriter pem = new StringWriter();
+        try (PemWriter writer = new PemWriter(pem)) {
+            writer.writeObject(new PemObject("RSA PUBLIC KEY",
+                    new org.bouncycastle.asn1.pkcs.RSAPublicKey(key.getModulus(), key.getPublicExponent())
+                            .getEncoded()));
+        }
+        Files.writeString(workdir.resolve("ppkeys/localhost.pub"), pem.toString());
+    }
+
+    /**
+     * @param args cf-runagent's arguments ({@code -H 127.0.0.1:port -D info})
+     * @return exit code and output
+     */
+    public Result runagent(String... args) throws Exception {
+        // cf-runagent reads the agent's policy (body runagent control) before it calls: a policy of nothing.
+        Path promises = workdir.resolve("inputs/promises.cf");
+        if (!Files.exists(promises)) {
+            Files.createDirectories(promises.getParent());
+            Files.writeString(promises, "body common control { bundlesequence => { \"noop\" }; }\n"
+                    + "bundle agent noop { }\n");
+            Files.setPosixFilePermissions(promises, PosixFilePermissions.fromString("rw-------"));
+        }
+        List<String> command = new ArrayList<>(List.of("/usr/bin/cf-runagent"));
+        command.addAll(List.of(args));
+        return run(command.toArray(new String[0]));
+    }
+
     /** @return the work directory */
     public Path workdir() {
         return workdir;
