@@ -82,6 +82,10 @@ final class CfengineConnection extends AbstractConnection {
     private Scheduler.Task deadline;
     private RSAPublicKey key;
     private String keyName;
+    private io.pintle.server.nodes.KeyHash sha256;
+    private io.pintle.server.nodes.KeyHash sha512;
+    /** The caller of the request being answered, as identified on its snapshot. */
+    private Caller current;
     private String user;
     /** An accepted EXEC's arguments, while its class data (cf-runagent's -s, then the terminator) is read. */
     private Exec exec;
@@ -248,8 +252,10 @@ final class CfengineConnection extends AbstractConnection {
         }
         key = rsa;
         keyName = CfengineKey.md5(rsa);
+        sha256 = io.pintle.server.nodes.KeyHash.sha256(rsa);
+        sha512 = io.pintle.server.nodes.KeyHash.of("sha512", rsa);
         ServerSnapshot snapshot = door.snapshot();
-        Identification identification = CfengineDoor.identify(snapshot, rsa);
+        Identification identification = CfengineDoor.identify(snapshot, sha256, sha512, keyName);
         boolean allowedNetwork = snapshot.networks().contains(address);
         if (!(identification instanceof Identification.Authenticated) && !allowedNetwork) {
             refuse("untrusted-key", "TRUST FAILED: the key " + keyName + " is no node's and "
@@ -299,7 +305,8 @@ final class CfengineConnection extends AbstractConnection {
         String command = word.lookingAt() ? word.group() : "";
         boolean complete = word.lookingAt() && (text.length() == command.length() || text.charAt(command.length()) == ' ');
         ServerSnapshot snapshot = door.snapshot();
-        Caller caller = new Caller(address, CfengineDoor.identify(snapshot, key));
+        Caller caller = new Caller(address, CfengineDoor.identify(snapshot, sha256, sha512, keyName));
+        current = caller;
         if (!complete) {
             return protocolError(snapshot, caller, "OTHER", text, start);
         }
@@ -378,7 +385,7 @@ final class CfengineConnection extends AbstractConnection {
      */
     private boolean exec(ServerSnapshot snapshot, Caller caller, String arguments, long start) throws IOException {
         Decision decision = io.pintle.server.access.Access.decide(io.pintle.server.access.Rule.RUN_COMMAND, "EXEC",
-                io.pintle.server.nodes.KeyHash.sha256(key).toString(), snapshot, caller, null,
+                sha256.toString(), snapshot, caller, null,
                 io.pintle.server.access.Credentials.NONE);
         if (decision instanceof Decision.Allow && !"root".equals(user)) {
             decision = new Decision.Deny("user-not-allowed", "EXEC as user '" + user + "': only root may run the "
@@ -692,8 +699,8 @@ final class CfengineConnection extends AbstractConnection {
 
     private void log(ServerSnapshot snapshot, String command, String path, String outcome, Decision decision,
             long bytes, long nanos) {
-        Caller caller = key != null ? new Caller(address, CfengineDoor.identify(snapshot, key)) : null;
-        door.log(snapshot, address, caller, keyName, command, path, outcome, decision, bytes, nanos);
+        door.log(snapshot, address, key != null ? current : null, keyName, command, path, outcome, decision, bytes,
+                nanos);
     }
 
     private static ByteBuffer terminator() {

@@ -115,9 +115,20 @@ public final class CfengineDoor {
      * @return the identification
      */
     public static Identification identify(ServerSnapshot snapshot, RSAPublicKey key) {
-        KeyHash sha256 = KeyHash.sha256(key);
-        KeyHash sha512 = KeyHash.of("sha512", key);
-        String name = CfengineKey.md5(key);
+        return identify(snapshot, KeyHash.sha256(key), KeyHash.of("sha512", key), CfengineKey.md5(key));
+    }
+
+    /**
+     * As {@link #identify(ServerSnapshot, RSAPublicKey)}, from the key's pins and name, worked out once per
+     * connection.
+     *
+     * @param snapshot the snapshot
+     * @param sha256 the key's sha256 pin
+     * @param sha512 its sha512 pin
+     * @param name its CFEngine name ({@code MD5=...})
+     * @return the identification
+     */
+    static Identification identify(ServerSnapshot snapshot, KeyHash sha256, KeyHash sha512, String name) {
         Set<KeyHash> denied = snapshot.trust().revocations().denied();
         if (denied.contains(sha256) || denied.contains(sha512)) {
             return new Identification.Anonymous(Identification.Reason.REVOKED,

@@ -45,6 +45,16 @@ public final class CfProtocol implements AutoCloseable {
      * @return a client after TLS, before identification
      */
     public static CfProtocol connect(int port, KeyPair key) throws Exception {
+        return connect(port, key, "127.0.0.1");
+    }
+
+    /**
+     * @param port the CFEngine listener's port on 127.0.0.1
+     * @param key the agent's key pair
+     * @param local the loopback address to connect from
+     * @return a client after TLS, before identification
+     */
+    public static CfProtocol connect(int port, KeyPair key, String local) throws Exception {
         X509Certificate certificate = SelfSigned.certificate(key, SelfSigned.subject(null),
                 Instant.now().minus(Duration.ofMinutes(5)), Instant.now().plus(Duration.ofDays(1)));
         KeyStore store = KeyStore.getInstance("PKCS12");
@@ -54,7 +64,8 @@ public final class CfProtocol implements AutoCloseable {
         keys.init(store, "x".toCharArray());
         SSLContext context = SSLContext.getInstance("TLS");
         context.init(keys.getKeyManagers(), new TrustManager[] {new AnyServer()}, new SecureRandom());
-        SSLSocket socket = (SSLSocket) context.getSocketFactory().createSocket("127.0.0.1", port);
+        SSLSocket socket = (SSLSocket) context.getSocketFactory().createSocket(
+                java.net.InetAddress.getByName("127.0.0.1"), port, java.net.InetAddress.getByName(local), 0);
         socket.setSoTimeout(30_000);
         socket.startHandshake();
         CfProtocol client = new CfProtocol(socket);
