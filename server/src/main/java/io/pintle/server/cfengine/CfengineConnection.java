@@ -20,7 +20,6 @@ import java.nio.file.attribute.FileTime;
 import java.security.cert.Certificate;
 import java.security.cert.X509Certificate;
 import java.security.interfaces.RSAPublicKey;
-import java.time.Duration;
 import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
@@ -36,7 +35,6 @@ import org.eclipse.jetty.io.ssl.SslConnection;
 import org.eclipse.jetty.util.Blocker;
 import org.eclipse.jetty.util.BufferUtil;
 import org.eclipse.jetty.util.Callback;
-import org.eclipse.jetty.util.thread.Scheduler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -74,12 +72,9 @@ final class CfengineConnection extends AbstractConnection {
     private static final byte[] MD5_REPLY_DIFFERENT = "CFD_TRUE".getBytes(StandardCharsets.US_ASCII);
 
     private final CfengineDoor door;
-    private final Scheduler scheduler;
-    private final Duration identificationTimeout;
     private final InetAddress address;
     private final ByteBuffer in = BufferUtil.allocate(Transaction.BUFSIZE + Transaction.HEADER);
     private volatile boolean welcomed;
-    private Scheduler.Task deadline;
     private RSAPublicKey key;
     private String keyName;
     private io.pintle.server.nodes.KeyHash sha256;
@@ -104,12 +99,9 @@ final class CfengineConnection extends AbstractConnection {
         }
     }
 
-    CfengineConnection(EndPoint endPoint, Executor executor, CfengineDoor door, Scheduler scheduler,
-            Duration identificationTimeout) {
+    CfengineConnection(EndPoint endPoint, Executor executor, CfengineDoor door) {
         super(endPoint, executor);
         this.door = door;
-        this.scheduler = scheduler;
-        this.identificationTimeout = identificationTimeout;
         this.address = endPoint.getRemoteSocketAddress() instanceof InetSocketAddress socket
                 ? socket.getAddress() : InetAddress.getLoopbackAddress();
     }
@@ -117,25 +109,16 @@ final class CfengineConnection extends AbstractConnection {
     @Override
     public void onOpen() {
         super.onOpen();
-        deadline = scheduler.schedule(() -> {
-            if (!welcomed) {
-                refuse("identification", "no identification within " + identificationTimeout.toSeconds() + " s");
-            }
-        }, identificationTimeout.toMillis(), TimeUnit.MILLISECONDS);
         // The server speaks first after the handshake: its latest version. Written without blocking: this runs on
-        // the selector.
+        // the selector. The listener closes a connection not identified within [limits] header_timeout_seconds.
         byte[] hello = ("CFE_v" + LATEST + " pintle " + PintleVersion.current() + "\n")
                 .getBytes(StandardCharsets.US_ASCII);
         getEndPoint().write(Callback.from(this::fillInterested, failure -> close()), ByteBuffer.wrap(hello));
     }
 
-    @Override
-    public void onClose(Throwable cause) {
-        Scheduler.Task task = deadline;
-        if (task != null) {
-            task.cancel();
-        }
-        super.onClose(cause);
+    /** @return whether the agent completed the identification dialog */
+    boolean welcomed() {
+        return welcomed;
     }
 
     @Override
@@ -263,10 +246,6 @@ final class CfengineConnection extends AbstractConnection {
             return false;
         }
         welcomed = true;
-        Scheduler.Task task = deadline;
-        if (task != null) {
-            task.cancel();
-        }
         write(ByteBuffer.wrap(("OK WELCOME" + (user.isEmpty() ? "" : " USERNAME=" + user) + "\n")
                 .getBytes(StandardCharsets.US_ASCII)));
         LOG.debug("CFEngine agent {} ({}, {}) identified, protocol {}", address.getHostAddress(), keyName,

@@ -89,12 +89,12 @@ public final class CfengineListener {
         AbstractConnectionFactory agents = new AbstractConnectionFactory(PROTOCOL) {
             @Override
             public Connection newConnection(Connector connector, EndPoint endPoint) {
-                return configure(new CfengineConnection(endPoint, connector.getExecutor(), door,
-                        connector.getScheduler(), identificationTimeout), connector, endPoint);
+                return configure(new CfengineConnection(endPoint, connector.getExecutor(), door), connector,
+                        endPoint);
             }
         };
-        Gate connector = new Gate(server, cfengine.maxConnectionsPerAddress(), snapshots, metrics, detector, classic,
-                ssl, agents);
+        Gate connector = new Gate(server, cfengine.maxConnectionsPerAddress(), identificationTimeout, snapshots,
+                metrics, detector, classic, ssl, agents);
         connector.setName(CONNECTOR);
         connector.setHost(cfengine.listen().host());
         connector.setPort(cfengine.listen().port());
@@ -113,16 +113,18 @@ public final class CfengineListener {
      */
     private static final class Gate extends ServerConnector {
         private final int perAddress;
+        private final Duration identificationTimeout;
         private final SnapshotHolder snapshots;
         private final ServerMetrics metrics;
         /** Open connections per address: changed on accept and close only, under the object's lock. */
         private final Map<InetAddress, Integer> open = new HashMap<>();
         private final Map<EndPoint, InetAddress> counted = new java.util.IdentityHashMap<>();
 
-        Gate(Server server, int perAddress, SnapshotHolder snapshots, ServerMetrics metrics,
-                org.eclipse.jetty.server.ConnectionFactory... factories) {
+        Gate(Server server, int perAddress, Duration identificationTimeout, SnapshotHolder snapshots,
+                ServerMetrics metrics, org.eclipse.jetty.server.ConnectionFactory... factories) {
             super(server, -1, 1, factories);
             this.perAddress = perAddress;
+            this.identificationTimeout = identificationTimeout;
             this.snapshots = snapshots;
             this.metrics = metrics;
         }
@@ -153,7 +155,23 @@ public final class CfengineListener {
                 LOG.info("refused a CFEngine connection from {}: {} open from that address already "
                         + "([cfengine] max_connections_per_address)", address.getHostAddress(), perAddress);
                 endPoint.close();
+                return;
             }
+            // TLS and the identification dialog within the header timeout, whatever the peer sends or does not.
+            getScheduler().schedule(() -> {
+                if (endPoint.isOpen() && !identified(endPoint)) {
+                    metrics.cfengineRefused("identification");
+                    LOG.info("closed the CFEngine connection from {}: no TLS handshake and identification within "
+                            + "{} s ([limits] header_timeout_seconds)", address.getHostAddress(),
+                            identificationTimeout.toSeconds());
+                    endPoint.close();
+                }
+            }, identificationTimeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+        }
+
+        private static boolean identified(EndPoint endPoint) {
+            return endPoint.getConnection() instanceof org.eclipse.jetty.io.ssl.SslConnection tls
+                    && tls.getSslEndPoint().getConnection() instanceof CfengineConnection agent && agent.welcomed();
         }
 
         @Override

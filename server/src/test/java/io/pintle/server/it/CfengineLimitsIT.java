@@ -29,7 +29,7 @@ class CfengineLimitsIT {
         box.networks("Require ip 127.0.0.1/32\n");
         KeyPair agent = SelfSigned.keyPair(SelfSigned.KeyType.RSA_2048);
         try (TestServer server = TestServer.start(box, String.join("\n", "[cfengine]", "listen = \"127.0.0.1:0\"",
-                "max_connections_per_address = 2"))) {
+                "max_connections_per_address = 2", "[limits]", "header_timeout_seconds = 2"))) {
             int port = server.server().cfenginePort();
             assertThatThrownBy(() -> {
                 try (CfProtocol outside = CfProtocol.connect(port, agent, "127.0.0.2")) {
@@ -61,6 +61,19 @@ class CfengineLimitsIT {
             assertThat(server.metric("pintle_cfengine_connections_refused_total{reason=\"network-not-allowed\"}"))
                     .isEqualTo(1.0);
             assertThat(server.metric("pintle_connections{listener=\"cfengine\"}")).isNotNull();
+
+            // A peer that connects and sends nothing, and one that completes TLS but never identifies: both are
+            // closed after the header timeout, holding nothing meanwhile.
+            try (java.net.Socket silent = new java.net.Socket("127.0.0.1", port);
+                    CfProtocol mute = CfProtocol.connect(port, agent)) {
+                silent.setSoTimeout(20_000);
+                long start = System.nanoTime();
+                assertThat(silent.getInputStream().read()).isEqualTo(-1);
+                assertThat(mute.closedByServer()).isTrue();
+                assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(15));
+            }
+            assertThat(server.metric("pintle_cfengine_connections_refused_total{reason=\"identification\"}"))
+                    .isEqualTo(2.0);
         }
     }
 }
