@@ -1,9 +1,5 @@
 package io.pintle.server.cfengine;
 
-import com.fasterxml.jackson.annotation.JsonInclude;
-import com.fasterxml.jackson.annotation.JsonProperty;
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.pintle.server.access.Access;
 import io.pintle.server.access.CfengineRoutes;
 import io.pintle.server.access.Credentials;
@@ -11,6 +7,7 @@ import io.pintle.server.access.Rule;
 import io.pintle.server.acl.Caller;
 import io.pintle.server.acl.Decision;
 import io.pintle.server.config.ServerConfig;
+import io.pintle.server.http.AccessLine;
 import io.pintle.server.metrics.ServerMetrics;
 import io.pintle.server.nodes.Identification;
 import io.pintle.server.nodes.KeyHash;
@@ -25,8 +22,6 @@ import java.nio.file.Path;
 import java.security.interfaces.RSAPublicKey;
 import java.time.Clock;
 import java.time.Instant;
-import java.time.ZoneOffset;
-import java.time.format.DateTimeFormatter;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
@@ -42,19 +37,14 @@ import org.slf4j.LoggerFactory;
  * of the current snapshot.
  */
 public final class CfengineDoor {
-    /** The access log's logger, as the HTTPS listener's. */
-    static final String ACCESS_LOGGER = "io.pintle.access";
-    private static final Logger ACCESS = LoggerFactory.getLogger(ACCESS_LOGGER);
     private static final Logger LOG = LoggerFactory.getLogger(CfengineDoor.class);
-    private static final ObjectMapper JSON = new ObjectMapper();
-    private static final DateTimeFormatter COMMON_TIME =
-            DateTimeFormatter.ofPattern("dd/MMM/yyyy:HH:mm:ss Z", Locale.ENGLISH).withZone(ZoneOffset.UTC);
 
     private final SnapshotHolder snapshots;
     private final ServerMetrics metrics;
     private final DigestCache digests;
     private final Clock clock;
     private final AtomicReference<Trees> trees = new AtomicReference<>();
+    private final AccessLine access = new AccessLine();
     private final AgentRun agentRun;
 
     /** Runs this server's own agent, as remote run does (its argv, or the root agent helper). */
@@ -273,7 +263,7 @@ public final class CfengineDoor {
             metrics.denied(deny.reason());
         }
         ServerConfig.Log log = snapshot.config().log();
-        if (!log.access() || !ACCESS.isInfoEnabled()) {
+        if (!log.access() || !AccessLine.enabled()) {
             return;
         }
         String node = caller != null && caller.identification() instanceof Identification.Authenticated a
@@ -285,38 +275,17 @@ public final class CfengineDoor {
             case "bad" -> 400;
             default -> 500;
         };
-        Instant now = clock.instant();
-        double millis = nanos / 1_000_000.0;
-        String verdict = decision instanceof Decision.Allow ? "allowed" : decision instanceof Decision.Deny ? "denied"
-                : null;
-        String reason = decision instanceof Decision.Deny deny ? deny.reason() : null;
-        String rule = decision instanceof Decision.Allow allow ? allow.rule() : null;
-        if (log.accessFormat() == ServerConfig.AccessFormat.JSON) {
-            try {
-                ACCESS.info(JSON.writeValueAsString(new Line(now.toString(), client.getHostAddress(), node, command,
-                        path, "CFEngine", status, bytes, millis, "cfengine", verdict, reason, rule, "cfengine", key)));
-            } catch (JsonProcessingException e) {
-                ACCESS.info("{\"error\":\"access line not serialisable\"}");
-            }
-            return;
-        }
-        StringBuilder text = new StringBuilder(200);
-        text.append(client.getHostAddress()).append(" - ").append(node != null ? node : "-").append(" [")
-                .append(COMMON_TIME.format(now)).append("] \"").append(command);
-        if (path != null) {
-            text.append(' ').append(printable(path));
-        }
-        text.append(" CFEngine\" ").append(status).append(' ').append(bytes > 0 ? Long.toString(bytes) : "-")
-                .append(' ').append(String.format(Locale.ROOT, "%.3f", millis)).append("ms ");
-        if (verdict == null) {
-            text.append('-');
-        } else if (reason != null) {
-            text.append(verdict).append(':').append(reason);
-        } else {
-            text.append(verdict).append(" \"").append(printable(rule)).append('"');
-        }
-        text.append(" proto=cfengine key=").append(key != null ? key : "-");
-        ACCESS.info(text.toString());
+        long millis = clock.millis();
+        boolean json = log.accessFormat() == ServerConfig.AccessFormat.JSON;
+        // A path is at most a transaction (4,088 bytes); the line keeps its first 512 characters.
+        String shown = path != null && path.length() > 512 ? path.substring(0, 512) + "..." : path;
+        access.write(new AccessLine.Line(json ? Instant.ofEpochMilli(millis).toString() : null,
+                client.getHostAddress(), node, command, shown, null, "CFEngine", status, bytes, nanos / 1_000_000.0,
+                CfengineListener.CONNECTOR, null,
+                decision instanceof Decision.Allow ? "allowed" : decision instanceof Decision.Deny ? "denied" : null,
+                decision instanceof Decision.Deny deny ? deny.reason() : null,
+                decision instanceof Decision.Allow allow ? allow.rule() : null, null, null, "cfengine",
+                key != null ? key : json ? null : "-"), millis, nanos, json);
     }
 
     /** Paths come from the network: quotes, backslashes and control characters are escaped. */
@@ -340,10 +309,4 @@ public final class CfengineDoor {
         }
         return text.toString();
     }
-
-    /** One access log entry, JSON form; null fields are left out. */
-    @JsonInclude(JsonInclude.Include.NON_NULL)
-    record Line(String time, String client, String node, String method, String path, String protocol, int status,
-            long bytes, @JsonProperty("duration_ms") double durationMs, String listener, String decision,
-            String reason, String rule, String proto, String key) {}
 }

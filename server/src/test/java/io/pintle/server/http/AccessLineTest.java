@@ -1,11 +1,11 @@
-package io.pintle.server.http.edge;
+package io.pintle.server.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.Locale;
 import org.junit.jupiter.api.Test;
 
-class RequestObserverTest {
+class AccessLineTest {
     /** The access log's duration, without a formatter, reads as {@code %.3f} of the milliseconds did. */
     @Test
     void durationsReadAsThreeDecimalMilliseconds() {
@@ -13,15 +13,15 @@ class RequestObserverTest {
             1_000_000_000L, 12_345_678_901L};
         for (long value : nanos) {
             StringBuilder text = new StringBuilder();
-            RequestObserver.milliseconds(text, value);
+            AccessLine.milliseconds(text, value);
             assertThat(text.toString()).as("%d ns", value)
                     .isEqualTo(String.format(Locale.ROOT, "%.3f", Math.round(value / 1000.0) / 1000.0));
         }
         StringBuilder text = new StringBuilder();
-        RequestObserver.milliseconds(text, 4_096_499);
+        AccessLine.milliseconds(text, 4_096_499);
         assertThat(text).hasToString("4.096");
         text.setLength(0);
-        RequestObserver.milliseconds(text, 7_000);
+        AccessLine.milliseconds(text, 7_000);
         assertThat(text).hasToString("0.007");
     }
 }
