@@ -119,15 +119,7 @@ public final class Access {
             return null;
         }
         int slash = below.indexOf('/');
-        String node = slash < 0 ? below : below.substring(0, slash);
-        if (!NODE_ID.matcher(node).matches()) {
-            return null;
-        }
-        try {
-            return new NodeId(node);
-        } catch (IllegalArgumentException e) {
-            return null;
-        }
+        return nodeId(slash < 0 ? below : below.substring(0, slash));
     }
 
     /**
@@ -136,15 +128,16 @@ public final class Access {
      */
     public static NodeId owner(String below) {
         int slash = below == null ? -1 : below.indexOf('/');
-        if (slash < 0) {
-            return null;
-        }
-        String node = below.substring(0, slash);
-        if (!NODE_ID.matcher(node).matches()) {
+        return slash < 0 ? null : nodeId(below.substring(0, slash));
+    }
+
+    /** @return the node a path segment names, or null when it is not a node id */
+    private static NodeId nodeId(String segment) {
+        if (!NODE_ID.matcher(segment).matches()) {
             return null;
         }
         try {
-            return new NodeId(node);
+            return new NodeId(segment);
         } catch (IllegalArgumentException e) {
             return null;
         }

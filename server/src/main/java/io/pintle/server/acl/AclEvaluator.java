@@ -85,18 +85,9 @@ public final class AclEvaluator {
      * @return the decision
      */
     public Decision policies(Caller caller, NodeId owner) {
-        if (!networks.contains(caller.address())) {
-            return networkDenied(caller);
-        }
-        if (caller.identification() instanceof Identification.Anonymous anonymous) {
-            return new Decision.Deny(anonymous.reason().code(), anonymous.detail());
-        }
-        NodeId node = ((Identification.Authenticated) caller.identification()).node();
-        if (!node.equals(owner)) {
-            return new Decision.Deny("uid-mismatch",
-                    "certificate UID " + node + " does not match the node " + owner + " in the path");
-        }
-        return new Decision.Allow("policies: node " + node + " reads its own directory");
+        Decision refused = notTheOwner(caller, owner, "uid-mismatch", "certificate UID %s does not match the node %s "
+                + "in the path");
+        return refused != null ? refused : new Decision.Allow("policies: node " + owner + " reads its own directory");
     }
 
     /**
@@ -109,6 +100,20 @@ public final class AclEvaluator {
      * @return the decision
      */
     public Decision nodeTree(Caller caller, NodeId owner) {
+        Decision refused = notTheOwner(caller, owner, "key-mismatch", "the key of node %s is not the key of the node "
+                + "%s whose directory this is");
+        return refused != null ? refused
+                : new Decision.Allow("cfengine: node " + owner + " reads its own directory (admit_keys)");
+    }
+
+    /**
+     * A node's own directory, whichever door: an allowed network, an identified node, that node.
+     *
+     * @param mismatch the reason when another node asks
+     * @param detail its words: the caller's node, then the owner ({@code %s} twice)
+     * @return the refusal, or null when the caller is the owner
+     */
+    private Decision notTheOwner(Caller caller, NodeId owner, String mismatch, String detail) {
         if (!networks.contains(caller.address())) {
             return networkDenied(caller);
         }
@@ -116,11 +121,7 @@ public final class AclEvaluator {
             return new Decision.Deny(anonymous.reason().code(), anonymous.detail());
         }
         NodeId node = ((Identification.Authenticated) caller.identification()).node();
-        if (!node.equals(owner)) {
-            return new Decision.Deny("key-mismatch", "the key of node " + node + " is not the key of the node "
-                    + owner + " whose directory this is");
-        }
-        return new Decision.Allow("cfengine: node " + node + " reads its own directory (admit_keys)");
+        return node.equals(owner) ? null : new Decision.Deny(mismatch, String.format(detail, node, owner));
     }
 
     /**

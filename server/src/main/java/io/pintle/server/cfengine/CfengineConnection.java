@@ -497,9 +497,8 @@ final class CfengineConnection extends AbstractConnection {
 
     private void stat(ServerSnapshot snapshot, Caller caller, long clientTime, String path, long start)
             throws IOException {
-        CfengineDoor.Resolution resolution = door.resolve(snapshot, caller, "STAT", path);
-        if (!resolution.allowed()) {
-            refused(snapshot, "STAT", resolution, start);
+        CfengineDoor.Resolution resolution = allowed(snapshot, caller, "STAT", path, start);
+        if (resolution == null) {
             return;
         }
         long now = door.clock().instant().getEpochSecond();
@@ -541,9 +540,8 @@ final class CfengineConnection extends AbstractConnection {
     }
 
     private void opendir(ServerSnapshot snapshot, Caller caller, String path, long start) throws IOException {
-        CfengineDoor.Resolution resolution = door.resolve(snapshot, caller, "OPENDIR", path);
-        if (!resolution.allowed()) {
-            refused(snapshot, "OPENDIR", resolution, start);
+        CfengineDoor.Resolution resolution = allowed(snapshot, caller, "OPENDIR", path, start);
+        if (resolution == null) {
             return;
         }
         if (!Files.isDirectory(resolution.real(), LinkOption.NOFOLLOW_LINKS)) {
@@ -594,9 +592,8 @@ final class CfengineConnection extends AbstractConnection {
 
     private void get(ServerSnapshot snapshot, Caller caller, int bufferSize, String path, long start)
             throws IOException {
-        CfengineDoor.Resolution resolution = door.resolve(snapshot, caller, "GET", path);
-        if (!resolution.allowed()) {
-            refused(snapshot, "GET", resolution, start);
+        CfengineDoor.Resolution resolution = allowed(snapshot, caller, "GET", path, start);
+        if (resolution == null) {
             return;
         }
         FileChannel channel;
@@ -647,9 +644,8 @@ final class CfengineConnection extends AbstractConnection {
 
     private void md5(ServerSnapshot snapshot, Caller caller, String path, byte[] digest, long start)
             throws IOException {
-        CfengineDoor.Resolution resolution = door.resolve(snapshot, caller, "MD5", path);
-        if (!resolution.allowed()) {
-            refused(snapshot, "MD5", resolution, start);
+        CfengineDoor.Resolution resolution = allowed(snapshot, caller, "MD5", path, start);
+        if (resolution == null) {
             return;
         }
         boolean same = false;
@@ -668,12 +664,22 @@ final class CfengineConnection extends AbstractConnection {
         log(snapshot, "MD5", path, outcome, resolution.decision(), 0, System.nanoTime() - start);
     }
 
-    /** Every refusal looks the same to the agent ({@code CF_FAILEDSTR}); the log says which it was. */
-    private void refused(ServerSnapshot snapshot, String command, CfengineDoor.Resolution resolution, long start)
-            throws IOException {
+    /**
+     * Resolves the path and asks the access function; a refusal is answered here. Every refusal looks the same to
+     * the agent ({@code CF_FAILEDSTR}); the log says which it was.
+     *
+     * @return the resolution when allowed, or null when refused (already answered and logged)
+     */
+    private CfengineDoor.Resolution allowed(ServerSnapshot snapshot, Caller caller, String command, String path,
+            long start) throws IOException {
+        CfengineDoor.Resolution resolution = door.resolve(snapshot, caller, command, path);
+        if (resolution.allowed()) {
+            return resolution;
+        }
         write(Transaction.done(Transaction.FAILED));
         log(snapshot, command, resolution.requested(), resolution.outcome(), resolution.decision(), 0,
                 System.nanoTime() - start);
+        return null;
     }
 
     private void log(ServerSnapshot snapshot, String command, String path, String outcome, Decision decision,

@@ -92,11 +92,11 @@ class CfengineIT {
         box.shareFile(rules + "empty.cf", new byte[0]);
     }
 
-    private String copyPolicy(String source, Path destination) {
+    /** Rudder's {@code body copy_from remote} (update.st): digest, verify, purge, protocol_version 2. */
+    private String remoteBody() {
         return String.join("\n",
-                "body common control { bundlesequence => { \"copy\" }; }",
-                "body copy_from remote(path) {",
-                "  servers => { \"127.0.0.1\" };",
+                "body copy_from remote(server, path) {",
+                "  servers => { \"$(server)\" };",
                 "  source => \"$(path)\";",
                 "  compare => \"digest\";",
                 "  preserve => \"false\";",
@@ -105,13 +105,19 @@ class CfengineIT {
                 "  copy_backup => \"false\";",
                 "  portnumber => \"" + server.server().cfenginePort() + "\";",
                 "  protocol_version => \"2\";",
-                "}",
+                "}");
+    }
+
+    private String copyPolicy(String source, Path destination) {
+        return String.join("\n",
+                "body common control { bundlesequence => { \"copy\" }; }",
+                remoteBody(),
                 "body depth_search recurse(d) { depth => \"$(d)\"; }",
                 "bundle agent copy {",
                 "  files:",
                 "    \"" + destination + "/.\"",
                 "      create => \"true\",",
-                "      copy_from => remote(\"" + source + "\"),",
+                "      copy_from => remote(\"127.0.0.1\", \"" + source + "\"),",
                 "      depth_search => recurse(\"inf\");",
                 "}",
                 "");
@@ -138,17 +144,7 @@ class CfengineIT {
         String root = box.share().resolve(NODE + "/rules/cfengine-community").toString();
         return String.join("\n",
                 "body common control { bundlesequence => { \"update\" }; }",
-                "body copy_from remote(server, path) {",
-                "  servers => { \"$(server)\" };",
-                "  source => \"$(path)\";",
-                "  compare => \"digest\";",
-                "  preserve => \"false\";",
-                "  verify => \"true\";",
-                "  purge => \"true\";",
-                "  copy_backup => \"false\";",
-                "  portnumber => \"" + server.server().cfenginePort() + "\";",
-                "  protocol_version => \"2\";",
-                "}",
+                remoteBody(),
                 "body depth_search recurse(d) { depth => \"$(d)\"; }",
                 "body depth_search recurse_ignore(d, list) { depth => \"$(d)\"; exclude_dirs => { @(list) }; }",
                 "body file_select exclude(name) { leaf_name => { \"$(name)\" }; file_result => \"!leaf_name\"; }",
