@@ -23,7 +23,6 @@ import java.security.interfaces.RSAPublicKey;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.List;
-import java.util.Locale;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicReference;
@@ -288,22 +287,13 @@ public final class CfengineDoor {
                 key != null ? key : json ? null : "-"), millis, nanos, json);
     }
 
-    /** Paths come from the network: quotes, backslashes and control characters are escaped. */
+    /** Paths come from the network: escaped as the access line escapes them, the first 512 characters. */
     static String printable(String value) {
         if (value == null) {
             return "-";
         }
-        StringBuilder text = new StringBuilder(value.length());
-        for (int i = 0; i < value.length() && i < 512; i++) {
-            char c = value.charAt(i);
-            if (c == '"' || c == '\\') {
-                text.append('\\').append(c);
-            } else if (c < 0x20 || c == 0x7f) {
-                text.append(String.format(Locale.ROOT, "\\x%02x", (int) c));
-            } else {
-                text.append(c);
-            }
-        }
+        StringBuilder text = new StringBuilder(Math.min(value.length(), 512) + 3);
+        AccessLine.quoted(text, value.length() > 512 ? value.substring(0, 512) : value);
         if (value.length() > 512) {
             text.append("...");
         }

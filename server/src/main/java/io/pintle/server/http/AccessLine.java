@@ -118,8 +118,13 @@ public final class AccessLine {
     /** The common log format's time of one second; a race only formats twice. */
     private record Stamp(long second, String text) {}
 
-    /** Request lines come from the network: quotes, backslashes and control characters are escaped. */
-    private static void quoted(StringBuilder text, String value) {
+    /**
+     * Request lines come from the network: quotes, backslashes and control characters are escaped.
+     *
+     * @param text where to append
+     * @param value what to append, or null for {@code -}
+     */
+    public static void quoted(StringBuilder text, String value) {
         if (value == null) {
             text.append('-');
             return;
