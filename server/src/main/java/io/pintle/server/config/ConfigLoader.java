@@ -162,8 +162,11 @@ public final class ConfigLoader {
             ServerConfig.Cfengine cfengine = raw.cfengine() != null ? cfengine(raw.cfengine(), tls)
                     : ServerConfig.Cfengine.defaults(tls);
             cfengine.validate(source);
+            ServerConfig.Delivery delivery = raw.delivery() != null ? delivery(raw.delivery())
+                    : ServerConfig.Delivery.DEFAULTS;
+            delivery.validate(source);
             return new ServerConfig(source, general, tls, nodes, networks, paths, admin, reload, log, limits, upstream,
-                    remoteRun, uploads, webapp, cfengine);
+                    remoteRun, uploads, webapp, cfengine, delivery);
         }
 
         private ServerConfig.General general(RawGeneral raw) throws ConfigException {
@@ -250,7 +253,16 @@ public final class ConfigLoader {
             ServerConfig.Paths defaults = ServerConfig.Paths.DEFAULTS;
             return new ServerConfig.Paths(path("paths.share", raw.share(), defaults.share()),
                     path("paths.shared_folder", raw.sharedFolder(), defaults.sharedFolder()),
-                    path("paths.shared_files", raw.sharedFiles(), defaults.sharedFiles()));
+                    path("paths.shared_files", raw.sharedFiles(), defaults.sharedFiles()),
+                    path("paths.state", raw.state(), defaults.state()));
+        }
+
+        private ServerConfig.Delivery delivery(RawDelivery raw) throws ConfigException {
+            ServerConfig.Delivery defaults = ServerConfig.Delivery.DEFAULTS;
+            Path backup = raw.rudderBackup() == null ? defaults.rudderBackup()
+                    : raw.rudderBackup().isEmpty() ? null : path("delivery.rudder_backup", raw.rudderBackup());
+            return new ServerConfig.Delivery(seconds(raw.silentAfterSeconds(), defaults.silentAfter()), backup,
+                    or(raw.buildArchives(), defaults.buildArchives()));
         }
 
         private ServerConfig.Admin admin(RawAdmin raw) throws ConfigException {
@@ -668,7 +680,8 @@ public final class ConfigLoader {
             @JsonProperty("remote_run") RawRemoteRun remoteRun,
             RawUploads uploads,
             RawWebapp webapp,
-            RawCfengine cfengine) {}
+            RawCfengine cfengine,
+            RawDelivery delivery) {}
 
     record RawCfengine(
             @JsonProperty("listen") String listen,
@@ -756,7 +769,13 @@ public final class ConfigLoader {
     record RawPaths(
             @JsonProperty("share") String share,
             @JsonProperty("shared_folder") String sharedFolder,
-            @JsonProperty("shared_files") String sharedFiles) {}
+            @JsonProperty("shared_files") String sharedFiles,
+            @JsonProperty("state") String state) {}
+
+    record RawDelivery(
+            @JsonProperty("silent_after_seconds") Integer silentAfterSeconds,
+            @JsonProperty("rudder_backup") String rudderBackup,
+            @JsonProperty("build_archives") Boolean buildArchives) {}
 
     record RawAdmin(
             @JsonProperty("listen") String listen,

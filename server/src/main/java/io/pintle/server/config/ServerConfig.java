@@ -35,12 +35,15 @@ import java.util.Set;
  * @param remoteRun remote run: what the agent commands are and how runs are passed down the tree
  * @param uploads agents' inventory and report uploads
  * @param webapp the web interface behind {@code /rudder/} on a root (off unless configured)
+ * @param cfengine CFEngine's protocol listener (off unless configured)
+ * @param delivery what is kept of each node's policy fetches, freezes and built archives
  */
 public record ServerConfig(
         Path source, General general, Tls tls, Nodes nodes, Networks networks, Paths paths, Admin admin,
         Reload reload, Log log, Limits limits, Upstream upstream, RemoteRun remoteRun, Uploads uploads,
-        Webapp webapp, Cfengine cfengine) {
+        Webapp webapp, Cfengine cfengine, Delivery delivery) {
     public ServerConfig {
+        Objects.requireNonNull(delivery);
         Objects.requireNonNull(general);
         Objects.requireNonNull(tls);
         Objects.requireNonNull(nodes);
@@ -890,16 +893,45 @@ public record ServerConfig(
      * @param share Rudder's share directory ({@code /var/rudder/share})
      * @param sharedFolder Rudder's global shared folder, served under relayd's {@code shared-folder/}
      * @param sharedFiles node-to-node shared files ({@code {sharedFiles}/{target}/files/{source}/{fileId}})
+     * @param state Pintle's own state (the unit's {@code StateDirectory}): per-node delivery state, freezes, built
+     *     archives; private to the service
      */
-    public record Paths(Path share, Path sharedFolder, Path sharedFiles) {
-        /** Rudder's. */
+    public record Paths(Path share, Path sharedFolder, Path sharedFiles, Path state) {
+        /** Rudder's, and the unit's state directory. */
         public static final Paths DEFAULTS = new Paths(Path.of("/var/rudder/share"),
-                Path.of("/var/rudder/configuration-repository/shared-files"), Path.of("/var/rudder/shared-files"));
+                Path.of("/var/rudder/configuration-repository/shared-files"), Path.of("/var/rudder/shared-files"),
+                Path.of("/var/lib/pintle"));
 
         public Paths {
             Objects.requireNonNull(share);
             Objects.requireNonNull(sharedFolder);
             Objects.requireNonNull(sharedFiles);
+            Objects.requireNonNull(state);
+        }
+    }
+
+    /**
+     * Policy delivery ({@code [delivery]}): what the server keeps of what each node fetched, and how it steers it.
+     *
+     * @param silentAfter a node that sent no request for this long counts as silent ({@code silent_after_seconds})
+     * @param rudderBackup where Rudder's webapp keeps each node's previous generation ({@code rudder.dir.backup}:
+     *     {@code <backup>/<node path>/rules}), read by a rollback; null when Rudder's backup is off
+     * @param buildArchives build {@code rules/rudder.tar.bz2} from the tree when Rudder's hook has not (yet)
+     */
+    public record Delivery(Duration silentAfter, Path rudderBackup, boolean buildArchives) {
+        /** Rudder's backup directory, an hour of silence, archives built. */
+        public static final Delivery DEFAULTS = new Delivery(Duration.ofHours(1),
+                Path.of("/var/rudder/share/backup"), true);
+
+        public Delivery {
+            Objects.requireNonNull(silentAfter);
+        }
+
+        void validate(Path source) throws ConfigException {
+            if (silentAfter.compareTo(Duration.ofMinutes(1)) < 0 || silentAfter.compareTo(Duration.ofDays(30)) > 0) {
+                throw new ConfigException(source + ": 'delivery.silent_after_seconds' must be between 60 and 2592000 "
+                        + "(30 days), got " + silentAfter.toSeconds());
+            }
         }
     }
 

@@ -174,6 +174,7 @@ public record DemoLayout(Path directory, String serverPin, String linux1, String
                 "allowed_file = \"lib/rudder-networks-24.conf\"",
                 "[paths]",
                 "share = \"share\"",
+                "state = \"state\"",
                 "[admin]",
                 "listen = \"127.0.0.1:0\"",
                 "[uploads]",

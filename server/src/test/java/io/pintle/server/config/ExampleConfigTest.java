@@ -259,6 +259,6 @@ class ExampleConfigTest {
                 new ServerConfig.Networks(networks.allowedFile(), networks.allowed(), networks.policyServerFile(),
                         false),
                 config.paths(), config.admin(), config.reload(), config.log(), config.limits(), config.upstream(),
-                config.remoteRun(), config.uploads(), config.webapp(), config.cfengine());
+                config.remoteRun(), config.uploads(), config.webapp(), config.cfengine(), config.delivery());
     }
 }

@@ -290,7 +290,7 @@ class CrlFetchIT {
         return new ServerConfig(c.source(), c.general(), c.tls(), new ServerConfig.Nodes(n.list(), n.certificates(),
                 n.authentication(), n.caFile(), n.caMaxDepth(), n.idRules(), n.crlFiles(), n.deniedKeysFile(),
                 n.deniedKeysFileRequired(), n.crlUrl(), n.crlFetchFile(), REFRESH), c.networks(), c.paths(), c.admin(),
-                c.reload(), c.log(), c.limits(), c.upstream(), c.remoteRun(), c.uploads(), c.webapp(), c.cfengine());
+                c.reload(), c.log(), c.limits(), c.upstream(), c.remoteRun(), c.uploads(), c.webapp(), c.cfengine(), c.delivery());
     }
 
     private static JsonNode fetch(JsonNode status) {

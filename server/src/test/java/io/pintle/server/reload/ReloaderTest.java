@@ -242,7 +242,7 @@ class ReloaderTest {
         ServerConfig withDefault = new ServerConfig(loaded.source(), loaded.general(), loaded.tls(), loaded.nodes(),
                 new ServerConfig.Networks(networks.allowedFile(), networks.allowed(), file, false), loaded.paths(),
                 loaded.admin(), loaded.reload(), loaded.log(), loaded.limits(), loaded.upstream(),
-                loaded.remoteRun(), loaded.uploads(), loaded.webapp(), loaded.cfengine());
+                loaded.remoteRun(), loaded.uploads(), loaded.webapp(), loaded.cfengine(), loaded.delivery());
 
         ServerSnapshot absent = new SnapshotLoader(withDefault, Clock.systemUTC()).load(1);
         assertThat(absent.policyServerNetworks()).isEqualTo(PolicyServerNetworks.absent(file));

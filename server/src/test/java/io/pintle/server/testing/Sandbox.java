@@ -409,6 +409,7 @@ public final class Sandbox {
                 "share = \"share\"",
                 "shared_folder = \"shared-folder\"",
                 "shared_files = \"shared-files\"",
+                "state = \"state\"",
                 "[uploads]",
                 "inventories = \"" + uploadDirectory(UploadKind.INVENTORIES) + "\"",
                 "inventory_updates = \"" + uploadDirectory(UploadKind.INVENTORY_UPDATES) + "\"",
