@@ -17,6 +17,21 @@ public final class Routes {
     /** {@code /v1/whoami}: how the server sees the caller; the entry point for debugging with curl. */
     public static final String WHOAMI = "/v1/whoami";
 
+    /** Admin listener: the nodes this server serves and what each last fetched. */
+    public static final String NODES = "/v1/nodes";
+
+    /** Admin listener: the freeze in force; POST takes one, DELETE releases it. */
+    public static final String FREEZE = "/v1/freeze";
+
+    /** Admin listener: the delivery curve. */
+    public static final String DELIVERY = "/v1/delivery";
+
+    /** {@code GET /v1/nodes}: only nodes behind ({@code true}) or on what is served now ({@code false}). */
+    public static final String BEHIND = "behind";
+
+    /** {@code GET /v1/nodes}: only nodes silent for at least this many seconds (never seen included). */
+    public static final String SILENT_FOR = "silent_for";
+
     /**
      * relayd's API, versioned, as relayd serves it on 127.0.0.1:3030: {@code /rudder/relay-api/1/...}. Served on
      * the admin listener only; on the TLS listener it is refused, as Rudder's Apache refuses it (it only proxies

@@ -9,6 +9,9 @@ import io.pintle.server.remoterun.RunOrder;
 import io.pintle.server.remoterun.RunPlan;
 import io.pintle.server.config.ConfigLoader;
 import io.pintle.server.config.ServerConfig;
+import io.pintle.server.delivery.Delivery;
+import io.pintle.server.delivery.FetchedTrees;
+import io.pintle.server.delivery.Freezer;
 import io.pintle.server.http.edge.HttpServerFactory;
 import io.pintle.server.http.jersey.JerseyConfig;
 import io.pintle.server.http.admin.Readiness;
@@ -166,6 +169,11 @@ public final class Bootstrap {
                 config.remoteRun().maxChannels(), config.remoteRun().reportGrace(), snapshots::current,
                 metrics::remoteRunEnded, threads.workers(), threads.scheduler());
         metrics.orderChannels(remoteRuns.channels(), remoteRuns.policyUpdates());
+        FetchedTrees fetchedTrees = new FetchedTrees(threads.workers());
+        Delivery delivery = new Delivery(snapshots::current, fetchedTrees, remoteRuns.channels()::connected, clock,
+                threads.scheduler());
+        metrics.delivery(delivery, snapshots);
+        Freezer freezer = new Freezer(reloader, clock);
         FileCache files = new FileCache(config.limits().fileCacheBytes(), clock);
         metrics.downloads(files);
         UploadTally uploads = new UploadTally();
@@ -175,13 +183,15 @@ public final class Bootstrap {
         metrics.crlFetch(crlFetch);
         removeUploadLeftovers(config.uploads(), clock);
         Server server = HttpServerFactory.create(config, tls.factory(), snapshots, clock,
-                new HttpServerFactory.FileServices(files, scanner, digests, waits, sharedFiles, remoteRuns.channels()),
-                JerseyConfig.create(sharedFiles, upstream, remoteRuns, uploads, logins),
-                JerseyConfig.admin(snapshots, reloader, metrics, readiness, remoteRuns, uploads, crlFetch), metrics, readiness);
+                new HttpServerFactory.FileServices(files, scanner, digests, waits, sharedFiles, remoteRuns.channels(),
+                        delivery),
+                JerseyConfig.create(sharedFiles, upstream, remoteRuns, uploads, logins, delivery),
+                JerseyConfig.admin(snapshots, reloader, metrics, readiness, remoteRuns, uploads, crlFetch, delivery,
+                        freezer, clock), metrics, readiness);
         systemd.listener().ifPresent(inherited -> HttpServerFactory.inheritTlsListener(server, inherited));
         try {
             CfengineListener.install(server, config, snapshots, new CfengineDoor(snapshots, metrics, digests, clock,
-                    (snapshot, conditions, lines) -> ownRun(remoteRuns, snapshot, conditions, lines)));
+                    (snapshot, conditions, lines) -> ownRun(remoteRuns, snapshot, conditions, lines), delivery));
         } catch (java.io.IOException e) {
             throw new SnapshotException("[cfengine] key: " + e.getMessage(), e);
         }
@@ -206,6 +216,9 @@ public final class Bootstrap {
         });
         server.addBean(new Managed("shared files cleanup", cleanup::start, cleanup::stop));
         server.addBean(new Managed("remote runs", remoteRuns::start, remoteRuns::stop));
+        // Started before the listeners' requests reach it, stopped (and saved) after they are drained.
+        server.addBean(new Managed("delivery", delivery::start, delivery::stop));
+        server.addBean(new Managed("fetched trees", () -> { }, fetchedTrees::stop));
         if (RelaySyncTargets.wanted(config)) {
             RelaySync relaySync = new RelaySync(snapshots::current, upstream, RELAY_SYNC_WAIT, Duration.ofSeconds(1),
                     Duration.ofMinutes(1));

@@ -23,6 +23,8 @@ import java.util.Map;
  *     null when this server takes none
  * @param orderChannels the nodes' remote-run order channels (the pull channel), or null when remote run is off
  * @param trust how client certificates are trusted and revoked, as of the live snapshot
+ * @param freeze the freeze in force ({@code active: false} when none)
+ * @param delivery how many served nodes hold what is served now, as of the last sample (every 10 s)
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record ServerStatus(
@@ -39,7 +41,28 @@ public record ServerStatus(
         Counts reloads,
         Map<String, Uploads> uploads,
         @JsonProperty("order_channels") OrderChannels orderChannels,
-        Trust trust) {
+        Trust trust,
+        FreezeState freeze,
+        Delivery delivery) {
+
+    /**
+     * @param nodes nodes this server serves (whose policy server it is)
+     * @param behind of which not holding what is served now
+     * @param silent of which silent for {@code [delivery] silent_after_seconds}
+     * @param frozen of which frozen
+     * @param channels of which holding an order channel
+     * @param currentShare the share on what is served now
+     * @param lastGeneration when the version served to some node last changed (ISO-8601), or null
+     */
+    @JsonInclude(JsonInclude.Include.ALWAYS)
+    public record Delivery(
+            int nodes,
+            int behind,
+            int silent,
+            int frozen,
+            int channels,
+            @JsonProperty("current_share") double currentShare,
+            @JsonProperty("last_generation") String lastGeneration) {}
 
     /**
      * @param modes Rudder's trust modes on: {@code cert_pinning}, {@code cert_validation}

@@ -639,6 +639,9 @@ final class CfengineConnection extends AbstractConnection {
                 sent += read;
             }
         }
+        if ("ok".equals(outcome)) {
+            door.delivered(snapshot, caller, resolution, 200);
+        }
         log(snapshot, "GET", path, outcome, resolution.decision(), sent, System.nanoTime() - start);
     }
 
@@ -661,6 +664,9 @@ final class CfengineConnection extends AbstractConnection {
         }
         write(Transaction.of(same ? MD5_REPLY_SAME : MD5_REPLY_DIFFERENT,
                 same ? MD5_REPLY_SAME.length : MD5_REPLY_DIFFERENT.length, Transaction.DONE));
+        if (same) {
+            door.delivered(snapshot, caller, resolution, 304);
+        }
         log(snapshot, "MD5", path, outcome, resolution.decision(), 0, System.nanoTime() - start);
     }
 

@@ -13,6 +13,9 @@ import io.pintle.server.nodes.Identification;
 import io.pintle.server.nodes.KeyHash;
 import io.pintle.server.nodes.NodeId;
 import io.pintle.server.policy.DigestCache;
+import io.pintle.server.delivery.Delivery;
+import io.pintle.server.delivery.PolicyEntry;
+import io.pintle.server.policy.FileVersion;
 import io.pintle.server.reload.ServerSnapshot;
 import io.pintle.server.reload.SnapshotHolder;
 import java.io.IOException;
@@ -64,10 +67,15 @@ public final class CfengineDoor {
      * @param digests computes the digests {@code MD5} compares
      * @param clock the clock ({@code denybadclocks}, the access log)
      * @param agentRun runs this server's agent for {@code EXEC}
+     * @param delivery told of each node's requests and of its policy stamp fetches
      */
+    private static final String STAMP_NAME = Path.of(PolicyEntry.CFENGINE_STAMP).getFileName().toString();
+    private final Delivery delivery;
+
     public CfengineDoor(SnapshotHolder snapshots, ServerMetrics metrics, DigestCache digests, Clock clock,
-            AgentRun agentRun) {
+            AgentRun agentRun, Delivery delivery) {
         this.agentRun = agentRun;
+        this.delivery = delivery;
         this.snapshots = snapshots;
         this.metrics = metrics;
         this.digests = digests;
@@ -192,6 +200,11 @@ public final class CfengineDoor {
                     new Decision.Deny("path-rejected", RequestPath.refusal(requested)));
         }
         Path lexical = Path.of(normal);
+        CfengineRoutes.Target named = CfengineRoutes.route(lexical, resolved);
+        NodeId frozen = frozenOwner(snapshot, named);
+        if (frozen != null) {
+            return resolveFrozen(snapshot, caller, command, requested, named, frozen);
+        }
         Path real;
         try {
             real = lexical.toRealPath();
@@ -214,6 +227,46 @@ public final class CfengineDoor {
         }
         return new Resolution(requested, decision instanceof Decision.Allow ? real : null,
                 decision instanceof Decision.Allow ? "ok" : "denied", decision);
+    }
+
+    /** @return the node whose directory in the share the path names, when that node is frozen; else null */
+    private static NodeId frozenOwner(ServerSnapshot snapshot, CfengineRoutes.Target named) {
+        if (!snapshot.freeze().active() || named.tree() == null || !"share".equals(named.tree().name())) {
+            return null;
+        }
+        NodeId owner = Access.owner(named.below());
+        return owner != null && snapshot.freeze().covers(owner) ? owner : null;
+    }
+
+    /**
+     * A frozen node's path: decided as named in the share (the same rule as any node path), served from the
+     * frozen copy, links resolved within that copy and refused when they leave it.
+     */
+    private static Resolution resolveFrozen(ServerSnapshot snapshot, Caller caller, String command, String requested,
+            CfengineRoutes.Target named, NodeId owner) {
+        Decision decision = decide(snapshot, caller, command, named);
+        if (!(decision instanceof Decision.Allow)) {
+            return new Resolution(requested, null, "denied", decision);
+        }
+        String below = named.below();
+        int slash = below.indexOf('/');
+        Path copy = snapshot.freeze().root(owner);
+        try {
+            Path copyReal = copy.toRealPath();
+            Path real = (slash < 0 ? copy : copy.resolve(below.substring(slash + 1))).toRealPath();
+            if (!real.startsWith(copyReal)) {
+                LOG.info("refused {} of {} from {}: in node {}'s frozen copy it resolves to {}, outside it", command,
+                        printable(requested), caller.address().getHostAddress(), owner.value(), real);
+                return new Resolution(requested, null, "denied",
+                        new Decision.Deny("path-rejected", "a link leaves the frozen copy"));
+            }
+            return new Resolution(requested, real, "ok", decision);
+        } catch (NoSuchFileException missing) {
+            return new Resolution(requested, null, "missing", new Decision.Deny("no-such-file", "no such file"));
+        } catch (IOException | SecurityException unreadable) {
+            return new Resolution(requested, null, "denied",
+                    new Decision.Deny("unreadable", "cannot resolve the path: " + unreadable.getClass().getSimpleName()));
+        }
     }
 
     private static Decision decide(ServerSnapshot snapshot, Caller caller, String command,
@@ -242,6 +295,33 @@ public final class CfengineDoor {
     private record Trees(long generation, List<CfengineRoutes.Tree> trees) {}
 
     /**
+     * Tells the delivery state that a node now holds its policy stamp ({@link PolicyEntry#CFENGINE_STAMP}): it
+     * was sent the file whole (200) or its digest matched (304). Any other path is not a fetch of its policies.
+     *
+     * @param snapshot the request's snapshot
+     * @param caller who asked
+     * @param resolution the path, resolved and allowed
+     * @param status 200 or 304
+     */
+    void delivered(ServerSnapshot snapshot, Caller caller, Resolution resolution, int status) {
+        if (!(caller.identification() instanceof Identification.Authenticated authenticated)
+                || !resolution.real().endsWith(STAMP_NAME)) {
+            return;
+        }
+        NodeId node = authenticated.node();
+        try {
+            Path root = snapshot.nodeRoot(node).toRealPath();
+            if (!resolution.real().equals(root.resolve(PolicyEntry.CFENGINE_STAMP))) {
+                return;
+            }
+            delivery.fetched(snapshot, node, PolicyEntry.CFENGINE_STAMP,
+                    FileVersion.of(resolution.real()).etag(), status, "cfengine");
+        } catch (IOException gone) {
+            // Replaced since it was sent: the next fetch will say what the node holds.
+        }
+    }
+
+    /**
      * Counts a request and writes its access log line ({@code proto=cfengine}).
      *
      * @param snapshot the request's snapshot
@@ -261,12 +341,6 @@ public final class CfengineDoor {
         if (decision instanceof Decision.Deny deny) {
             metrics.denied(deny.reason());
         }
-        ServerConfig.Log log = snapshot.config().log();
-        if (!log.access() || !AccessLine.enabled()) {
-            return;
-        }
-        String node = caller != null && caller.identification() instanceof Identification.Authenticated a
-                ? a.node().value() : null;
         int status = switch (outcome) {
             case "ok" -> 200;
             case "denied" -> 403;
@@ -274,6 +348,16 @@ public final class CfengineDoor {
             case "bad" -> 400;
             default -> 500;
         };
+        NodeId authenticated = caller != null && caller.identification() instanceof Identification.Authenticated a
+                ? a.node() : null;
+        if (authenticated != null) {
+            delivery.request(authenticated, client.getHostAddress(), "cfengine", status);
+        }
+        ServerConfig.Log log = snapshot.config().log();
+        if (!log.access() || !AccessLine.enabled()) {
+            return;
+        }
+        String node = authenticated != null ? authenticated.value() : null;
         long millis = clock.millis();
         boolean json = log.accessFormat() == ServerConfig.AccessFormat.JSON;
         // A path is at most a transaction (4,088 bytes); the line keeps its first 512 characters.

@@ -509,7 +509,7 @@ public final class ExplainCommand implements Callable<Integer> {
             return decision;
         }
         switch (route.rule()) {
-            case POLICIES -> file(snapshot.share().nodeRoot(Access.owner(below)),
+            case POLICIES -> file(snapshot.nodeRoot(Access.owner(below)),
                     below.substring(below.indexOf('/') + 1));
             case COMMON -> file(snapshot.share().commonRoot(), below);
             case SHARED_FOLDER -> file(snapshot.config().paths().sharedFolder(), below);

@@ -13,6 +13,8 @@ import io.pintle.server.reload.ReloadListener;
 import io.pintle.server.reload.ReloadOutcome;
 import io.pintle.server.reload.ServerSnapshot;
 import io.pintle.server.reload.SnapshotHolder;
+import io.pintle.server.delivery.Delivery;
+import io.pintle.server.policy.Freeze;
 import io.pintle.server.remoterun.PolicyUpdates;
 import io.pintle.server.remoterun.PullChannels;
 import io.pintle.server.uploads.LoginThrottle;
@@ -314,6 +316,55 @@ public final class ServerMetrics implements ReloadListener {
                 .help("Node-facing requests waiting for a worker, by work class")
                 .labelNames("class")
                 .callback(callback -> copy.forEach((work, gate) -> callback.call(gate.waiting(), work.label())))
+                .register(registry);
+    }
+
+    /**
+     * Exposes policy delivery: the served nodes behind, silent and frozen as of the last sample (every 10 s), and
+     * the freeze in force.
+     *
+     * @param delivery the delivery state
+     * @param snapshots the live snapshot, whose freeze is read at scrape time
+     */
+    public void delivery(Delivery delivery, SnapshotHolder snapshots) {
+        GaugeWithCallback.builder()
+                .name("pintle_nodes_served")
+                .help("Nodes this server serves (nodeslist.json names it their policy server)")
+                .callback(callback -> callback.call(delivery.summary().nodes()))
+                .register(registry);
+        GaugeWithCallback.builder()
+                .name("pintle_nodes_behind")
+                .help("Served nodes that do not hold the policies served to them now (never fetched, or an older "
+                        + "version)")
+                .callback(callback -> callback.call(delivery.summary().behind()))
+                .register(registry);
+        GaugeWithCallback.builder()
+                .name("pintle_nodes_silent")
+                .help("Served nodes with no request for [delivery] silent_after_seconds")
+                .callback(callback -> callback.call(delivery.summary().silent()))
+                .register(registry);
+        GaugeWithCallback.builder()
+                .name("pintle_nodes_current_ratio")
+                .help("Share of served nodes that hold the policies served to them now (1 when none is served)")
+                .callback(callback -> callback.call(delivery.summary().currentShare()))
+                .register(registry);
+        GaugeWithCallback.builder()
+                .name("pintle_nodes_frozen")
+                .help("Served nodes held by a freeze")
+                .callback(callback -> callback.call(delivery.summary().frozen()))
+                .register(registry);
+        GaugeWithCallback.builder()
+                .name("pintle_freeze_active")
+                .help("1 while a freeze holds nodes on frozen policies, else 0")
+                .callback(callback -> callback.call(snapshots.current().freeze().active() ? 1 : 0))
+                .register(registry);
+        GaugeWithCallback.builder()
+                .name("pintle_freeze_since_timestamp_seconds")
+                .help("When the freeze in force was taken (Unix time), 0 when none")
+                .callback(callback -> {
+                    Freeze freeze = snapshots.current().freeze();
+                    callback.call(freeze.active() ? freeze.since().toEpochMilli() / 1000.0 : 0);
+                })
                 .register(registry);
     }
 

@@ -2,6 +2,7 @@ package io.pintle.server.reload;
 
 import io.pintle.server.config.ConfigException;
 import io.pintle.server.config.ServerConfig;
+import io.pintle.server.policy.Freeze;
 import io.pintle.server.threads.Lane;
 import io.pintle.server.tls.TlsUpdater;
 import java.nio.file.Files;
@@ -78,6 +79,27 @@ public final class Reloader {
      */
     public CompletableFuture<ReloadOutcome> reload(String trigger) {
         return CompletableFuture.supplyAsync(() -> attempt(trigger), writer);
+    }
+
+    /**
+     * Puts a freeze in force (or releases one: {@link Freeze#NONE}) on the same serial lane as reloads, so that no
+     * reload publishes a snapshot built before it. The snapshot is the live one with that freeze, as a new
+     * generation; nothing is read from disk.
+     *
+     * @param next the freeze to put in force
+     * @return completes with the published snapshot
+     */
+    public CompletableFuture<ServerSnapshot> freeze(Freeze next) {
+        return CompletableFuture.supplyAsync(() -> {
+            ServerSnapshot current = snapshots.current();
+            ServerSnapshot published = current.withFreeze(next, current.generation() + 1, clock.instant());
+            snapshots.publish(published);
+            LOG.info("generation {}: {}", published.generation(), next.active()
+                    ? (next.all() ? "every node" : next.nodes().size() + " node(s)") + " frozen"
+                            + (next.rollback() ? " on their previous generation" : "") + " since " + next.since()
+                    : "nothing frozen");
+            return published;
+        }, writer);
     }
 
     /** @return counts and last outcomes */

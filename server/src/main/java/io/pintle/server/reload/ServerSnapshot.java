@@ -10,6 +10,7 @@ import io.pintle.server.nodes.NodeId;
 import io.pintle.server.nodes.NodeRegistry;
 import io.pintle.server.nodes.NodeTrust;
 import io.pintle.server.nodes.NodesList;
+import io.pintle.server.policy.Freeze;
 import io.pintle.server.policy.ShareTree;
 import io.pintle.server.tls.ServerCredentials;
 import io.pintle.server.uploads.UploadUsers;
@@ -41,6 +42,9 @@ import java.util.Set;
  * @param uploadUsers who may upload ({@link UploadUsers#NONE} when uploads are off)
  * @param policyServerNetworks who may ask for a remote run without a certificate ({@code [networks]
  *     policy_server_file}); {@link PolicyServerNetworks#NONE} when none is configured
+ * @param trust how client certificates are trusted and revoked
+ * @param freeze which nodes are held on which bytes ({@link Freeze#NONE} when none): kept by reloads, changed only
+ *     by the freeze API ({@link Reloader#freeze})
  */
 public record ServerSnapshot(
         long generation,
@@ -57,8 +61,10 @@ public record ServerSnapshot(
         Map<Path, CertificateIndex> certificates,
         UploadUsers uploadUsers,
         PolicyServerNetworks policyServerNetworks,
-        NodeTrust trust) {
+        NodeTrust trust,
+        Freeze freeze) {
     public ServerSnapshot {
+        Objects.requireNonNull(freeze);
         Objects.requireNonNull(loadedAt);
         Objects.requireNonNull(config);
         inputs = Collections.unmodifiableMap(new LinkedHashMap<>(inputs));
@@ -112,6 +118,26 @@ public record ServerSnapshot(
             }
         }
         return true;
+    }
+
+    /**
+     * @param node a node
+     * @return the directory its {@code /policies/<id>/} and {@code <share>/<id>/} are served from: the frozen copy
+     *     when it is frozen, else its directory in the share
+     */
+    public Path nodeRoot(NodeId node) {
+        return freeze.covers(node) ? freeze.root(node) : share.nodeRoot(node);
+    }
+
+    /**
+     * @param next the freeze to put in force
+     * @param nextGeneration this snapshot's successor's generation
+     * @param now when it is made
+     * @return this snapshot with that freeze, as a new generation
+     */
+    public ServerSnapshot withFreeze(Freeze next, long nextGeneration, Instant now) {
+        return new ServerSnapshot(nextGeneration, now, config, self, nodes, networks, share, credentials, upstreamPin,
+                inputs, nodesList, certificates, uploadUsers, policyServerNetworks, trust, next);
     }
 
     /** @return the access rules over this snapshot's networks */

@@ -17,6 +17,8 @@ import io.pintle.server.nodes.NodeTrust;
 import io.pintle.server.nodes.NodesListLoader;
 import io.pintle.server.nodes.PolicyServerPinLoader;
 import io.pintle.server.nodes.Revocations;
+import io.pintle.server.policy.Freeze;
+import io.pintle.server.policy.FreezeFile;
 import io.pintle.server.policy.ShareTree;
 import io.pintle.server.tls.KeyFilePermissions;
 import io.pintle.server.tls.ServerCredentials;
@@ -220,9 +222,24 @@ public final class SnapshotLoader {
             }
             return new ServerSnapshot(generation, clock.instant(), config, config.general().nodeId(), registry,
                     networks, new ShareTree(share), credentials, upstreamPin, inputs, nodesList, certificates,
-                    uploadUsers, policyServerNetworks, trust);
+                    uploadUsers, policyServerNetworks, trust, freeze(previous));
         } catch (IOException e) {
             throw new SnapshotException(e.getMessage(), e);
+        }
+    }
+
+    /**
+     * A reload keeps the freeze in force (only the freeze API changes it); the first load reads the one a previous
+     * process left, and fails the start when it names copies that are gone.
+     */
+    private Freeze freeze(ServerSnapshot previous) throws IOException {
+        if (previous != null) {
+            return previous.freeze();
+        }
+        try {
+            return new FreezeFile(config.paths().state()).read();
+        } catch (IOException e) {
+            throw new IOException("[paths] state: cannot restore the freeze: " + e.getMessage(), e);
         }
     }
 

@@ -116,7 +116,8 @@ public final class PolicyUpdates implements AutoCloseable {
         }
         long splay = config.policyUpdates().splay().toNanos();
         for (NodeId node : channels.polling()) {
-            String version = version(snapshot.share().nodeRoot(node));
+            // A frozen node's copy does not change: no "policies changed" order while it is frozen, one at release.
+            String version = version(snapshot.nodeRoot(node));
             String previous = seen.put(node, version);
             if (previous != null && !previous.equals(version) && waiting.add(node)) {
                 long delay = splay > 0 ? ThreadLocalRandom.current().nextLong(splay) : 0;

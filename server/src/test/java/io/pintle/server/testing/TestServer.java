@@ -158,6 +158,26 @@ public final class TestServer implements AutoCloseable {
     }
 
     /**
+     * Calls the admin listener with a JSON body.
+     *
+     * @param method POST, DELETE, ...
+     * @param path for example {@code /v1/freeze}
+     * @param json the body
+     * @return status code and parsed JSON body
+     * @throws Exception on I/O errors
+     */
+    public AdminResponse admin(String method, String path, String json) throws Exception {
+        HttpResponse<String> response = HttpClient.newHttpClient().send(
+                HttpRequest.newBuilder(server.adminUri().resolve(path))
+                        .method(method, HttpRequest.BodyPublishers.ofString(json))
+                        .header("Content-Type", "application/json")
+                        .timeout(Duration.ofSeconds(60))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
+        return new AdminResponse(response.statusCode(), JSON.readTree(response.body()), response.headers());
+    }
+
+    /**
      * @param status HTTP status
      * @param body parsed body
      * @param headers the response headers

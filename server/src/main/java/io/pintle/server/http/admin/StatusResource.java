@@ -7,6 +7,7 @@ import io.pintle.server.reload.CrlFetch;
 import io.pintle.server.reload.InputFile;
 import io.pintle.server.reload.ReloadHistory;
 import io.pintle.server.reload.ReloadOutcome;
+import io.pintle.server.delivery.Delivery;
 import io.pintle.server.reload.Reloader;
 import io.pintle.server.reload.ServerSnapshot;
 import io.pintle.server.reload.SnapshotHolder;
@@ -32,9 +33,11 @@ public final class StatusResource {
     private final UploadTally uploads;
     private final RemoteRunner remoteRuns;
     private final CrlFetch crlFetch;
+    private final Delivery delivery;
 
     public StatusResource(SnapshotHolder snapshots, Reloader reloader, UploadTally uploads, RemoteRunner remoteRuns,
-            CrlFetch crlFetch) {
+            CrlFetch crlFetch, Delivery delivery) {
+        this.delivery = delivery;
         this.snapshots = snapshots;
         this.reloader = reloader;
         this.uploads = uploads;
@@ -69,7 +72,16 @@ public final class StatusResource {
                         ? new ServerStatus.OrderChannels(remoteRuns.channels().parked(),
                                 remoteRuns.channels().awaited(), remoteRuns.policyUpdates().pending(),
                                 remoteRuns.policyUpdates().released(), remoteRuns.policyUpdates().watched()) : null,
-                trust(snapshot));
+                trust(snapshot),
+                FreezeResource.view(snapshot.freeze(), null, null),
+                delivery());
+    }
+
+    private ServerStatus.Delivery delivery() {
+        Delivery.Summary summary = delivery.summary();
+        java.time.Instant generation = delivery.curve().generation();
+        return new ServerStatus.Delivery(summary.nodes(), summary.behind(), summary.silent(), summary.frozen(),
+                summary.channels(), summary.currentShare(), generation != null ? generation.toString() : null);
     }
 
     private ServerStatus.Trust trust(ServerSnapshot snapshot) {

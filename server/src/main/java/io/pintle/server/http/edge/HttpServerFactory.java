@@ -8,6 +8,7 @@ import io.pintle.server.http.orders.OrdersHandler;
 import io.pintle.server.http.webapp.WebappProxy;
 import io.pintle.server.access.Route;
 import io.pintle.server.config.ServerConfig;
+import io.pintle.server.delivery.Delivery;
 import io.pintle.server.metrics.ServerMetrics;
 import io.pintle.server.policy.ChangeWaits;
 import io.pintle.server.policy.DigestCache;
@@ -165,9 +166,10 @@ public final class HttpServerFactory {
      * @param waits parks {@code ?wait} requests
      * @param sharedFiles node-to-node shared files
      * @param channels the nodes' remote-run order channels ({@link OrdersHandler}, in front of the file pipeline)
+     * @param delivery told of every node's requests and policy fetches, when they end ({@link RequestObserver})
      */
     public record FileServices(FileCache files, TreeScanner scanner, DigestCache digests, ChangeWaits waits,
-            SharedFileStore sharedFiles, PullChannels channels) {}
+            SharedFileStore sharedFiles, PullChannels channels, Delivery delivery) {}
 
     /**
      * Builds the whole server, top-down. Every request on either listener goes through, in this order:
@@ -267,7 +269,7 @@ public final class HttpServerFactory {
         server.setHandler(new ExchangeHandler(overload, snapshots, clock, ADMIN_CONNECTOR));
         server.setErrorHandler(new ProblemErrorHandler());
 
-        server.setRequestLog(new RequestObserver(metrics, snapshots, ADMIN_CONNECTOR));
+        server.setRequestLog(new RequestObserver(metrics, snapshots, ADMIN_CONNECTOR, fileServices.delivery()));
         for (Connector connector : server.getConnectors()) {
             SslConnectionFactory ssl = connector.getConnectionFactory(SslConnectionFactory.class);
             if (ssl != null) {

@@ -6,12 +6,18 @@ import io.pintle.server.access.Route;
 import io.pintle.server.acl.Caller;
 import io.pintle.server.acl.Decision;
 import io.pintle.server.config.ServerConfig;
+import io.pintle.server.delivery.Delivery;
+import io.pintle.server.delivery.PolicyEntry;
 import io.pintle.server.metrics.RouteClass;
+import io.pintle.server.nodes.NodeId;
 import io.pintle.server.metrics.ServerMetrics;
 import io.pintle.server.nodes.Identification;
 import io.pintle.server.nodes.NodeTrust;
 import io.pintle.server.reload.SnapshotHolder;
 import java.time.Instant;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpMethod;
+import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.http.HttpURI;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.RequestLog;
@@ -30,8 +36,10 @@ final class RequestObserver implements RequestLog {
     private final SnapshotHolder snapshots;
     private final String adminConnector;
     private final AccessLine access = new AccessLine();
+    private final Delivery delivery;
 
-    RequestObserver(ServerMetrics metrics, SnapshotHolder snapshots, String adminConnector) {
+    RequestObserver(ServerMetrics metrics, SnapshotHolder snapshots, String adminConnector, Delivery delivery) {
+        this.delivery = delivery;
         this.metrics = metrics;
         this.snapshots = snapshots;
         this.adminConnector = adminConnector;
@@ -50,6 +58,9 @@ final class RequestObserver implements RequestLog {
         Decision decision = exchange != null ? exchange.decision() : null;
 
         metrics.request(route, status, bytes, nanos);
+        if (exchange != null && !admin) {
+            delivered(exchange, request, response, status, bytes);
+        }
         if (decision instanceof Decision.Deny deny) {
             metrics.denied(deny.reason());
         }
@@ -69,6 +80,34 @@ final class RequestObserver implements RequestLog {
                     exchange != null ? exchange.incident() : null, auth(exchange), null, null);
             access.write(line, millis, nanos, json);
         }
+    }
+
+    /**
+     * Tells the delivery state of an authenticated node's request and, when it was a GET of one of its own
+     * {@link PolicyEntry policy entries} answered whole (200 with every byte written) or not modified (304), of
+     * the version it holds now: the ETag answered.
+     */
+    private void delivered(Exchange exchange, Request request, Response response, int status, long bytes) {
+        if (!(exchange.caller().identification() instanceof Identification.Authenticated authenticated)) {
+            return;
+        }
+        NodeId node = authenticated.node();
+        delivery.request(node, Request.getRemoteAddr(request), exchange.route().metricClass().label(), status);
+        if (exchange.route() != Route.POLICIES || !HttpMethod.GET.is(request.getMethod())
+                || status != HttpStatus.OK_200 && status != HttpStatus.NOT_MODIFIED_304) {
+            return;
+        }
+        String etag = response.getHeaders().get(HttpHeader.ETAG);
+        String below = Route.POLICIES.below(request.getHttpURI().getPath());
+        if (etag == null || below == null || !below.startsWith(node.value() + "/")
+                || !PolicyEntry.is(below.substring(node.value().length() + 1))) {
+            return;
+        }
+        if (status == HttpStatus.OK_200 && bytes != response.getHeaders().getLongField(HttpHeader.CONTENT_LENGTH)) {
+            return; // cut short: the node does not hold it
+        }
+        delivery.fetched(exchange.snapshot(), node, below.substring(node.value().length() + 1), etag, status,
+                "https");
     }
 
     private static String node(Exchange exchange) {

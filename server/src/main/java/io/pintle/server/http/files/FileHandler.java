@@ -265,7 +265,7 @@ public final class FileHandler extends Handler.Abstract {
             exchange.authorize(); // names no node directory: the rule's 404
             throw new IllegalStateException("no node in " + below + ", yet allowed");
         }
-        return new Target(snapshot.share().nodeRoot(owner), snapshot.share().root(),
+        return new Target(snapshot.nodeRoot(owner), snapshot.share().root(),
                 below.substring(below.indexOf('/') + 1));
     }
 

@@ -1,5 +1,10 @@
 package io.pintle.server.http.jersey;
 
+import io.pintle.server.delivery.Delivery;
+import io.pintle.server.delivery.Freezer;
+import io.pintle.server.http.admin.DeliveryResource;
+import io.pintle.server.http.admin.FreezeResource;
+import io.pintle.server.http.admin.NodesResource;
 import io.pintle.server.http.admin.HealthResource;
 import io.pintle.server.http.admin.MetricsResource;
 import io.pintle.server.http.admin.Readiness;
@@ -17,6 +22,7 @@ import io.pintle.server.uploads.UploadStore;
 import io.pintle.server.uploads.LoginThrottle;
 import io.pintle.server.uploads.UploadTally;
 import io.pintle.server.upstream.UpstreamClient;
+import java.time.Clock;
 import java.util.List;
 import org.glassfish.jersey.jackson.JacksonFeature;
 import org.glassfish.jersey.server.ResourceConfig;
@@ -37,12 +43,13 @@ public final class JerseyConfig {
      * @param remoteRuns runs remote runs
      * @param uploads counts uploads
      * @param logins slows password guessing on the upload routes
+     * @param delivery told of uploads
      * @return the application
      */
     public static ResourceConfig create(SharedFileStore sharedFiles, UpstreamClient upstream,
-            RemoteRunner remoteRuns, UploadTally uploads, LoginThrottle logins) {
+            RemoteRunner remoteRuns, UploadTally uploads, LoginThrottle logins, Delivery delivery) {
         ResourceConfig config = base("pintle");
-        config.registerInstances(resources(sharedFiles, upstream, remoteRuns, uploads, logins).toArray());
+        config.registerInstances(resources(sharedFiles, upstream, remoteRuns, uploads, logins, delivery).toArray());
         config.register(new UploadsResource.OnlyPut(uploads));
         return config;
     }
@@ -57,13 +64,17 @@ public final class JerseyConfig {
      * @param remoteRuns runs remote runs
      * @param uploads upload counts, for {@code /v1/status}
      * @param crlFetch the CRL fetch, for {@code /v1/status}
+     * @param delivery the delivery state
+     * @param freezer takes and releases freezes
+     * @param clock the clock
      * @return the application
      */
     public static ResourceConfig admin(SnapshotHolder snapshots, Reloader reloader, ServerMetrics metrics,
-            Readiness readiness, RemoteRunner remoteRuns, UploadTally uploads, CrlFetch crlFetch) {
+            Readiness readiness, RemoteRunner remoteRuns, UploadTally uploads, CrlFetch crlFetch, Delivery delivery,
+            Freezer freezer, Clock clock) {
         ResourceConfig config = base("pintle-admin");
-        config.registerInstances(
-                adminResources(snapshots, reloader, metrics, readiness, remoteRuns, uploads, crlFetch).toArray());
+        config.registerInstances(adminResources(snapshots, reloader, metrics, readiness, remoteRuns, uploads, crlFetch,
+                delivery, freezer, clock).toArray());
         return config;
     }
 
@@ -73,12 +84,14 @@ public final class JerseyConfig {
      * @param remoteRuns runs remote runs (null for the contract test)
      * @param uploads counts uploads (null for the contract test)
      * @param logins slows password guessing on the upload routes (null for the contract test)
+     * @param delivery told of uploads (null for the contract test)
      * @return the node-facing resource instances (the OpenAPI contract test reads these)
      */
     static List<Object> resources(SharedFileStore sharedFiles, UpstreamClient upstream, RemoteRunner remoteRuns,
-            UploadTally uploads, LoginThrottle logins) {
+            UploadTally uploads, LoginThrottle logins, Delivery delivery) {
         return List.of(new SharedFilesResource(sharedFiles, upstream), new ServerInfoResource(),
-                new RemoteRunResource(remoteRuns, false), new UploadsResource(new UploadStore(), uploads, logins));
+                new RemoteRunResource(remoteRuns, false),
+                new UploadsResource(new UploadStore(), uploads, logins, delivery));
     }
 
     /**
@@ -89,12 +102,19 @@ public final class JerseyConfig {
      * @param remoteRuns runs remote runs (null for the contract test)
      * @param uploads upload counts (null for the contract test)
      * @param crlFetch the CRL fetch (null for the contract test)
+     * @param delivery the delivery state (null for the contract test)
+     * @param freezer takes and releases freezes (null for the contract test)
+     * @param clock the clock
      * @return the admin resource instances (the OpenAPI contract test reads these)
      */
     static List<Object> adminResources(SnapshotHolder snapshots, Reloader reloader, ServerMetrics metrics,
-            Readiness readiness, RemoteRunner remoteRuns, UploadTally uploads, CrlFetch crlFetch) {
+            Readiness readiness, RemoteRunner remoteRuns, UploadTally uploads, CrlFetch crlFetch, Delivery delivery,
+            Freezer freezer, Clock clock) {
         return List.of(new SystemResource(snapshots, reloader),
-                new StatusResource(snapshots, reloader, uploads, remoteRuns, crlFetch),
+                new StatusResource(snapshots, reloader, uploads, remoteRuns, crlFetch, delivery),
+                new NodesResource(snapshots, delivery, clock),
+                new FreezeResource(snapshots, freezer),
+                new DeliveryResource(delivery),
                 new HealthResource(snapshots, readiness),
                 new MetricsResource(metrics != null ? metrics.registry() : null),
                 new RemoteRunResource(remoteRuns, true));

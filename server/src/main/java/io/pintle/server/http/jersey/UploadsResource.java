@@ -1,6 +1,7 @@
 package io.pintle.server.http.jersey;
 
 import io.pintle.server.http.BodyStream;
+import io.pintle.server.delivery.Delivery;
 import io.pintle.server.http.Exchange;
 import io.pintle.server.access.Credentials;
 import io.pintle.server.config.ServerConfig;
@@ -39,6 +40,7 @@ public final class UploadsResource {
     private static final Logger LOG = LoggerFactory.getLogger(UploadsResource.class);
 
     private final UploadStore store;
+    private final Delivery delivery;
     private final UploadTally tally;
     private final LoginThrottle logins;
 
@@ -47,7 +49,8 @@ public final class UploadsResource {
      * @param tally counts them
      * @param logins slows password guessing: an address with too many failed logins is refused for a while
      */
-    UploadsResource(UploadStore store, UploadTally tally, LoginThrottle logins) {
+    UploadsResource(UploadStore store, UploadTally tally, LoginThrottle logins, Delivery delivery) {
+        this.delivery = delivery;
         this.store = store;
         this.tally = tally;
         this.logins = logins;
@@ -88,7 +91,10 @@ public final class UploadsResource {
                     headers.getLength(), uploads.maxBytes());
             result = stored.replaced() ? UploadTally.Result.REPLACED : UploadTally.Result.CREATED;
             kept = stored.bytes();
-            return Response.status(stored.replaced() ? Response.Status.NO_CONTENT : Response.Status.CREATED).build();
+            Response.Status status = stored.replaced() ? Response.Status.NO_CONTENT : Response.Status.CREATED;
+            delivery.uploaded(snapshot, kind.label(), name, state.clientAddress().getHostAddress(),
+                    status.getStatusCode());
+            return Response.status(status).build();
         } catch (PintleException refusal) {
             result = result(refusal);
             if (!(refusal instanceof PintleException.AccessDenied || refusal instanceof PintleException.Unauthorized)) {
