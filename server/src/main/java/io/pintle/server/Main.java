@@ -4,6 +4,8 @@ import io.pintle.server.cli.CheckConfigCommand;
 import io.pintle.server.cli.DemoCommand;
 import io.pintle.server.cli.ExitCodes;
 import io.pintle.server.cli.ExplainCommand;
+import io.pintle.server.cli.FreezeCommand;
+import io.pintle.server.cli.NodesCommand;
 import io.pintle.server.cli.KeygenCommand;
 import io.pintle.server.cli.ReloadCommand;
 import io.pintle.server.cli.ServeCommand;
@@ -20,7 +22,7 @@ import picocli.CommandLine.Command;
         versionProvider = Main.Version.class,
         description = "HTTPS policy and file server for Rudder and CFEngine/DSC fleets.",
         subcommands = {ServeCommand.class, ReloadCommand.class, CheckConfigCommand.class, DemoCommand.class,
-                KeygenCommand.class, SyncCommand.class},
+                KeygenCommand.class, SyncCommand.class, NodesCommand.class, FreezeCommand.class},
         footer = {"", "Exit codes: 0 normal, 1 reload refused (explain: the server would refuse), 2 configuration "
                 + "error, 3 other startup failure (or, for reload, server unreachable)."})
 public final class Main implements Callable<Integer> {
