@@ -191,6 +191,42 @@ class CfengineIT {
     }
 
     @Test
+    void aFrozenNodeCopiesItsFrozenTreeAndItsFetchIsRecorded() throws Exception {
+        Path source = box.share().resolve(OTHER + "/rules/cfengine-community");
+        Map<String, String> frozen = contents(source);
+        CfAgent.Result run = other.agent("copy.cf", copyPolicy(source.toString(),
+                other.workdir().resolve("before-freeze")), "-I");
+        assertThat(contents(other.workdir().resolve("before-freeze"))).as(run.output()).isEqualTo(frozen);
+        // Its stamp was sent whole: the delivery state says it holds what is served, through this door.
+        io.pintle.server.testing.Await.until(java.time.Duration.ofSeconds(20), () -> "cfengine".equals(
+                server.admin("GET", "/v1/nodes/" + OTHER).body().path("policies").path("door").asText()));
+        com.fasterxml.jackson.databind.JsonNode state = server.admin("GET", "/v1/nodes/" + OTHER).body();
+        assertThat(state.path("behind").asBoolean()).isFalse();
+        assertThat(state.path("policies").path("path").asText())
+                .isEqualTo("rules/cfengine-community/rudder-promises-generated");
+
+        assertThat(server.admin("POST", "/v1/freeze", "{\"nodes\": [\"" + OTHER + "\"]}").status()).isEqualTo(200);
+        try {
+            // A new generation, written as Rudder writes files (a new file renamed over the old one).
+            Path next = Files.writeString(source.resolveSibling("promises.cf.new"), "# generation 2\n");
+            Files.move(next, source.resolve("promises.cf"), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            Path stamp = Files.writeString(source.resolveSibling("stamp.new"), "1780492999999\n");
+            Files.move(stamp, source.resolve("rudder-promises-generated"),
+                    java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            assertThat(contents(source)).isNotEqualTo(frozen);
+            Path copy = other.workdir().resolve("while-frozen");
+            CfAgent.Result held = other.agent("copy.cf", copyPolicy(source.toString(), copy), "-I");
+            assertThat(contents(copy)).as(held.output()).isEqualTo(frozen);
+        } finally {
+            assertThat(server.admin("DELETE", "/v1/freeze").status()).isEqualTo(200);
+        }
+        Path copy = other.workdir().resolve("after-release");
+        CfAgent.Result released = other.agent("copy.cf", copyPolicy(source.toString(), copy), "-I");
+        assertThat(contents(copy)).as(released.output()).isEqualTo(contents(source))
+                .containsEntry("promises.cf", contents(source).get("promises.cf"));
+    }
+
+    @Test
     void rudderUpdatePolicyGetsTheNodesPoliciesAndNcfWithout50Techniques() throws Exception {
         Path inputs = node.workdir().resolve("update-inputs");
         Path ncfLocal = node.workdir().resolve("ncf-local");
