@@ -264,6 +264,10 @@ public record DemoLayout(Path directory, String serverPin, String linux1, String
                         204),
                 new Step("What is live: snapshot generation, input files and digests, reload history",
                         "curl -sS -w '\\n%{http_code}\\n' http://127.0.0.1:" + adminPort + "/v1/status",
+                        200),
+                new Step("Who is behind: the served nodes that do not hold the policies served to them now (the "
+                        + "Linux node that downloaded its archive above is not among them)",
+                        "curl -sS -w '\\n%{http_code}\\n' 'http://127.0.0.1:" + adminPort + "/v1/nodes?behind=true'",
                         200));
     }
 

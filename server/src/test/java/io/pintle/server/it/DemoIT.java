@@ -33,6 +33,15 @@ class DemoIT {
         Demo demo = runDemo(log, "demo", "--dir", dir.resolve("sandbox").toString());
         assertThat(demo.commands()).hasSizeGreaterThanOrEqualTo(6);
         assertThat(String.join("\n", demo.printed())).contains("--pinnedpubkey sha256//").contains("--etag-compare");
+        // Who is behind: the Linux node that downloaded its archive is not; nodes that fetched nothing are.
+        int behind = demo.commands().indexOf(demo.commands().stream().filter(line -> line.contains("behind=true"))
+                .findFirst().orElseThrow());
+        com.fasterxml.jackson.databind.JsonNode nodes = new com.fasterxml.jackson.databind.ObjectMapper()
+                .readTree(demo.outputs().get(behind).strip().replaceAll("\n\\d+$", ""));
+        String downloaded = demo.commands().get(0).replaceAll(".*/policies/([^/]+)/.*", "$1");
+        assertThat(nodes.path("total").asInt()).isGreaterThanOrEqualTo(3);
+        assertThat(nodes.path("nodes")).extracting(node -> node.path("id").asText()).isNotEmpty()
+                .doesNotContain(downloaded);
         assertThat(Files.readString(log)).doesNotContain("ERROR");
         // A demo starts without warnings; only a machine where Conscrypt does not load may add its own.
         assertThat(Files.readAllLines(log)).filteredOn(line -> line.contains(" WARN "))
