@@ -12,6 +12,7 @@ import io.pintle.server.config.ServerConfig;
 import io.pintle.server.delivery.Delivery;
 import io.pintle.server.delivery.FetchedTrees;
 import io.pintle.server.delivery.Freezer;
+import io.pintle.server.delivery.ObjectStore;
 import io.pintle.server.http.edge.HttpServerFactory;
 import io.pintle.server.http.jersey.JerseyConfig;
 import io.pintle.server.http.admin.Readiness;
@@ -169,11 +170,12 @@ public final class Bootstrap {
                 config.remoteRun().maxChannels(), config.remoteRun().reportGrace(), snapshots::current,
                 metrics::remoteRunEnded, threads.workers(), threads.scheduler());
         metrics.orderChannels(remoteRuns.channels(), remoteRuns.policyUpdates());
-        FetchedTrees fetchedTrees = new FetchedTrees(threads.workers());
+        ObjectStore objects = new ObjectStore();
+        FetchedTrees fetchedTrees = new FetchedTrees(objects, threads.workers());
         Delivery delivery = new Delivery(snapshots::current, fetchedTrees, remoteRuns.channels()::connected, clock,
                 threads.scheduler());
         metrics.delivery(delivery, snapshots);
-        Freezer freezer = new Freezer(reloader, clock);
+        Freezer freezer = new Freezer(reloader, objects, clock);
         FileCache files = new FileCache(config.limits().fileCacheBytes(), clock);
         metrics.downloads(files);
         UploadTally uploads = new UploadTally();

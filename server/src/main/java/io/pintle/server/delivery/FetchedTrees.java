@@ -29,13 +29,20 @@ public final class FetchedTrees {
     private static final String TAG = "etag";
     private static final Logger LOG = LoggerFactory.getLogger(FetchedTrees.class);
 
+    /** How often the object store is swept of what replaced copies left. */
+    static final java.time.Duration SWEEP = java.time.Duration.ofHours(1);
+
     private final Lane lane;
+    private final ObjectStore objects;
     private final Set<NodeId> pending = ConcurrentHashMap.newKeySet();
+    private long lastSweep = System.nanoTime() - SWEEP.toNanos();
 
     /**
+     * @param objects where the bytes of files that cannot be linked go
      * @param workers where copies run, one at a time
      */
-    public FetchedTrees(Executor workers) {
+    public FetchedTrees(ObjectStore objects, Executor workers) {
+        this.objects = objects;
         this.lane = Lane.serial("fetched trees", workers);
     }
 
@@ -79,7 +86,11 @@ public final class FetchedTrees {
         }
         lane.execute(() -> {
             try {
-                keep(state, node, nodeRoot, entry, etag);
+                keep(state, node, nodeRoot, entry, etag, objects);
+                if (System.nanoTime() - lastSweep >= SWEEP.toNanos()) {
+                    lastSweep = System.nanoTime();
+                    objects.sweep(state, java.time.Duration.ZERO, java.time.Instant.now());
+                }
             } catch (IOException | RuntimeException e) {
                 LOG.warn("cannot keep a copy of what node {} fetched ({}): {}", node.value(), etag, e.toString());
             } finally {
@@ -89,7 +100,8 @@ public final class FetchedTrees {
     }
 
     /** Package-private for tests: the copy itself, on the calling thread. */
-    static boolean keep(Path state, NodeId node, Path nodeRoot, String entry, String etag) throws IOException {
+    static boolean keep(Path state, NodeId node, Path nodeRoot, String entry, String etag, ObjectStore objects)
+            throws IOException {
         if (!etag.equals(PolicyEntry.currentEtag(nodeRoot, entry))) {
             return false; // replaced since it was served
         }
@@ -99,7 +111,7 @@ public final class FetchedTrees {
         Files.createDirectories(fresh, TreeCopy.PRIVATE_DIRECTORY);
         Path source = nodeRoot.resolve(PolicyEntry.CFENGINE_TREE);
         if (Files.isDirectory(source, LinkOption.NOFOLLOW_LINKS)) {
-            TreeCopy.copy(source, fresh.resolve(TREE));
+            TreeCopy.copy(source, fresh.resolve(TREE), objects, state);
         } else {
             Files.createDirectory(fresh.resolve(TREE));
         }

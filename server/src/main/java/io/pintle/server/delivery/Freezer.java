@@ -44,14 +44,17 @@ public final class Freezer {
             .withZone(ZoneOffset.UTC);
 
     private final Reloader reloader;
+    private final ObjectStore objects;
     private final Clock clock;
 
     /**
      * @param reloader puts freezes in force
+     * @param objects where the bytes of files that cannot be linked go
      * @param clock stamps freezes
      */
-    public Freezer(Reloader reloader, Clock clock) {
+    public Freezer(Reloader reloader, ObjectStore objects, Clock clock) {
         this.reloader = reloader;
+        this.objects = objects;
         this.clock = clock;
     }
 
@@ -91,7 +94,8 @@ public final class Freezer {
         long started = System.nanoTime();
         try {
             for (Map.Entry<NodeId, Path> source : sources.entrySet()) {
-                copied = copied.plus(TreeCopy.copy(source.getValue(), directory.resolve(source.getKey().value())));
+                copied = copied.plus(TreeCopy.copy(source.getValue(), directory.resolve(source.getKey().value()),
+                        objects, state));
             }
             Freeze freeze = new Freeze(id, since, rollback, asked.isEmpty(), sources.keySet(), directory, reason);
             file.write(freeze);
@@ -103,6 +107,11 @@ public final class Freezer {
             return new Outcome(freeze, generation, copied, sources);
         } catch (IOException e) {
             discard(directory);
+            try {
+                objects.sweep(state, java.time.Duration.ZERO, clock.instant());
+            } catch (IOException sweepFailed) {
+                LOG.warn("cannot sweep the object store after a failed freeze: {}", sweepFailed.getMessage());
+            }
             throw new PintleException.Unavailable("freeze-failed", "cannot copy the frozen policies into "
                     + directory + ": " + e.getMessage() + "; nothing was frozen", 0);
         }
@@ -134,6 +143,11 @@ public final class Freezer {
         }
         long generation = publish(next);
         keepAsPrevious(file.freezes(), current, released.isEmpty() ? current.nodes() : released, !next.active());
+        try {
+            objects.sweep(snapshot.config().paths().state(), java.time.Duration.ZERO, clock.instant());
+        } catch (IOException e) {
+            LOG.warn("freeze {}: released, but the object store could not be swept: {}", current.id(), e.getMessage());
+        }
         LOG.info("freeze {}: {} released", current.id(), next.active() ? released.size() + " node(s)" : "all nodes");
         return new Outcome(next, generation, TreeCopy.Outcome.NONE, Map.of());
     }

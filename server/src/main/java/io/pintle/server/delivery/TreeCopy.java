@@ -21,7 +21,8 @@ import java.util.stream.Stream;
  * policy file in place (its webapp writes {@code rules.new} and renames it over {@code rules}; the archive hook
  * writes {@code .part} and renames), so a link keeps exactly the bytes it was made on, and the same inode keeps the
  * same entity tag. Where a link is refused (another file system, or {@code fs.protected_hardlinks} for a file the
- * service may read but not write) the file is copied with its times, which gives it a new entity tag. Symbolic
+ * service may read but not write) the file is copied, once per content, into the {@link ObjectStore} and linked from
+ * there, which gives it a new entity tag. Symbolic
  * links are copied as links, never followed; directories keep their modes; anything else (sockets, devices) is left
  * out. The copy is built under a temporary name next to its destination and renamed into place when whole.
  */
@@ -38,7 +39,7 @@ public final class TreeCopy {
      *
      * @param files regular files
      * @param linked of which hard-linked
-     * @param copiedBytes bytes copied for the others
+     * @param copiedBytes bytes written for the others (0 for content already in the object store)
      */
     public record Outcome(int files, int linked, long copiedBytes) {
         Outcome plus(Outcome other) {
@@ -57,13 +58,35 @@ public final class TreeCopy {
      *     destination)
      */
     public static Outcome copy(Path source, Path destination) throws IOException {
+        return copy(source, destination, null, null, true);
+    }
+
+    /**
+     * As {@link #copy(Path, Path)}, a file that cannot be linked to its source linked to its object in the store
+     * (one stored copy per content, whatever the number of trees).
+     *
+     * @param source an existing directory
+     * @param destination a path that does not exist yet, in {@code state}
+     * @param objects where the bytes of unlinkable files go
+     * @param state {@code [paths] state}
+     * @return what was copied
+     * @throws IOException when the source cannot be read or the copy written (nothing is left at the
+     *     destination)
+     */
+    public static Outcome copy(Path source, Path destination, ObjectStore objects, Path state) throws IOException {
+        return copy(source, destination, objects, state, true);
+    }
+
+    /** Package-private for tests: {@code linkSources} false makes every file go through the store. */
+    static Outcome copy(Path source, Path destination, ObjectStore objects, Path state, boolean linkSources)
+            throws IOException {
         if (!Files.isDirectory(source, LinkOption.NOFOLLOW_LINKS)) {
             throw new java.nio.file.NoSuchFileException(source.toString(), null, "not a directory");
         }
         Files.createDirectories(destination.getParent(), PRIVATE_DIRECTORY);
         Path temp = destination.resolveSibling("." + destination.getFileName() + ".partial");
         delete(temp);
-        Walker walker = new Walker(source, temp);
+        Walker walker = new Walker(source, temp, objects, state, linkSources);
         try {
             Files.walkFileTree(source, walker);
             Files.move(temp, destination, StandardCopyOption.ATOMIC_MOVE);
@@ -102,14 +125,20 @@ public final class TreeCopy {
     private static final class Walker extends SimpleFileVisitor<Path> {
         private final Path source;
         private final Path target;
+        private final ObjectStore objects;
+        private final Path state;
+        private final boolean linkSources;
         private final Deque<Set<PosixFilePermission>> modes = new ArrayDeque<>();
         private int files;
         private int linked;
         private long copiedBytes;
 
-        Walker(Path source, Path target) {
+        Walker(Path source, Path target, ObjectStore objects, Path state, boolean linkSources) {
             this.source = source;
             this.target = target;
+            this.objects = objects;
+            this.state = state;
+            this.linkSources = linkSources;
         }
 
         private Path to(Path path) {
@@ -132,11 +161,19 @@ public final class TreeCopy {
             } else if (attrs.isRegularFile()) {
                 files++;
                 try {
+                    if (!linkSources) {
+                        throw new IOException("links to the sources are off");
+                    }
                     Files.createLink(copy, file);
                     linked++;
                 } catch (IOException | UnsupportedOperationException refused) {
-                    Files.copy(file, copy, StandardCopyOption.COPY_ATTRIBUTES, LinkOption.NOFOLLOW_LINKS);
-                    copiedBytes += attrs.size();
+                    if (objects != null) {
+                        copiedBytes += objects.link(state, file,
+                                Files.getPosixFilePermissions(file, LinkOption.NOFOLLOW_LINKS), copy);
+                    } else {
+                        Files.copy(file, copy, StandardCopyOption.COPY_ATTRIBUTES, LinkOption.NOFOLLOW_LINKS);
+                        copiedBytes += attrs.size();
+                    }
                 }
             }
             return FileVisitResult.CONTINUE;

@@ -44,6 +44,36 @@ class TreeCopyTest {
     }
 
     @Test
+    void unlinkableFilesAreStoredOncePerContentAndSweptWhenNoCopyIsLeft(@TempDir Path dir) throws Exception {
+        Path state = dir.resolve("state");
+        for (String node : new String[] {"node-1", "node-2"}) {
+            Path rules = Files.createDirectories(dir.resolve("share/" + node + "/rules"));
+            Files.writeString(rules.resolve("common.cf"), "the same in every node\n");
+            Files.writeString(rules.resolve("own.cf"), "only " + node + "\n");
+        }
+        ObjectStore objects = new ObjectStore();
+        TreeCopy.Outcome first = TreeCopy.copy(dir.resolve("share/node-1"), state.resolve("f/node-1"), objects, state,
+                false);
+        TreeCopy.Outcome second = TreeCopy.copy(dir.resolve("share/node-2"), state.resolve("f/node-2"), objects, state,
+                false);
+        assertThat(first.linked()).isZero();
+        assertThat(first.copiedBytes()).isEqualTo(23 + 12);
+        assertThat(second.copiedBytes()).isEqualTo(12); // the common file was stored already
+        try (var stored = Files.list(state.resolve(ObjectStore.DIRECTORY))) {
+            assertThat(stored).hasSize(3);
+        }
+        assertThat(Files.getAttribute(state.resolve("f/node-1/rules/common.cf"), "unix:ino"))
+                .isEqualTo(Files.getAttribute(state.resolve("f/node-2/rules/common.cf"), "unix:ino"));
+        assertThat(state.resolve("f/node-2/rules/own.cf")).hasContent("only node-2");
+
+        TreeCopy.delete(state.resolve("f/node-1"));
+        assertThat(objects.sweep(state, java.time.Duration.ZERO, java.time.Instant.now())).isEqualTo(1);
+        assertThat(state.resolve("f/node-2/rules/common.cf")).hasContent("the same in every node");
+        TreeCopy.delete(state.resolve("f/node-2"));
+        assertThat(objects.sweep(state, java.time.Duration.ZERO, java.time.Instant.now())).isEqualTo(2);
+    }
+
+    @Test
     void aMissingSourceLeavesNothing(@TempDir Path dir) {
         assertThatThrownBy(() -> TreeCopy.copy(dir.resolve("absent"), dir.resolve("copy")))
                 .isInstanceOf(java.nio.file.NoSuchFileException.class);
