@@ -35,6 +35,8 @@ class PolicyUpdatesTest {
 
     private final PullChannels channels = new PullChannels(1000, Duration.ofSeconds(30), threads.scheduler());
     private final Map<String, String> orders = new ConcurrentHashMap<>();
+    private final java.util.concurrent.atomic.AtomicReference<ServerSnapshot> live =
+            new java.util.concurrent.atomic.AtomicReference<>();
 
     @AfterEach
     void close() {
@@ -66,13 +68,44 @@ class PolicyUpdatesTest {
                 }
             });
         }
-        return new PolicyUpdates(channels, () -> snapshot, threads.workers(), threads.scheduler());
+        live.set(snapshot);
+        return new PolicyUpdates(channels, live::get, threads.workers(), threads.scheduler());
     }
 
+    /** As Rudder writes an archive: a new file renamed over the old one. */
     private void changeAll() throws Exception {
         for (String node : NODES) {
-            java.nio.file.Files.writeString(dir.resolve("share/" + node + "/rules/rudder.tar.bz2"), "v2, longer");
+            Path next = java.nio.file.Files.writeString(dir.resolve("share/" + node + "/rules/rudder.tar.bz2.part"),
+                    "v2, longer");
+            java.nio.file.Files.move(next, next.resolveSibling("rudder.tar.bz2"),
+                    java.nio.file.StandardCopyOption.REPLACE_EXISTING);
         }
+    }
+
+    @Test
+    void frozenNodesGetNoUpdateOrderUntilReleased() throws Exception {
+        PolicyUpdates updates = start("policy_update_rate = 1000\npolicy_update_splay = 0\n");
+        updates.scan(0);
+        java.util.Set<NodeId> frozen = new java.util.TreeSet<>();
+        for (String node : NODES.subList(0, 5)) {
+            frozen.add(new NodeId(node));
+            io.pintle.server.delivery.TreeCopy.copy(dir.resolve("share/" + node), dir.resolve("frozen/" + node));
+        }
+        ServerSnapshot unfrozen = live.get();
+        live.set(unfrozen.withFreeze(new io.pintle.server.policy.Freeze("f1", java.time.Instant.now(), false, false,
+                frozen, dir.resolve("frozen"), null), 2, java.time.Instant.now()));
+        updates.scan(0);
+        assertThat(updates.pending()).as("a hard-linked copy is the same version").isZero();
+
+        changeAll();
+        updates.scan(0);
+        updates.release(SECOND);
+        assertThat(orders).hasSize(NODES.size() - 5).doesNotContainKeys(NODES.subList(0, 5).toArray(String[]::new));
+
+        live.set(unfrozen);
+        updates.scan(SECOND);
+        updates.release(2 * SECOND);
+        assertThat(orders).as("released: the new version is a change").hasSize(NODES.size());
     }
 
     @Test
