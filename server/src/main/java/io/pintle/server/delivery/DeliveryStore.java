@@ -4,12 +4,11 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.pintle.server.nodes.NodeId;
+import io.pintle.server.policy.StateFile;
 import java.io.IOException;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.time.Instant;
 import java.util.HashMap;
 import java.util.Map;
@@ -83,17 +82,7 @@ public final class DeliveryStore {
         root.put("format", FORMAT);
         ObjectNode nodes = root.putObject("nodes");
         new TreeMap<>(toText(records)).forEach(nodes::set);
-        Files.createDirectories(file.getParent(), TreeCopy.PRIVATE_DIRECTORY);
-        Path temp = Files.createTempFile(file.getParent(), "." + FILE + "-", ".tmp");
-        try {
-            Files.write(temp, json.writeValueAsBytes(root));
-            try (FileChannel channel = FileChannel.open(temp, StandardOpenOption.WRITE)) {
-                channel.force(true);
-            }
-            Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        } finally {
-            Files.deleteIfExists(temp);
-        }
+        StateFile.write(file, json.writeValueAsBytes(root));
     }
 
     private Map<String, JsonNode> toText(Map<NodeId, NodeRecord> records) {

@@ -6,12 +6,9 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.pintle.server.nodes.NodeId;
 import java.io.IOException;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.time.Instant;
 import java.util.Set;
 import java.util.TreeSet;
@@ -91,17 +88,6 @@ public final class FreezeFile {
         }
         ArrayNode nodes = root.putArray("nodes");
         new TreeSet<>(freeze.nodes()).forEach(node -> nodes.add(node.value()));
-        Files.createDirectories(file.getParent(), java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
-                java.nio.file.attribute.PosixFilePermissions.fromString("rwx------")));
-        Path temp = Files.createTempFile(file.getParent(), "." + FILE + "-", ".tmp");
-        try {
-            Files.write(temp, json.writeValueAsBytes(root));
-            try (FileChannel channel = FileChannel.open(temp, StandardOpenOption.WRITE)) {
-                channel.force(true);
-            }
-            Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        } finally {
-            Files.deleteIfExists(temp);
-        }
+        StateFile.write(file, json.writeValueAsBytes(root));
     }
 }
