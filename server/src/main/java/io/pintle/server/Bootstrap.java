@@ -17,6 +17,7 @@ import io.pintle.server.http.edge.HttpServerFactory;
 import io.pintle.server.http.jersey.JerseyConfig;
 import io.pintle.server.http.admin.Readiness;
 import io.pintle.server.metrics.ServerMetrics;
+import io.pintle.server.policy.PolicyArchives;
 import io.pintle.server.policy.ChangeWaits;
 import io.pintle.server.policy.DigestCache;
 import io.pintle.server.policy.FileCache;
@@ -172,8 +173,10 @@ public final class Bootstrap {
         metrics.orderChannels(remoteRuns.channels(), remoteRuns.policyUpdates());
         ObjectStore objects = new ObjectStore();
         FetchedTrees fetchedTrees = new FetchedTrees(objects, threads.workers());
-        Delivery delivery = new Delivery(snapshots::current, fetchedTrees, remoteRuns.channels()::connected, clock,
-                threads.scheduler());
+        PolicyArchives archives = new PolicyArchives(scanner);
+        metrics.archives(archives);
+        Delivery delivery = new Delivery(snapshots::current, fetchedTrees, archives, remoteRuns.channels()::connected,
+                clock, threads.scheduler());
         metrics.delivery(delivery, snapshots);
         Freezer freezer = new Freezer(reloader, objects, clock);
         FileCache files = new FileCache(config.limits().fileCacheBytes(), clock);
@@ -186,7 +189,7 @@ public final class Bootstrap {
         removeUploadLeftovers(config.uploads(), clock);
         Server server = HttpServerFactory.create(config, tls.factory(), snapshots, clock,
                 new HttpServerFactory.FileServices(files, scanner, digests, waits, sharedFiles, remoteRuns.channels(),
-                        delivery),
+                        delivery, archives),
                 JerseyConfig.create(sharedFiles, upstream, remoteRuns, uploads, logins, delivery),
                 JerseyConfig.admin(snapshots, reloader, metrics, readiness, remoteRuns, uploads, crlFetch, delivery,
                         freezer, clock), metrics, readiness);

@@ -2,6 +2,7 @@ package io.pintle.server.delivery;
 
 import io.pintle.server.nodes.Node;
 import io.pintle.server.nodes.NodeId;
+import io.pintle.server.policy.PolicyArchives;
 import io.pintle.server.reload.ServerSnapshot;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -40,6 +41,7 @@ public final class Delivery {
     private final DeliveryLog log = new DeliveryLog();
     private final DeliveryCurve curve = new DeliveryCurve();
     private final FetchedTrees trees;
+    private final PolicyArchives archives;
     private final Clock clock;
     private final Predicate<NodeId> channels;
     private final ScheduledExecutorService scheduler;
@@ -52,12 +54,14 @@ public final class Delivery {
     /**
      * @param snapshots the live snapshot
      * @param trees keeps what nodes fetched, for diffs
+     * @param archives the Linux archives Pintle builds where Rudder's hook has not (their ETags are what is served)
      * @param channels whether a node holds an order channel now
      * @param clock the clock
      * @param scheduler runs the ticks
      */
-    public Delivery(Supplier<ServerSnapshot> snapshots, FetchedTrees trees, Predicate<NodeId> channels, Clock clock,
-            ScheduledExecutorService scheduler) {
+    public Delivery(Supplier<ServerSnapshot> snapshots, FetchedTrees trees, PolicyArchives archives,
+            Predicate<NodeId> channels, Clock clock, ScheduledExecutorService scheduler) {
+        this.archives = archives;
         this.snapshots = snapshots;
         this.trees = trees;
         this.channels = channels;
@@ -108,7 +112,7 @@ public final class Delivery {
      */
     public void fetched(ServerSnapshot snapshot, NodeId node, String entry, String etag, int status, String door) {
         log.fetched(node, entry, etag, status, clock.instant(), door);
-        trees.fetched(snapshot.config().paths().state(), node, snapshot.nodeRoot(node), entry, etag);
+        trees.fetched(snapshot.config().paths().state(), node, snapshot.nodeRoot(node), entry, etag, archives);
     }
 
     /**
@@ -215,7 +219,7 @@ public final class Delivery {
         NodeRecord record = log.get(node.id());
         Path root = snapshot.nodeRoot(node.id());
         String entry = record.policies() != null ? record.policies().path() : presentEntry(root);
-        String current = entry != null ? PolicyEntry.currentEtag(root, entry) : null;
+        String current = entry != null ? PolicyEntry.currentEtag(root, entry, archives) : null;
         boolean behind = record.policies() == null || current == null || !current.equals(record.policies().etag());
         boolean silent = record.lastRequest() == null || record.lastRequest().time().isBefore(silentSince);
         return new NodeState(node, record, current, behind, silent, snapshot.freeze().covers(node.id()),
@@ -223,9 +227,9 @@ public final class Delivery {
     }
 
     /** The entry a node that never fetched would: the first one its directory has. */
-    private static String presentEntry(Path root) {
+    private String presentEntry(Path root) {
         for (String entry : List.of(PolicyEntry.LINUX_ARCHIVE, PolicyEntry.CFENGINE_STAMP, PolicyEntry.DSC_ARCHIVE)) {
-            if (PolicyEntry.currentEtag(root, entry) != null) {
+            if (PolicyEntry.currentEtag(root, entry, archives) != null) {
                 return entry;
             }
         }

@@ -1,6 +1,7 @@
 package io.pintle.server.delivery;
 
 import io.pintle.server.nodes.NodeId;
+import io.pintle.server.policy.PolicyArchives;
 import io.pintle.server.threads.Lane;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -78,15 +79,16 @@ public final class FetchedTrees {
      * @param nodeRoot its directory as served to it
      * @param entry the {@link PolicyEntry} it fetched
      * @param etag the tag it holds now
+     * @param archives the Linux archives Pintle builds, whose tags say what was served, or null
      */
-    public void fetched(Path state, NodeId node, Path nodeRoot, String entry, String etag) {
+    public void fetched(Path state, NodeId node, Path nodeRoot, String entry, String etag, PolicyArchives archives) {
         Kept kept = kept(state, node);
         if (kept != null && kept.etag().equals(etag) || !pending.add(node)) {
             return;
         }
         lane.execute(() -> {
             try {
-                keep(state, node, nodeRoot, entry, etag, objects);
+                keep(state, node, nodeRoot, entry, etag, objects, archives);
                 if (System.nanoTime() - lastSweep >= SWEEP.toNanos()) {
                     lastSweep = System.nanoTime();
                     objects.sweep(state, java.time.Duration.ZERO, java.time.Instant.now());
@@ -100,9 +102,9 @@ public final class FetchedTrees {
     }
 
     /** Package-private for tests: the copy itself, on the calling thread. */
-    static boolean keep(Path state, NodeId node, Path nodeRoot, String entry, String etag, ObjectStore objects)
-            throws IOException {
-        if (!etag.equals(PolicyEntry.currentEtag(nodeRoot, entry))) {
+    static boolean keep(Path state, NodeId node, Path nodeRoot, String entry, String etag, ObjectStore objects,
+            PolicyArchives archives) throws IOException {
+        if (!etag.equals(PolicyEntry.currentEtag(nodeRoot, entry, archives))) {
             return false; // replaced since it was served
         }
         Path directory = state.resolve(DIRECTORY).resolve(node.value());
@@ -115,7 +117,7 @@ public final class FetchedTrees {
         } else {
             Files.createDirectory(fresh.resolve(TREE));
         }
-        if (!etag.equals(PolicyEntry.currentEtag(nodeRoot, entry))) {
+        if (!etag.equals(PolicyEntry.currentEtag(nodeRoot, entry, archives))) {
             TreeCopy.delete(fresh);
             return false; // replaced while it was copied
         }

@@ -1,6 +1,7 @@
 package io.pintle.server.delivery;
 
 import io.pintle.server.policy.FileVersion;
+import io.pintle.server.policy.PolicyArchives;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
@@ -40,6 +41,20 @@ public final class PolicyEntry {
      * @return the entity tag it is served with now, or null when it is absent or unreadable
      */
     public static String currentEtag(Path nodeRoot, String entry) {
+        return currentEtag(nodeRoot, entry, null);
+    }
+
+    /**
+     * @param nodeRoot the node's directory as served now (a frozen node's frozen copy)
+     * @param entry one of the entries
+     * @param archives the archives Pintle builds where Rudder's hook has not, or null
+     * @return the entity tag it is served with now (for a Linux archive Pintle builds, the built one's, once
+     *     built for this generation), or null when it is absent or unreadable
+     */
+    public static String currentEtag(Path nodeRoot, String entry, PolicyArchives archives) {
+        if (archives != null && LINUX_ARCHIVE.equals(entry) && PolicyArchives.needed(nodeRoot) != null) {
+            return archives.builtEtag(nodeRoot);
+        }
         try {
             FileVersion version = FileVersion.of(nodeRoot.resolve(entry));
             return version.directory() ? null : version.etag();

@@ -15,6 +15,7 @@ import io.pintle.server.reload.ServerSnapshot;
 import io.pintle.server.reload.SnapshotHolder;
 import io.pintle.server.delivery.Delivery;
 import io.pintle.server.policy.Freeze;
+import io.pintle.server.policy.PolicyArchives;
 import io.pintle.server.remoterun.PolicyUpdates;
 import io.pintle.server.remoterun.PullChannels;
 import io.pintle.server.uploads.LoginThrottle;
@@ -316,6 +317,25 @@ public final class ServerMetrics implements ReloadListener {
                 .help("Node-facing requests waiting for a worker, by work class")
                 .labelNames("class")
                 .callback(callback -> copy.forEach((work, gate) -> callback.call(gate.waiting(), work.label())))
+                .register(registry);
+    }
+
+    /**
+     * Exposes the Linux policy archives Pintle built where Rudder's hook had not written one.
+     *
+     * @param archives the builder
+     */
+    public void archives(PolicyArchives archives) {
+        CounterWithCallback.builder()
+                .name("pintle_archives_built")
+                .help("Policy archives (rules/rudder.tar.bz2) built from the tree because Rudder's was missing or older "
+                        + "than the tree")
+                .callback(callback -> callback.call(archives.built()))
+                .register(registry);
+        CounterWithCallback.builder()
+                .name("pintle_archive_build_seconds")
+                .help("Time spent building policy archives")
+                .callback(callback -> callback.call(archives.buildSeconds()))
                 .register(registry);
     }
 

@@ -30,7 +30,7 @@ class DeliveryTest {
             archive(sandbox, node, "v1");
         }
         ServerSnapshot snapshot = new SnapshotLoader(ConfigLoader.load(sandbox.config("")), Clock.systemUTC()).load(1);
-        Delivery delivery = new Delivery(() -> snapshot, new FetchedTrees(new ObjectStore(), threads.workers()),
+        Delivery delivery = new Delivery(() -> snapshot, new FetchedTrees(new ObjectStore(), threads.workers()), null,
                 node -> node.value().equals("node-4"), Clock.systemUTC(), threads.scheduler());
         for (String node : new String[] {"node-1", "node-2", "node-3"}) {
             fetch(delivery, snapshot, node);

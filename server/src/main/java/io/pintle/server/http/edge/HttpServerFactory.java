@@ -10,6 +10,7 @@ import io.pintle.server.access.Route;
 import io.pintle.server.config.ServerConfig;
 import io.pintle.server.delivery.Delivery;
 import io.pintle.server.metrics.ServerMetrics;
+import io.pintle.server.policy.PolicyArchives;
 import io.pintle.server.policy.ChangeWaits;
 import io.pintle.server.policy.DigestCache;
 import io.pintle.server.policy.FileCache;
@@ -167,9 +168,10 @@ public final class HttpServerFactory {
      * @param sharedFiles node-to-node shared files
      * @param channels the nodes' remote-run order channels ({@link OrdersHandler}, in front of the file pipeline)
      * @param delivery told of every node's requests and policy fetches, when they end ({@link RequestObserver})
+     * @param archives builds a node's Linux archive that Rudder's hook has not written yet
      */
     public record FileServices(FileCache files, TreeScanner scanner, DigestCache digests, ChangeWaits waits,
-            SharedFileStore sharedFiles, PullChannels channels, Delivery delivery) {}
+            SharedFileStore sharedFiles, PullChannels channels, Delivery delivery, PolicyArchives archives) {}
 
     /**
      * Builds the whole server, top-down. Every request on either listener goes through, in this order:
@@ -237,7 +239,7 @@ public final class HttpServerFactory {
         Handler webapp = config.webapp().enabled() ? new WebappProxy(config.webapp(), limits.webapp()) : null;
         Dispatch dispatch = new Dispatch(
                 new FileHandler(snapshots, clock, fileServices.files(), fileServices.scanner(), fileServices.digests(),
-                        fileServices.waits(), fileServices.sharedFiles()),
+                        fileServices.waits(), fileServices.sharedFiles(), fileServices.archives()),
                 new OrdersHandler(fileServices.channels()),
                 webapp,
                 new WorkerDispatch(new JerseyHandler(application, config.limits().minRequestBytesPerSecond())),

@@ -10,6 +10,7 @@ import io.pintle.server.access.Route;
 import io.pintle.server.acl.Caller;
 import io.pintle.server.acl.Decision;
 import io.pintle.server.nodes.NodeId;
+import io.pintle.server.policy.PolicyArchives;
 import io.pintle.server.policy.ChangeWaits;
 import io.pintle.server.policy.DigestCache;
 import io.pintle.server.policy.FileCache;
@@ -120,6 +121,7 @@ public final class FileHandler extends Handler.Abstract {
     private final ChangeWaits waits;
     private final SharedFileStore sharedFiles;
     private final TreeManifest manifests = new TreeManifest();
+    private final PolicyArchives archives;
 
     /**
      * @param snapshots the live snapshot (a woken request is authorised again on the current one)
@@ -129,9 +131,11 @@ public final class FileHandler extends Handler.Abstract {
      * @param digests file digests (relayd's shared-folder {@code HEAD ?hash=})
      * @param waits parks {@code ?wait} requests
      * @param sharedFiles node-to-node shared files
+     * @param archives builds a node's Linux archive that Rudder's hook has not written yet
      */
     public FileHandler(SnapshotHolder snapshots, Clock clock, FileCache files, TreeScanner scanner,
-            DigestCache digests, ChangeWaits waits, SharedFileStore sharedFiles) {
+            DigestCache digests, ChangeWaits waits, SharedFileStore sharedFiles, PolicyArchives archives) {
+        this.archives = archives;
         this.snapshots = snapshots;
         this.clock = clock;
         this.files = files;
@@ -251,7 +255,11 @@ public final class FileHandler extends Handler.Abstract {
                     callback));
             return;
         }
-        if (view == View.FILE) {
+        if (view == View.FILE && route == Route.POLICIES && toBuild(ask, snapshot) != null) {
+            String why = toBuild(ask, snapshot);
+            onWorker(request, response, callback, exchange, () -> serveFile(ask, new Found(built(ask, snapshot, why),
+                    null, null), response, callback));
+        } else if (view == View.FILE) {
             serveFile(ask, lookup(ask, request), response, callback);
         } else {
             onWorker(request, response, callback, exchange, () -> serveTree(ask, tree(ask, request, false),
@@ -270,6 +278,32 @@ public final class FileHandler extends Handler.Abstract {
     }
 
     // ---- files
+
+    /**
+     * @return why Pintle builds the node's Linux archive ({@code absent}, {@code stale}) when this request is for it,
+     *     {@code [delivery] build_archives} is on and Rudder's is not good; else null
+     */
+    private static String toBuild(Ask ask, ServerSnapshot snapshot) {
+        if (!PolicyArchives.ARCHIVE.equals(ask.target().relative())
+                || !snapshot.config().delivery().buildArchives()) {
+            return null;
+        }
+        return PolicyArchives.needed(ask.target().root());
+    }
+
+    /** The archive built from the node's tree (on a worker), or a 503 saying why not. */
+    private FileVersion built(Ask ask, ServerSnapshot snapshot, String why) {
+        Path root = ask.target().root();
+        try {
+            return archives.archive(snapshot.config().paths().state(), root.getFileName().toString(), root, why);
+        } catch (IOException e) {
+            LOG.warn("cannot build the policy archive from {}: {}", root.resolve(PolicyArchives.TREE), e.toString());
+            throw new PintleException.Unavailable("archive-build-failed", "rules/rudder.tar.bz2 is missing and "
+                    + "could not be built from rules/cfengine-community (" + (e instanceof NoSuchFileException
+                            ? "a file vanished while it was read: a generation is under way"
+                            : "see the server log") + "); try again shortly", 10);
+        }
+    }
 
     /** A file found, with what the cache knows of it. */
     private record Found(FileVersion version, Path named, FileCache.Entry entry) {}
