@@ -5,6 +5,7 @@ import io.pintle.server.delivery.Freezer;
 import io.pintle.server.http.admin.DeliveryResource;
 import io.pintle.server.http.admin.FreezeResource;
 import io.pintle.server.http.admin.NodesResource;
+import io.pintle.server.http.admin.StatusPageResource;
 import io.pintle.server.http.admin.HealthResource;
 import io.pintle.server.http.admin.MetricsResource;
 import io.pintle.server.http.admin.Readiness;
@@ -115,6 +116,7 @@ public final class JerseyConfig {
                 new NodesResource(snapshots, delivery, clock),
                 new FreezeResource(snapshots, freezer),
                 new DeliveryResource(delivery),
+                new StatusPageResource(snapshots, reloader, delivery, remoteRuns, clock),
                 new HealthResource(snapshots, readiness),
                 new MetricsResource(metrics != null ? metrics.registry() : null),
                 new RemoteRunResource(remoteRuns, true));
