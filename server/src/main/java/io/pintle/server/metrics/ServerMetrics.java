@@ -374,6 +374,16 @@ public final class ServerMetrics implements ReloadListener {
                 .callback(callback -> callback.call(delivery.summary().frozen()))
                 .register(registry);
         GaugeWithCallback.builder()
+                .name("pintle_certificate_expiry_timestamp_seconds")
+                .help("When a certificate of this server stops being valid (Unix time); certificate=\"server\": the "
+                        + "TLS certificate agents see (read from the live snapshot, so a renewal shows at reload)")
+                .labelNames("certificate")
+                .callback(callback -> {
+                    ServerSnapshot live = snapshots.current();
+                    callback.call(live.credentials().chain().get(0).getNotAfter().getTime() / 1000.0, "server");
+                })
+                .register(registry);
+        GaugeWithCallback.builder()
                 .name("pintle_freeze_active")
                 .help("1 while a freeze holds nodes on frozen policies, else 0")
                 .callback(callback -> callback.call(snapshots.current().freeze().active() ? 1 : 0))
