@@ -175,8 +175,9 @@ public final class Bootstrap {
         FetchedTrees fetchedTrees = new FetchedTrees(objects, threads.workers());
         PolicyArchives archives = new PolicyArchives(scanner);
         metrics.archives(archives);
+        // Bench-only switch (bench/README.md): -Dpintle.bench.delivery=false measures the request path without it.
         Delivery delivery = new Delivery(snapshots::current, fetchedTrees, archives, remoteRuns.channels()::connected,
-                clock, threads.scheduler());
+                clock, threads.scheduler(), !"false".equals(System.getProperty("pintle.bench.delivery")));
         metrics.delivery(delivery, snapshots);
         Freezer freezer = new Freezer(reloader, objects, clock);
         FileCache files = new FileCache(config.limits().fileCacheBytes(), clock);

@@ -42,6 +42,7 @@ public final class Delivery {
     private final DeliveryCurve curve = new DeliveryCurve();
     private final FetchedTrees trees;
     private final PolicyArchives archives;
+    private final boolean recording;
     private final Clock clock;
     private final Predicate<NodeId> channels;
     private final ScheduledExecutorService scheduler;
@@ -61,6 +62,21 @@ public final class Delivery {
      */
     public Delivery(Supplier<ServerSnapshot> snapshots, FetchedTrees trees, PolicyArchives archives,
             Predicate<NodeId> channels, Clock clock, ScheduledExecutorService scheduler) {
+        this(snapshots, trees, archives, channels, clock, scheduler, true);
+    }
+
+    /**
+     * @param snapshots the live snapshot
+     * @param trees keeps what nodes fetched, for diffs
+     * @param archives the Linux archives Pintle builds where Rudder's hook has not
+     * @param channels whether a node holds an order channel now
+     * @param clock the clock
+     * @param scheduler runs the ticks
+     * @param recording false to ignore what the doors report (a benchmark's A/B of the request path only)
+     */
+    public Delivery(Supplier<ServerSnapshot> snapshots, FetchedTrees trees, PolicyArchives archives,
+            Predicate<NodeId> channels, Clock clock, ScheduledExecutorService scheduler, boolean recording) {
+        this.recording = recording;
         this.archives = archives;
         this.snapshots = snapshots;
         this.trees = trees;
@@ -97,6 +113,9 @@ public final class Delivery {
      * @param status the status answered
      */
     public void request(NodeId node, String address, String route, int status) {
+        if (!recording) {
+            return;
+        }
         log.request(node, clock.instant(), address, route, status);
     }
 
@@ -111,6 +130,9 @@ public final class Delivery {
      * @param door {@code https} or {@code cfengine}
      */
     public void fetched(ServerSnapshot snapshot, NodeId node, String entry, String etag, int status, String door) {
+        if (!recording) {
+            return;
+        }
         log.fetched(node, entry, etag, status, clock.instant(), door);
         trees.fetched(snapshot.config().paths().state(), node, snapshot.nodeRoot(node), entry, etag, archives);
     }
@@ -125,7 +147,7 @@ public final class Delivery {
      * @param status the status answered
      */
     public void uploaded(ServerSnapshot snapshot, String kind, String name, String address, int status) {
-        NodeId node = uploader(name);
+        NodeId node = recording ? uploader(name) : null;
         if (node != null && snapshot.nodes().node(node).isPresent()) {
             log.uploaded(node, kind, name, clock.instant(), address, status);
         }
