@@ -36,6 +36,8 @@ public final class FetchedTrees {
     private final Lane lane;
     private final ObjectStore objects;
     private final Set<NodeId> pending = ConcurrentHashMap.newKeySet();
+    /** The tag of each node's kept copy, so that a fetch of an unchanged version reads no file. */
+    private final java.util.Map<NodeId, String> keptTags = new ConcurrentHashMap<>();
     private long lastSweep = System.nanoTime() - SWEEP.toNanos();
 
     /**
@@ -82,13 +84,22 @@ public final class FetchedTrees {
      * @param archives the Linux archives Pintle builds, whose tags say what was served, or null
      */
     public void fetched(Path state, NodeId node, Path nodeRoot, String entry, String etag, PolicyArchives archives) {
+        if (etag.equals(keptTags.get(node))) {
+            return;
+        }
         Kept kept = kept(state, node);
-        if (kept != null && kept.etag().equals(etag) || !pending.add(node)) {
+        if (kept != null && kept.etag().equals(etag)) {
+            keptTags.put(node, etag);
+            return;
+        }
+        if (!pending.add(node)) {
             return;
         }
         lane.execute(() -> {
             try {
-                keep(state, node, nodeRoot, entry, etag, objects, archives);
+                if (keep(state, node, nodeRoot, entry, etag, objects, archives)) {
+                    keptTags.put(node, etag);
+                }
                 if (System.nanoTime() - lastSweep >= SWEEP.toNanos()) {
                     lastSweep = System.nanoTime();
                     objects.sweep(state, java.time.Duration.ZERO, java.time.Instant.now());

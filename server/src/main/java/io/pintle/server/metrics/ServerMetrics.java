@@ -328,8 +328,7 @@ public final class ServerMetrics implements ReloadListener {
     public void archives(PolicyArchives archives) {
         CounterWithCallback.builder()
                 .name("pintle_archives_built")
-                .help("Policy archives (rules/rudder.tar.bz2) built from the tree because Rudder's was missing or older "
-                        + "than the tree")
+                .help("Linux policy archives built from a node's tree because Rudder's hook had not written one yet")
                 .callback(callback -> callback.call(archives.built()))
                 .register(registry);
         CounterWithCallback.builder()

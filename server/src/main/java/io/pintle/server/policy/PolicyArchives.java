@@ -86,28 +86,18 @@ public final class PolicyArchives {
     private record Built(String stamp, String etag) {}
 
     /**
-     * Whether Rudder's archive is missing or older than the tree it packs: absent, or last modified before the
-     * tree's directory or its generation stamp (two stats; the hook writes the archive after both).
+     * Whether Rudder's archive is missing while the tree it packs is there (two stats).
      *
      * @param nodeRoot a node's directory, as served
-     * @return the reason to build ({@code absent} or {@code stale}), or null when Rudder's archive is good
+     * @return the reason to build ({@code absent}), or null when Rudder's archive is there (or no tree is)
      */
     public static String needed(Path nodeRoot) {
-        try {
-            long archive = Files.getLastModifiedTime(nodeRoot.resolve(ARCHIVE), LinkOption.NOFOLLOW_LINKS).toMillis();
-            long tree = Files.getLastModifiedTime(nodeRoot.resolve(TREE), LinkOption.NOFOLLOW_LINKS).toMillis();
-            long stamp;
-            try {
-                stamp = Files.getLastModifiedTime(nodeRoot.resolve(STAMP), LinkOption.NOFOLLOW_LINKS).toMillis();
-            } catch (NoSuchFileException none) {
-                stamp = 0;
-            }
-            return archive < Math.max(tree, stamp) ? "stale" : null;
-        } catch (NoSuchFileException absent) {
-            return Files.isDirectory(nodeRoot.resolve(TREE), LinkOption.NOFOLLOW_LINKS) ? "absent" : null;
-        } catch (IOException unreadable) {
+        // Only a missing archive is built: an mtime comparison with the tree misfires on trees copied in any
+        // order (a relay's sync, a restore), and would replace Rudder's own archive by a different one.
+        if (Files.exists(nodeRoot.resolve(ARCHIVE), LinkOption.NOFOLLOW_LINKS)) {
             return null;
         }
+        return Files.isDirectory(nodeRoot.resolve(TREE), LinkOption.NOFOLLOW_LINKS) ? "absent" : null;
     }
 
     /**
@@ -135,7 +125,7 @@ public final class PolicyArchives {
      * @param state {@code [paths] state}
      * @param node the node's id (the cache's directory name)
      * @param nodeRoot its directory, as served
-     * @param why {@code absent} or {@code stale}, for the log
+     * @param why {@code absent}, for the log
      * @return the archive, to serve as a file
      * @throws IOException when the tree cannot be read or the archive written
      */
@@ -227,7 +217,7 @@ public final class PolicyArchives {
             built.incrementAndGet();
             buildNanos.addAndGet(nanos);
             LOG.info("built the policy archive of node {} ({} Rudder's): {} entries, {} bytes, {} ms", node,
-                    why.equals("absent") ? "missing" : "older than its tree: replaced", entries, Files.size(file),
+                    "missing", entries, Files.size(file),
                     nanos / 1_000_000);
         } finally {
             Files.deleteIfExists(temp);

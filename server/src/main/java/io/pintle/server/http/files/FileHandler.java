@@ -280,7 +280,7 @@ public final class FileHandler extends Handler.Abstract {
     // ---- files
 
     /**
-     * @return why Pintle builds the node's Linux archive ({@code absent}, {@code stale}) when this request is for it,
+     * @return why Pintle builds the node's Linux archive ({@code absent}) when this request is for it,
      *     {@code [delivery] build_archives} is on and Rudder's is not good; else null
      */
     private static String toBuild(Ask ask, ServerSnapshot snapshot) {
