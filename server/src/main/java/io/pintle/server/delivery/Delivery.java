@@ -240,19 +240,20 @@ public final class Delivery {
     private NodeState state(ServerSnapshot snapshot, Node node, Instant silentSince) {
         NodeRecord record = log.get(node.id());
         Path root = snapshot.nodeRoot(node.id());
-        String entry = record.policies() != null ? record.policies().path() : presentEntry(root);
-        String current = entry != null ? PolicyEntry.currentEtag(root, entry, archives) : null;
+        String current = record.policies() != null
+                ? PolicyEntry.currentEtag(root, record.policies().path(), archives) : presentEtag(root);
         boolean behind = record.policies() == null || current == null || !current.equals(record.policies().etag());
         boolean silent = record.lastRequest() == null || record.lastRequest().time().isBefore(silentSince);
         return new NodeState(node, record, current, behind, silent, snapshot.freeze().covers(node.id()),
                 channels.test(node.id()));
     }
 
-    /** The entry a node that never fetched would: the first one its directory has. */
-    private String presentEntry(Path root) {
+    /** What a node that never fetched would be served: the tag of the first entry its directory has. */
+    private String presentEtag(Path root) {
         for (String entry : List.of(PolicyEntry.LINUX_ARCHIVE, PolicyEntry.CFENGINE_STAMP, PolicyEntry.DSC_ARCHIVE)) {
-            if (PolicyEntry.currentEtag(root, entry, archives) != null) {
-                return entry;
+            String etag = PolicyEntry.currentEtag(root, entry, archives);
+            if (etag != null) {
+                return etag;
             }
         }
         return null;

@@ -2,6 +2,7 @@ package io.pintle.server.delivery;
 
 import io.pintle.server.nodes.NodeId;
 import io.pintle.server.policy.PolicyArchives;
+import io.pintle.server.policy.StateFile;
 import io.pintle.server.threads.Lane;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -121,7 +122,7 @@ public final class FetchedTrees {
         Path directory = state.resolve(DIRECTORY).resolve(node.value());
         Path fresh = state.resolve(DIRECTORY).resolve("." + node.value() + ".new");
         TreeCopy.delete(fresh);
-        Files.createDirectories(fresh, TreeCopy.PRIVATE_DIRECTORY);
+        Files.createDirectories(fresh, StateFile.PRIVATE_DIRECTORY);
         Path source = nodeRoot.resolve(PolicyEntry.CFENGINE_TREE);
         if (Files.isDirectory(source, LinkOption.NOFOLLOW_LINKS)) {
             TreeCopy.copy(source, fresh.resolve(TREE), objects, state);

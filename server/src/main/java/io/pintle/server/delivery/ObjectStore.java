@@ -20,6 +20,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.HexFormat;
 import java.util.Set;
+import io.pintle.server.policy.FileStat;
+import io.pintle.server.policy.StateFile;
 
 /**
  * Where {@link TreeCopy} keeps the bytes of files it cannot hard-link to their source (another mount, as under the
@@ -46,7 +48,7 @@ public final class ObjectStore {
      */
     synchronized long link(Path state, Path file, Set<PosixFilePermission> mode, Path copy) throws IOException {
         Path objects = state.resolve(DIRECTORY);
-        Files.createDirectories(objects, TreeCopy.PRIVATE_DIRECTORY);
+        Files.createDirectories(objects, StateFile.PRIVATE_DIRECTORY);
         Path temp = Files.createTempFile(objects, ".store-", ".tmp");
         long written;
         String name;
@@ -56,7 +58,7 @@ public final class ObjectStore {
                     OutputStream out = new DigestOutputStream(Files.newOutputStream(temp), sha256)) {
                 written = in.transferTo(out);
             }
-            name = HexFormat.of().formatHex(sha256.digest()) + "-" + Integer.toOctalString(bits(mode));
+            name = HexFormat.of().formatHex(sha256.digest()) + "-" + Integer.toOctalString(FileStat.mode(mode));
             Path object = objects.resolve(name);
             if (Files.exists(object, LinkOption.NOFOLLOW_LINKS)) {
                 written = 0;
@@ -106,14 +108,6 @@ public final class ObjectStore {
             }
         }
         return removed;
-    }
-
-    private static int bits(Set<PosixFilePermission> mode) {
-        int bits = 0;
-        for (PosixFilePermission permission : mode) {
-            bits |= 1 << (8 - permission.ordinal());
-        }
-        return bits;
     }
 
     private static MessageDigest sha256() {

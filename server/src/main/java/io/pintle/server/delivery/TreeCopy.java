@@ -1,5 +1,6 @@
 package io.pintle.server.delivery;
 
+import io.pintle.server.policy.StateFile;
 import java.io.IOException;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
@@ -28,9 +29,6 @@ import java.util.stream.Stream;
  */
 public final class TreeCopy {
     private static final Set<PosixFilePermission> PRIVATE = PosixFilePermissions.fromString("rwx------");
-    /** Directories of the state directory are the service's only. */
-    static final java.nio.file.attribute.FileAttribute<Set<PosixFilePermission>> PRIVATE_DIRECTORY =
-            PosixFilePermissions.asFileAttribute(PRIVATE);
 
     private TreeCopy() {}
 
@@ -83,7 +81,7 @@ public final class TreeCopy {
         if (!Files.isDirectory(source, LinkOption.NOFOLLOW_LINKS)) {
             throw new java.nio.file.NoSuchFileException(source.toString(), null, "not a directory");
         }
-        Files.createDirectories(destination.getParent(), PRIVATE_DIRECTORY);
+        Files.createDirectories(destination.getParent(), StateFile.PRIVATE_DIRECTORY);
         Path temp = destination.resolveSibling("." + destination.getFileName() + ".partial");
         delete(temp);
         Walker walker = new Walker(source, temp, objects, state, linkSources);

@@ -13,12 +13,9 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFileAttributes;
-import java.nio.file.attribute.PosixFilePermission;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -58,9 +55,6 @@ public final class PolicyArchives {
     /** Builds at once. */
     static final int PARALLEL = 2;
     private static final String PREFIX = "policies_next";
-    private static final Set<PosixFilePermission> GROUP_OTHER = Set.of(PosixFilePermission.GROUP_READ,
-            PosixFilePermission.GROUP_WRITE, PosixFilePermission.GROUP_EXECUTE, PosixFilePermission.OTHERS_READ,
-            PosixFilePermission.OTHERS_WRITE, PosixFilePermission.OTHERS_EXECUTE);
     private static final Logger LOG = LoggerFactory.getLogger(PolicyArchives.class);
 
     private final TreeScanner scanner;
@@ -196,8 +190,7 @@ public final class PolicyArchives {
         }
         long started = System.nanoTime();
         Path directory = file.getParent();
-        Files.createDirectories(directory, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString(
-                "rwx------")));
+        Files.createDirectories(directory, StateFile.PRIVATE_DIRECTORY);
         Path temp = Files.createTempFile(directory, ".build-", ".tmp");
         try {
             int entries;
@@ -270,13 +263,8 @@ public final class PolicyArchives {
 
     private static TarArchiveEntry entry(String name, byte type, PosixFileAttributes attributes) {
         TarArchiveEntry entry = new TarArchiveEntry(name, type);
-        Set<PosixFilePermission> mode = new java.util.HashSet<>(attributes.permissions());
-        mode.removeAll(GROUP_OTHER);
-        int bits = 0;
-        for (PosixFilePermission permission : mode) {
-            bits |= 1 << (8 - permission.ordinal());
-        }
-        entry.setMode(bits);
+        // --mode=go=-rwx: the owner's bits only.
+        entry.setMode(FileStat.mode(attributes.permissions()) & 0700);
         entry.setIds(0, 0);
         entry.setNames("root", "root");
         entry.setModTime(attributes.lastModifiedTime());

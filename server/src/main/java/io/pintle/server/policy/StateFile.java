@@ -6,7 +6,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileAttribute;
+import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Set;
 
 /**
  * Writes one of Pintle's own state files ({@code [paths] state}) whole or not at all: to a temporary name in its
@@ -14,6 +17,10 @@ import java.nio.file.attribute.PosixFilePermissions;
  * new one.
  */
 public final class StateFile {
+    /** Directories of the state directory are the service's only. */
+    public static final FileAttribute<Set<PosixFilePermission>> PRIVATE_DIRECTORY =
+            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------"));
+
     private StateFile() {}
 
     /**
@@ -22,8 +29,7 @@ public final class StateFile {
      * @throws IOException when it cannot be written (the old file stays)
      */
     public static void write(Path file, byte[] bytes) throws IOException {
-        Files.createDirectories(file.getParent(),
-                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+        Files.createDirectories(file.getParent(), PRIVATE_DIRECTORY);
         Path temp = Files.createTempFile(file.getParent(), "." + file.getFileName() + "-", ".tmp");
         try {
             Files.write(temp, bytes);
