@@ -42,6 +42,7 @@ import io.pintle.server.uploads.UploadStore;
 import io.pintle.server.uploads.LoginThrottle;
 import io.pintle.server.uploads.UploadTally;
 import io.pintle.server.upstream.RelaySync;
+import io.pintle.server.upstream.UploadForwarder;
 import io.pintle.server.upstream.UpstreamClient;
 import io.pintle.server.watch.DirectoryWatch;
 import java.nio.file.Files;
@@ -188,12 +189,16 @@ public final class Bootstrap {
         metrics.loginThrottle(logins, () -> snapshots.current().config().uploads().logins());
         metrics.crlFetch(crlFetch);
         removeUploadLeftovers(config.uploads(), clock);
+        // Always built (idle unless the configuration forwards), so that status and metrics have one to read.
+        UploadForwarder forwarder = new UploadForwarder(snapshots::current, upstream, clock, Duration.ofSeconds(1),
+                Duration.ofMinutes(5));
+        metrics.forwarding(forwarder, snapshots);
         Server server = HttpServerFactory.create(config, tls.factory(), snapshots, clock,
                 new HttpServerFactory.FileServices(files, scanner, digests, waits, sharedFiles, remoteRuns.channels(),
                         delivery, archives),
-                JerseyConfig.create(sharedFiles, upstream, remoteRuns, uploads, logins, delivery),
+                JerseyConfig.create(sharedFiles, upstream, remoteRuns, uploads, logins, delivery, forwarder),
                 JerseyConfig.admin(snapshots, reloader, metrics, readiness, remoteRuns, uploads, crlFetch, delivery,
-                        freezer, clock), metrics, readiness);
+                        freezer, forwarder, clock), metrics, readiness);
         systemd.listener().ifPresent(inherited -> HttpServerFactory.inheritTlsListener(server, inherited));
         try {
             CfengineListener.install(server, config, snapshots, new CfengineDoor(snapshots, metrics, digests, clock,
@@ -225,6 +230,8 @@ public final class Bootstrap {
         // Started before the listeners' requests reach it, stopped (and saved) after they are drained.
         server.addBean(new Managed("delivery", delivery::start, delivery::stop));
         server.addBean(new Managed("fetched trees", () -> { }, fetchedTrees::stop));
+        // Runs whatever the configuration says at start: a reload may turn forwarding on or off, read at each round.
+        server.addBean(new Managed("upload forwarding", forwarder::start, forwarder::stop));
         if (RelaySyncTargets.wanted(config)) {
             RelaySync relaySync = new RelaySync(snapshots::current, upstream, RELAY_SYNC_WAIT, Duration.ofSeconds(1),
                     Duration.ofMinutes(1));

@@ -25,6 +25,7 @@ import java.util.Map;
  * @param trust how client certificates are trusted and revoked, as of the live snapshot
  * @param freeze the freeze in force ({@code active: false} when none)
  * @param delivery how many served nodes hold what is served now, as of the last sample (every 10 s)
+ * @param forwarding uploads forwarded to the policy server, or null when this server does not forward them
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record ServerStatus(
@@ -43,7 +44,38 @@ public record ServerStatus(
         @JsonProperty("order_channels") OrderChannels orderChannels,
         Trust trust,
         FreezeState freeze,
-        Delivery delivery) {
+        Delivery delivery,
+        Forwarding forwarding) {
+
+    /**
+     * Uploads forwarded to the policy server (a relay's {@code [upstream] forward}).
+     *
+     * @param upstream the policy server's URL
+     * @param queues per route ({@code inventories}, {@code inventory-updates}, {@code reports}), what waits
+     * @param lastSuccess when the policy server last took a file (ISO-8601), or null since start
+     * @param lastFailure when forwarding last failed (ISO-8601), or null since start
+     * @param lastError what that failure was, or null
+     */
+    public record Forwarding(
+            String upstream,
+            Map<String, ForwardQueue> queues,
+            @JsonProperty("last_success") String lastSuccess,
+            @JsonProperty("last_failure") String lastFailure,
+            @JsonProperty("last_error") String lastError) {}
+
+    /**
+     * @param files files waiting in the route's directory, as of the forwarder's last look (every 2 s at most)
+     * @param bytes their size
+     * @param oldestAgeSeconds the oldest one's age in seconds, 0 when none waits
+     * @param forwarded files the policy server took since start
+     * @param refused files it refused for good since start (moved to {@code failed/} with a {@code .reason})
+     */
+    public record ForwardQueue(
+            int files,
+            long bytes,
+            @JsonProperty("oldest_age_seconds") long oldestAgeSeconds,
+            long forwarded,
+            long refused) {}
 
     /**
      * @param nodes nodes this server serves (whose policy server it is)

@@ -11,6 +11,7 @@ import io.pintle.server.nodes.Node;
 import io.pintle.server.nodes.NodeId;
 import io.pintle.server.reload.ServerSnapshot;
 import io.pintle.server.uploads.UploadKind;
+import io.pintle.server.uploads.UploadNames;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.security.cert.X509Certificate;
@@ -70,7 +71,7 @@ public final class Access {
             case SHARED_FOLDER -> acl.sharedFolder(caller);
             case SHARED_FILES -> "GET".equals(method) ? sharedFileDownload(acl, caller, below)
                     : acl.sharedFilesUpload(caller);
-            case INVENTORIES, INVENTORY_UPDATES, REPORTS -> upload(rule.upload(), method, snapshot, caller,
+            case INVENTORIES, INVENTORY_UPDATES, REPORTS -> upload(rule.upload(), method, below, snapshot, caller,
                     credentials);
             case ORDER_CHANNEL -> {
                 NodeId policyServer = null;
@@ -158,8 +159,8 @@ public final class Access {
         return acl.sharedFilesDownload(caller, target);
     }
 
-    private static Decision upload(UploadKind kind, String method, ServerSnapshot snapshot, Caller caller,
-            Credentials credentials) {
+    private static Decision upload(UploadKind kind, String method, String below, ServerSnapshot snapshot,
+            Caller caller, Credentials credentials) {
         ServerConfig.Uploads uploads = snapshot.config().uploads();
         if (!uploads.enabled()) {
             // A server that takes no uploads (a node) has no such routes: 404, whatever the method.
@@ -171,9 +172,60 @@ public final class Access {
             return new Decision.Deny("method-not-allowed", "only PUT is accepted on " + kind.prefix()
                     + " (Rudder's Apache: LimitExcept PUT)");
         }
+        Decision relay = relayForwards(kind, below, snapshot, caller, credentials.authorization());
+        if (relay != null) {
+            return relay;
+        }
         String usersFile = uploads.users(kind).getFileName().toString();
         return snapshot.acl().upload(caller, credentials.logins().guard(snapshot.uploadUsers().of(kind), usersFile),
                 usersFile, credentials.authorization());
+    }
+
+    /**
+     * A relay forwarding its nodes' uploads with its own certificate (Pintle's forwarding, instead of relayd's WebDAV
+     * password): a caller authenticated as a node, from an allowed network, may upload a report or an inventory
+     * update of a node below it in {@code nodeslist.json} (itself included), and any first inventory (the route of
+     * Rudder's well-known initial password). Anything else falls to Rudder's rule (credentials), so an agent with
+     * its certificate and its DAV password is not refused here. Without credentials, a node's file that is not
+     * below the caller is refused for good ({@code not-below-relay}): no password would make it the caller's.
+     *
+     * @return the decision, or null when this rule does not apply
+     */
+    private static Decision relayForwards(UploadKind kind, String below, ServerSnapshot snapshot, Caller caller,
+            String authorization) {
+        if (caller == null || !(caller.identification() instanceof Identification.Authenticated authenticated)
+                || !snapshot.acl().inAllowedNetworks(caller)) {
+            return null;
+        }
+        NodeId relay = authenticated.node();
+        if (kind == UploadKind.INVENTORIES) {
+            return new Decision.Allow("uploads: a first inventory forwarded by node " + relay + " (its certificate)");
+        }
+        String name = below == null ? null : URLDecoder.decode(below.replace("+", "%2B"), StandardCharsets.UTF_8);
+        NodeId node = name == null ? null : UploadNames.node(kind, name);
+        if (node == null) {
+            return null;
+        }
+        if (!below(snapshot, node, relay)) {
+            return authorization != null ? null : new Decision.Deny("not-below-relay", "node " + node + " is not "
+                    + relay + " nor below it in nodeslist.json: its " + kind.label() + " are not " + relay
+                    + "'s to forward");
+        }
+        return new Decision.Allow("uploads: " + kind.label() + " of node " + node + " forwarded by "
+                + (node.equals(relay) ? "itself" : "its relay " + relay) + " (its certificate)");
+    }
+
+    /** @return whether {@code node} is {@code relay} or below it, following policy servers up (at most 20 hops) */
+    private static boolean below(ServerSnapshot snapshot, NodeId node, NodeId relay) {
+        NodeId at = node;
+        for (int hop = 0; hop <= 20 && at != null; hop++) {
+            if (at.equals(relay)) {
+                return true;
+            }
+            NodeId up = snapshot.nodes().node(at).map(Node::policyServer).orElse(null);
+            at = up == null || up.equals(at) ? null : up;
+        }
+        return false;
     }
 
     private static Decision webapp(ServerConfig config, Caller caller, String below, Credentials credentials) {

@@ -529,7 +529,12 @@ public final class ConfigLoader {
                     path("upstream.client_key", raw.clientKey(), defaults.clientKey()),
                     or(raw.sync(), defaults.sync()),
                     or(raw.nodesList(), defaults.nodesList()),
-                    or(raw.nodesCertificates(), defaults.nodesCertificates()));
+                    or(raw.nodesCertificates(), defaults.nodesCertificates()),
+                    or(raw.forward(), defaults.forward()),
+                    raw.forwardCredentials() == null ? defaults.forwardCredentials()
+                            : raw.forwardCredentials().isEmpty() ? null
+                            : path("upstream.forward_credentials", raw.forwardCredentials()),
+                    or(raw.forwardInFlight(), defaults.forwardInFlight()));
         }
 
         private ServerConfig.Limits limits(RawLimits raw) {
@@ -737,7 +742,10 @@ public final class ConfigLoader {
             @JsonProperty("client_key") String clientKey,
             @JsonProperty("sync") Boolean sync,
             @JsonProperty("nodes_list") String nodesList,
-            @JsonProperty("nodes_certificates") String nodesCertificates) {}
+            @JsonProperty("nodes_certificates") String nodesCertificates,
+            @JsonProperty("forward") Boolean forward,
+            @JsonProperty("forward_credentials") String forwardCredentials,
+            @JsonProperty("forward_in_flight") Integer forwardInFlight) {}
 
     record RawGeneral(
             @JsonProperty("node_id") String nodeId,

@@ -480,13 +480,32 @@ public record ServerConfig(
      *     the policy server (copied to {@code [nodes] list}); empty to leave it to the agent
      * @param nodesCertificates likewise for its nodes' certificates (copied to the first {@code [nodes]
      *     certificates} file); empty to leave it to the agent
+     * @param forward on a relay, whether the uploads it takes are forwarded to the policy server (relayd's
+     *     {@code output = "upstream"}); off where relayd still runs beside Pintle and forwards them
+     * @param forwardCredentials the agent's {@code rudder.json}, whose {@code DAVUSER}/{@code DAVPASSWORD} are sent
+     *     as HTTP Basic with forwarded uploads (what an Apache/relayd policy server checks; a Pintle one takes the
+     *     relay's certificate); null to send none
+     * @param forwardInFlight uploads forwarded at once, at least 1
      */
     public record Upstream(URI url, Path certificate, String keyHash, Path clientCertificate, Path clientKey,
-            boolean sync, String nodesList, String nodesCertificates) {
+            boolean sync, String nodesList, String nodesCertificates, boolean forward, Path forwardCredentials,
+            int forwardInFlight) {
+        /** Default {@code forward_in_flight}: a few uploads under way hide the round trip without a herd. */
+        public static final int DEFAULT_FORWARD_IN_FLIGHT = 4;
+        /** Where Rudder's agent keeps its {@code rudder.json} (rudder-agent's {@code share/lib/common.sh}). */
+        public static final Path RUDDER_JSON = Path.of("/var/rudder/cfengine-community/inputs/rudder.json");
+
         public Upstream {
             Objects.requireNonNull(certificate);
             Objects.requireNonNull(clientCertificate);
             Objects.requireNonNull(clientKey);
+        }
+
+        /** The same without upload forwarding settings: forwarding on, with the defaults. */
+        public Upstream(URI url, Path certificate, String keyHash, Path clientCertificate, Path clientKey,
+                boolean sync, String nodesList, String nodesCertificates) {
+            this(url, certificate, keyHash, clientCertificate, clientKey, sync, nodesList, nodesCertificates, true,
+                    RUDDER_JSON, DEFAULT_FORWARD_IN_FLIGHT);
         }
 
         /**
@@ -506,6 +525,7 @@ public record ServerConfig(
          * @throws ConfigException naming the key out of range
          */
         void validate(Path source) throws ConfigException {
+            ConfigException.requireAtLeast(source, "upstream.forward_in_flight", forwardInFlight, 1);
             validateRelative(source, "upstream.nodes_list", nodesList);
             validateRelative(source, "upstream.nodes_certificates", nodesCertificates);
         }

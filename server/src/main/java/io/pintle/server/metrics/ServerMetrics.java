@@ -25,6 +25,7 @@ import io.prometheus.metrics.core.datapoints.CounterDataPoint;
 import io.prometheus.metrics.core.datapoints.DistributionDataPoint;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.CounterWithCallback;
+import io.pintle.server.upstream.UploadForwarder;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.core.metrics.Info;
@@ -336,6 +337,70 @@ public final class ServerMetrics implements ReloadListener {
                 .help("Time spent building policy archives")
                 .callback(callback -> callback.call(archives.buildSeconds()))
                 .register(registry);
+    }
+
+    /**
+     * Exposes the forwarding of uploads to the policy server (a relay's): per route what waits, what went and what
+     * was refused for good, and when it last worked and failed. The gauges read the forwarder's last look at the
+     * directories (every 2 s at most); all are 0 on a server that does not forward.
+     *
+     * @param forwarder the forwarder
+     * @param snapshots the live snapshot, whose configuration says whether it forwards
+     */
+    public void forwarding(UploadForwarder forwarder, SnapshotHolder snapshots) {
+        GaugeWithCallback.builder()
+                .name("pintle_forward_queue_files")
+                .help("Uploads waiting to be forwarded to the policy server, by route")
+                .labelNames("route")
+                .callback(callback -> forwarder.status().queue()
+                        .forEach((kind, queue) -> callback.call(queue.files(), kind.label())))
+                .register(registry);
+        GaugeWithCallback.builder()
+                .name("pintle_forward_queue_bytes")
+                .help("Size of the uploads waiting to be forwarded, by route")
+                .labelNames("route")
+                .callback(callback -> forwarder.status().queue()
+                        .forEach((kind, queue) -> callback.call(queue.bytes(), kind.label())))
+                .register(registry);
+        GaugeWithCallback.builder()
+                .name("pintle_forward_queue_oldest_timestamp_seconds")
+                .help("When the oldest upload waiting to be forwarded was written (Unix time), by route; 0 when none "
+                        + "waits")
+                .labelNames("route")
+                .callback(callback -> forwarder.status().queue().forEach((kind, queue) -> callback.call(
+                        queue.oldest() == null ? 0 : queue.oldest().toEpochMilli() / 1000.0, kind.label())))
+                .register(registry);
+        CounterWithCallback.builder()
+                .name("pintle_forwarded")
+                .help("Uploads the policy server took (and this server then removed), by route")
+                .labelNames("route")
+                .callback(callback -> forwarder.status().forwarded()
+                        .forEach((kind, count) -> callback.call(count, kind.label())))
+                .register(registry);
+        CounterWithCallback.builder()
+                .name("pintle_forward_refused")
+                .help("Uploads the policy server refused for good (moved to failed/ with a .reason file), by route")
+                .labelNames("route")
+                .callback(callback -> forwarder.status().refused()
+                        .forEach((kind, count) -> callback.call(count, kind.label())))
+                .register(registry);
+        GaugeWithCallback.builder()
+                .name("pintle_forward_last_success_timestamp_seconds")
+                .help("When the policy server last took a forwarded upload (Unix time); 0 before the first")
+                .callback(callback -> callback.call(seconds(forwarder.status().lastSuccess())))
+                .register(registry);
+        GaugeWithCallback.builder()
+                .name("pintle_forward_last_failure_timestamp_seconds")
+                .help("When forwarding an upload last failed (Unix time); 0 before the first failure")
+                .callback(callback -> {
+                    UploadForwarder.Failure failure = forwarder.status().lastFailure();
+                    callback.call(failure == null ? 0 : seconds(failure.at()));
+                })
+                .register(registry);
+    }
+
+    private static double seconds(java.time.Instant at) {
+        return at == null ? 0 : at.toEpochMilli() / 1000.0;
     }
 
     /**

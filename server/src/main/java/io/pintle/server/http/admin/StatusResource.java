@@ -14,6 +14,7 @@ import io.pintle.server.reload.SnapshotHolder;
 import io.pintle.server.remoterun.RemoteRunner;
 import io.pintle.server.uploads.UploadKind;
 import io.pintle.server.uploads.UploadTally;
+import io.pintle.server.upstream.UploadForwarder;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.Produces;
@@ -34,9 +35,11 @@ public final class StatusResource {
     private final RemoteRunner remoteRuns;
     private final CrlFetch crlFetch;
     private final Delivery delivery;
+    private final UploadForwarder forwarder;
 
     public StatusResource(SnapshotHolder snapshots, Reloader reloader, UploadTally uploads, RemoteRunner remoteRuns,
-            CrlFetch crlFetch, Delivery delivery) {
+            CrlFetch crlFetch, Delivery delivery, UploadForwarder forwarder) {
+        this.forwarder = forwarder;
         this.delivery = delivery;
         this.snapshots = snapshots;
         this.reloader = reloader;
@@ -74,7 +77,27 @@ public final class StatusResource {
                                 remoteRuns.policyUpdates().released(), remoteRuns.policyUpdates().watched()) : null,
                 trust(snapshot),
                 FreezeResource.view(snapshot.freeze(), null, null),
-                delivery());
+                delivery(),
+                forwarding(snapshot));
+    }
+
+    private ServerStatus.Forwarding forwarding(ServerSnapshot snapshot) {
+        if (!UploadForwarder.wanted(snapshot.config())) {
+            return null;
+        }
+        UploadForwarder.Status status = forwarder.status();
+        Instant now = Instant.now();
+        Map<String, ServerStatus.ForwardQueue> queues = new LinkedHashMap<>();
+        for (UploadKind kind : UploadKind.values()) {
+            UploadForwarder.QueueView queue = status.queue().get(kind);
+            queues.put(kind.label(), new ServerStatus.ForwardQueue(queue.files(), queue.bytes(),
+                    queue.oldest() == null ? 0 : Math.max(0, Duration.between(queue.oldest(), now).toSeconds()),
+                    status.forwarded().get(kind), status.refused().get(kind)));
+        }
+        UploadForwarder.Failure failure = status.lastFailure();
+        return new ServerStatus.Forwarding(snapshot.config().upstream().url().toString(), queues,
+                text(status.lastSuccess()), failure != null ? failure.at().toString() : null,
+                failure != null ? failure.message() : null);
     }
 
     private ServerStatus.Delivery delivery() {

@@ -22,6 +22,7 @@ import io.pintle.server.sharedfiles.SharedFileStore;
 import io.pintle.server.uploads.UploadStore;
 import io.pintle.server.uploads.LoginThrottle;
 import io.pintle.server.uploads.UploadTally;
+import io.pintle.server.upstream.UploadForwarder;
 import io.pintle.server.upstream.UpstreamClient;
 import java.time.Clock;
 import java.util.List;
@@ -45,12 +46,15 @@ public final class JerseyConfig {
      * @param uploads counts uploads
      * @param logins slows password guessing on the upload routes
      * @param delivery told of uploads
+     * @param forwarder woken by uploads
      * @return the application
      */
     public static ResourceConfig create(SharedFileStore sharedFiles, UpstreamClient upstream,
-            RemoteRunner remoteRuns, UploadTally uploads, LoginThrottle logins, Delivery delivery) {
+            RemoteRunner remoteRuns, UploadTally uploads, LoginThrottle logins, Delivery delivery,
+            UploadForwarder forwarder) {
         ResourceConfig config = base("pintle");
-        config.registerInstances(resources(sharedFiles, upstream, remoteRuns, uploads, logins, delivery).toArray());
+        config.registerInstances(resources(sharedFiles, upstream, remoteRuns, uploads, logins, delivery, forwarder)
+                .toArray());
         config.register(new UploadsResource.OnlyPut(uploads));
         return config;
     }
@@ -67,15 +71,16 @@ public final class JerseyConfig {
      * @param crlFetch the CRL fetch, for {@code /v1/status}
      * @param delivery the delivery state
      * @param freezer takes and releases freezes
+     * @param forwarder the upload forwarding, for {@code /v1/status}
      * @param clock the clock
      * @return the application
      */
     public static ResourceConfig admin(SnapshotHolder snapshots, Reloader reloader, ServerMetrics metrics,
             Readiness readiness, RemoteRunner remoteRuns, UploadTally uploads, CrlFetch crlFetch, Delivery delivery,
-            Freezer freezer, Clock clock) {
+            Freezer freezer, UploadForwarder forwarder, Clock clock) {
         ResourceConfig config = base("pintle-admin");
         config.registerInstances(adminResources(snapshots, reloader, metrics, readiness, remoteRuns, uploads, crlFetch,
-                delivery, freezer, clock).toArray());
+                delivery, freezer, forwarder, clock).toArray());
         return config;
     }
 
@@ -86,13 +91,14 @@ public final class JerseyConfig {
      * @param uploads counts uploads (null for the contract test)
      * @param logins slows password guessing on the upload routes (null for the contract test)
      * @param delivery told of uploads (null for the contract test)
+     * @param forwarder woken by uploads (null for the contract test)
      * @return the node-facing resource instances (the OpenAPI contract test reads these)
      */
     static List<Object> resources(SharedFileStore sharedFiles, UpstreamClient upstream, RemoteRunner remoteRuns,
-            UploadTally uploads, LoginThrottle logins, Delivery delivery) {
+            UploadTally uploads, LoginThrottle logins, Delivery delivery, UploadForwarder forwarder) {
         return List.of(new SharedFilesResource(sharedFiles, upstream), new ServerInfoResource(),
                 new RemoteRunResource(remoteRuns, false),
-                new UploadsResource(new UploadStore(), uploads, logins, delivery));
+                new UploadsResource(new UploadStore(), uploads, logins, delivery, forwarder));
     }
 
     /**
@@ -105,14 +111,15 @@ public final class JerseyConfig {
      * @param crlFetch the CRL fetch (null for the contract test)
      * @param delivery the delivery state (null for the contract test)
      * @param freezer takes and releases freezes (null for the contract test)
+     * @param forwarder the upload forwarding (null for the contract test)
      * @param clock the clock
      * @return the admin resource instances (the OpenAPI contract test reads these)
      */
     static List<Object> adminResources(SnapshotHolder snapshots, Reloader reloader, ServerMetrics metrics,
             Readiness readiness, RemoteRunner remoteRuns, UploadTally uploads, CrlFetch crlFetch, Delivery delivery,
-            Freezer freezer, Clock clock) {
+            Freezer freezer, UploadForwarder forwarder, Clock clock) {
         return List.of(new SystemResource(snapshots, reloader),
-                new StatusResource(snapshots, reloader, uploads, remoteRuns, crlFetch, delivery),
+                new StatusResource(snapshots, reloader, uploads, remoteRuns, crlFetch, delivery, forwarder),
                 new NodesResource(snapshots, delivery, clock),
                 new FreezeResource(snapshots, freezer),
                 new DeliveryResource(delivery),

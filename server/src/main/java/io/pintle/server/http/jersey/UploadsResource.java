@@ -11,6 +11,7 @@ import io.pintle.server.uploads.LoginThrottle;
 import io.pintle.server.uploads.UploadKind;
 import io.pintle.server.uploads.UploadStore;
 import io.pintle.server.uploads.UploadTally;
+import io.pintle.server.upstream.UploadForwarder;
 import jakarta.annotation.Priority;
 import jakarta.ws.rs.PUT;
 import jakarta.ws.rs.Path;
@@ -43,13 +44,18 @@ public final class UploadsResource {
     private final Delivery delivery;
     private final UploadTally tally;
     private final LoginThrottle logins;
+    private final UploadForwarder forwarder;
 
     /**
      * @param store writes uploads
      * @param tally counts them
      * @param logins slows password guessing: an address with too many failed logins is refused for a while
+     * @param delivery told of each upload (the node's last uploads)
+     * @param forwarder woken by each upload, to forward it at once on a relay (null for the contract test)
      */
-    UploadsResource(UploadStore store, UploadTally tally, LoginThrottle logins, Delivery delivery) {
+    UploadsResource(UploadStore store, UploadTally tally, LoginThrottle logins, Delivery delivery,
+            UploadForwarder forwarder) {
+        this.forwarder = forwarder;
         this.delivery = delivery;
         this.store = store;
         this.tally = tally;
@@ -94,6 +100,9 @@ public final class UploadsResource {
             Response.Status status = stored.replaced() ? Response.Status.NO_CONTENT : Response.Status.CREATED;
             delivery.uploaded(snapshot, kind.label(), name, state.clientAddress().getHostAddress(),
                     status.getStatusCode());
+            if (forwarder != null) {
+                forwarder.wake();
+            }
             return Response.status(status).build();
         } catch (PintleException refusal) {
             result = result(refusal);

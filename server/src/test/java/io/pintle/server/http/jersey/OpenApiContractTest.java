@@ -58,8 +58,8 @@ class OpenApiContractTest {
             route.filePipelineOperations().forEach((method, names) ->
                     server.put(method + " " + normalize(route.template()), new TreeSet<>(names)));
         }
-        List<Object> resources = new ArrayList<>(JerseyConfig.resources(null, null, null, null, null, null));
-        resources.addAll(JerseyConfig.adminResources(null, null, null, null, null, null, null, null, null, null));
+        List<Object> resources = new ArrayList<>(JerseyConfig.resources(null, null, null, null, null, null, null));
+        resources.addAll(JerseyConfig.adminResources(null, null, null, null, null, null, null, null, null, null, null));
         for (Object resource : resources) {
             collectQueries(Resource.from(resource.getClass()), "", server);
         }
@@ -197,8 +197,8 @@ class OpenApiContractTest {
 
     static Set<String> serverOperations() {
         Set<String> operations = new TreeSet<>();
-        List<Object> resources = new ArrayList<>(JerseyConfig.resources(null, null, null, null, null, null));
-        resources.addAll(JerseyConfig.adminResources(null, null, null, null, null, null, null, null, null, null));
+        List<Object> resources = new ArrayList<>(JerseyConfig.resources(null, null, null, null, null, null, null));
+        resources.addAll(JerseyConfig.adminResources(null, null, null, null, null, null, null, null, null, null, null));
         for (Object resource : resources) {
             collect(Resource.from(resource.getClass()), "", operations);
         }

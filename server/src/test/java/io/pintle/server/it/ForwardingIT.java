@@ -1,0 +1,180 @@
+package io.pintle.server.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.pintle.client.ClientTls;
+import io.pintle.server.testing.AgentReports;
+import io.pintle.server.testing.Await;
+import io.pintle.server.testing.NodeKeys;
+import io.pintle.server.testing.Sandbox;
+import io.pintle.server.testing.TestServer;
+import io.pintle.server.uploads.UploadKind;
+import io.pintle.server.upstream.UploadForwarder;
+import io.pintle.server.tls.SelfSigned;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Base64;
+import java.util.Set;
+import javax.net.ssl.KeyManager;
+import javax.net.ssl.SSLContext;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A relay without relayd: two Pintle servers over loopback, the relay forwarding what its nodes upload to the root
+ * on the same route with its own certificate. A report reaches the root within seconds; with the root down it waits
+ * on the relay (nothing deleted), survives a relay restart, and arrives once the root is back. A file the root
+ * refuses for good is moved to the relay's {@code failed/} with the reason; an inventory goes with its signature.
+ */
+class ForwardingIT {
+    private static final Duration PROMPT = Duration.ofSeconds(15);
+
+    @Test
+    void reportsReachTheRootAndWaitOnTheRelayWhileItIsDown(@TempDir Path dir) throws Exception {
+        Sandbox root = Sandbox.create(dir.resolve("root"));
+        Sandbox relay = Sandbox.create(dir.resolve("relay"), "relay-1", "relay");
+        root.register("relay-1", relay.server().certificate(), Sandbox.Pinning.BOTH);
+        NodeKeys node = relay.addNode("node-x", SelfSigned.KeyType.RSA_2048, Sandbox.Pinning.BOTH);
+        root.register("node-x", node.certificate(), "node-x.example.org", "relay-1");
+        Path made = Files.createDirectories(dir.resolve("agent"));
+        Path rootReports = root.uploads(UploadKind.REPORTS);
+        Path relayReports = relay.uploads(UploadKind.REPORTS);
+
+        TestServer rootServer = TestServer.start(root);
+        int rootPort = rootServer.port();
+        String upstream = "[upstream]\nurl = \"" + rootServer.uri() + "\"\nkey_hash = \"" + root.serverPin()
+                + "\"\nsync = false\n";
+        TestServer relayServer = TestServer.start(relay, upstream);
+        try {
+            // The agent's upload, as report.sh sends it (Basic, no client certificate), to its relay.
+            Path first = AgentReports.report(made, "2026-12-06T10:00:00+00:00@node-x.log.gz", node, "run 1\n");
+            assertThat(put(relayServer, relay, "/reports/", first).statusCode()).isEqualTo(201);
+            Await.until(PROMPT, () -> Files.exists(rootReports.resolve(first.getFileName())));
+            assertThat(Files.readAllBytes(rootReports.resolve(first.getFileName())))
+                    .isEqualTo(Files.readAllBytes(first));
+            Await.until(PROMPT, () -> !Files.exists(relayReports.resolve(first.getFileName())));
+            assertThat(forwarding(relayServer).path("queues").path("reports").path("forwarded").asLong())
+                    .isEqualTo(1);
+
+            // The root goes away: the next report waits on the relay, and says why.
+            rootServer.close();
+            Path second = AgentReports.report(made, "2026-12-06T10:05:00+00:00@node-x.log.gz", node, "run 2\n");
+            assertThat(put(relayServer, relay, "/reports/", second).statusCode()).isEqualTo(201);
+            TestServer running = relayServer;
+            Await.until(PROMPT, () -> !forwarding(running).path("last_error").isNull()
+                    && forwarding(running).path("queues").path("reports").path("files").asInt() == 1);
+            assertThat(forwarding(relayServer).path("last_error").asText()).contains("policy server");
+            assertThat(relayServer.metric("pintle_forward_queue_files{route=\"reports\"}")).isEqualTo(1.0);
+            assertThat(relayReports.resolve(second.getFileName())).exists();
+
+            // The relay restarts: nothing lost.
+            relayServer.close();
+            assertThat(relayReports.resolve(second.getFileName())).exists();
+            relayServer = TestServer.start(relay, upstream);
+            assertThat(relayReports.resolve(second.getFileName())).exists();
+
+            // The root is back on its address: the report arrives, and only then leaves the relay.
+            root.listen("127.0.0.1:" + rootPort);
+            rootServer = TestServer.start(root);
+            Await.until(Duration.ofSeconds(30), () -> Files.exists(rootReports.resolve(second.getFileName())));
+            assertThat(Files.readAllBytes(rootReports.resolve(second.getFileName())))
+                    .isEqualTo(Files.readAllBytes(second));
+            TestServer restarted = relayServer;
+            Await.until(PROMPT, () -> !Files.exists(relayReports.resolve(second.getFileName())));
+            assertThat(forwarding(restarted).path("last_success").isNull()).isFalse();
+        } finally {
+            relayServer.close();
+            rootServer.close();
+        }
+    }
+
+    @Test
+    void refusedForGoodIsMovedAsideAndAnInventoryGoesWithItsSignature(@TempDir Path dir) throws Exception {
+        Sandbox root = Sandbox.create(dir.resolve("root"));
+        Sandbox relay = Sandbox.create(dir.resolve("relay"), "relay-1", "relay");
+        root.register("relay-1", relay.server().certificate(), Sandbox.Pinning.BOTH);
+        NodeKeys node = relay.addNode("node-x", SelfSigned.KeyType.RSA_2048, Sandbox.Pinning.BOTH);
+        root.register("node-x", node.certificate(), "node-x.example.org", "relay-1");
+        // node-y is the relay's as far as the relay knows, but the root has it under another relay.
+        NodeKeys other = relay.addNode("node-y", SelfSigned.KeyType.RSA_2048, Sandbox.Pinning.BOTH);
+        root.register("node-y", other.certificate(), "node-y.example.org", "root");
+        Path made = Files.createDirectories(dir.resolve("agent"));
+
+        try (TestServer rootServer = TestServer.start(root);
+                TestServer relayServer = TestServer.start(relay, "[upstream]\nurl = \"" + rootServer.uri()
+                        + "\"\nkey_hash = \"" + root.serverPin() + "\"\nsync = false\n")) {
+            Path refused = AgentReports.report(made, "2026-12-06T11:00:00+00:00@node-y.log.gz", other, "run\n");
+            assertThat(put(relayServer, relay, "/reports/", refused).statusCode()).isEqualTo(201);
+            Path failed = UploadForwarder.failedDirectory(relay.uploads(UploadKind.REPORTS));
+            Await.until(PROMPT, () -> Files.exists(failed.resolve(refused.getFileName())));
+            assertThat(relay.uploads(UploadKind.REPORTS).resolve(refused.getFileName())).doesNotExist();
+            assertThat(Files.readString(failed.resolve(refused.getFileName() + ".reason")))
+                    .contains("HTTP 403 (not-below-relay)");
+            assertThat(root.uploads(UploadKind.REPORTS).resolve(refused.getFileName())).doesNotExist();
+
+            // An inventory update and its signature, the inventory first, both forwarded.
+            Path inventory = AgentReports.inventory(made, "node-x_2026-12-06T11:00:00+00:00", node,
+                    "<?xml version=\"1.0\"?><REQUEST><DEVICEID>node-x</DEVICEID></REQUEST>\n");
+            Path signature = inventory.resolveSibling("node-x_2026-12-06T11:00:00+00:00.ocs.sign");
+            assertThat(put(relayServer, relay, "/inventory-updates/", inventory).statusCode()).isEqualTo(201);
+            assertThat(put(relayServer, relay, "/inventory-updates/", signature).statusCode()).isEqualTo(201);
+            Path rootUpdates = root.uploads(UploadKind.INVENTORY_UPDATES);
+            Await.until(PROMPT, () -> Files.exists(rootUpdates.resolve(signature.getFileName())));
+            assertThat(Files.readAllBytes(rootUpdates.resolve(inventory.getFileName())))
+                    .isEqualTo(Files.readAllBytes(inventory));
+            assertThat(Files.getLastModifiedTime(rootUpdates.resolve(inventory.getFileName())))
+                    .isLessThanOrEqualTo(Files.getLastModifiedTime(rootUpdates.resolve(signature.getFileName())));
+            Await.until(PROMPT, () -> !Files.exists(relay.uploads(UploadKind.INVENTORY_UPDATES)
+                    .resolve(signature.getFileName())));
+            JsonNode queues = forwarding(relayServer).path("queues");
+            assertThat(queues.path("reports").path("refused").asLong()).isEqualTo(1);
+            assertThat(queues.path("inventory-updates").path("forwarded").asLong()).isEqualTo(2);
+            assertThat(relayServer.metric("pintle_forward_refused_total{route=\"reports\"}")).isEqualTo(1.0);
+        }
+    }
+
+    @Test
+    void withForwardingOffTheUploadsStayForRelayd(@TempDir Path dir) throws Exception {
+        Sandbox root = Sandbox.create(dir.resolve("root"));
+        Sandbox relay = Sandbox.create(dir.resolve("relay"), "relay-1", "relay");
+        root.register("relay-1", relay.server().certificate(), Sandbox.Pinning.BOTH);
+        NodeKeys node = relay.addNode("node-x", SelfSigned.KeyType.RSA_2048, Sandbox.Pinning.BOTH);
+        Path made = Files.createDirectories(dir.resolve("agent"));
+        try (TestServer rootServer = TestServer.start(root);
+                TestServer relayServer = TestServer.start(relay, "[upstream]\nurl = \"" + rootServer.uri()
+                        + "\"\nkey_hash = \"" + root.serverPin() + "\"\nsync = false\nforward = false\n")) {
+            Path report = AgentReports.report(made, "2026-12-06T12:00:00+00:00@node-x.log.gz", node, "run\n");
+            assertThat(put(relayServer, relay, "/reports/", report).statusCode()).isEqualTo(201);
+            Await.quietFor(Duration.ofSeconds(3), () -> assertThat(relay.uploads(UploadKind.REPORTS)
+                    .resolve(report.getFileName())).exists());
+            assertThat(root.uploads(UploadKind.REPORTS).resolve(report.getFileName())).doesNotExist();
+            assertThat(relayServer.admin("GET", "/v1/status").body().path("forwarding").isNull()
+                    || relayServer.admin("GET", "/v1/status").body().path("forwarding").isMissingNode()).isTrue();
+        }
+    }
+
+    private static JsonNode forwarding(TestServer server) throws Exception {
+        return server.admin("GET", "/v1/status").body().path("forwarding");
+    }
+
+    /** The agent's upload: HTTP Basic with the WebDAV password, the relay's key pinned, no client certificate. */
+    private static HttpResponse<String> put(TestServer server, Sandbox sandbox, String route, Path file)
+            throws Exception {
+        SSLContext tls = ClientTls.context((KeyManager[]) null, Set.of(sandbox.serverPin()));
+        HttpClient client = HttpClient.newBuilder().sslContext(tls).connectTimeout(Duration.ofSeconds(10)).build();
+        String password = route.equals("/inventories/") ? Sandbox.INITIAL_PASSWORD : Sandbox.WEBDAV_PASSWORD;
+        String basic = "Basic " + Base64.getEncoder().encodeToString((Sandbox.UPLOAD_USER + ":" + password)
+                .getBytes(StandardCharsets.UTF_8));
+        String name = file.getFileName().toString().replace(":", "%3A").replace("+", "%2B").replace("@", "%40");
+        return client.send(HttpRequest.newBuilder(URI.create(server.uri() + route + name))
+                .header("Authorization", basic).PUT(HttpRequest.BodyPublishers.ofFile(file)).build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+}
