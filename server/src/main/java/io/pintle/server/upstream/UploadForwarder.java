@@ -155,7 +155,7 @@ public final class UploadForwarder {
                 ServerSnapshot snapshot = snapshots.get();
                 Duration pause = IDLE_SCAN;
                 if (wanted(snapshot.config())) {
-                    List<Unit> units = scan(snapshot.config());
+                    List<Unit> units = scan(snapshot.config().uploads()::directory);
                     if (!units.isEmpty()) {
                         boolean failed = send(snapshot, units);
                         if (failed) {
@@ -197,12 +197,15 @@ public final class UploadForwarder {
 
     /**
      * Reads the three directories: what is queued, oldest first; updates the queue views.
+     *
+     * @param directories each route's directory
+     * @return at most {@value #ROUND_FILES} units, oldest first
      */
-    List<Unit> scan(ServerConfig config) {
+    List<Unit> scan(java.util.function.Function<UploadKind, Path> directories) {
         Instant now = clock.instant();
         List<Unit> units = new ArrayList<>();
         for (UploadKind kind : UploadKind.values()) {
-            Path directory = config.uploads().directory(kind);
+            Path directory = directories.apply(kind);
             Map<String, List<Entry>> byKey = new LinkedHashMap<>();
             long bytes = 0;
             int files = 0;
@@ -338,10 +341,12 @@ public final class UploadForwarder {
                     if (permanent(status, reason)) {
                         // The file (and what follows it in the unit: a signature without its inventory is of no
                         // use) is refused for good.
+                        boolean moved = true;
                         for (Path refused : unit.files().subList(index, unit.files().size())) {
-                            moveAside(unit.kind(), refused, said + ": " + detail(response.body()));
+                            moved &= moveAside(unit.kind(), refused, said + ": " + detail(response.body()));
                         }
-                        return CompletableFuture.completedFuture(true);
+                        // Not moved (failed/ not writable): it stays, and is tried again after the delay.
+                        return CompletableFuture.completedFuture(moved);
                     }
                     failed("forwarding " + file.getFileName() + ": " + said);
                     return CompletableFuture.completedFuture(false);
@@ -411,7 +416,8 @@ public final class UploadForwarder {
         }
     }
 
-    private void moveAside(UploadKind kind, Path file, String reason) {
+    /** @return false when it could not be moved (it stays in the queue) */
+    private boolean moveAside(UploadKind kind, Path file, String reason) {
         Path failed = failedDirectory(file.getParent());
         try {
             Files.createDirectories(failed);
@@ -421,10 +427,13 @@ public final class UploadForwarder {
             tallies.get(kind).refused.incrementAndGet();
             LOG.warn("the policy server refused {}{} for good; moved to {}: {}", kind.prefix(), file.getFileName(),
                     target, reason);
+            return true;
         } catch (NoSuchFileException gone) {
-            // Removed meanwhile.
+            return true; // removed meanwhile
         } catch (IOException e) {
-            failed("cannot move the refused " + file + " to " + failed + ": " + e.getMessage());
+            failed("cannot move the refused " + file + " to " + failed + " (" + e.getMessage() + "): it stays "
+                    + "queued; make that directory writable by Pintle");
+            return false;
         }
     }
 
