@@ -169,13 +169,17 @@ public final class UploadSignatures {
      * @param name the report's file name: {@code .gz} is gunzipped, {@code .zip} read from its first entry, anything
      *     else read as is
      * @param uploaded the report as uploaded; read (to the bound), not closed
-     * @param maxUncompressedBytes the largest report accepted, uncompressed
+     * @param maxUncompressedBytes the largest report accepted, uncompressed (the report is held in memory)
      * @param keys the node's pinned keys (RSA or EC)
      * @return the verdict
      * @throws IOException when {@code uploaded} cannot be read (a corrupt compression is a refusal, not this)
+     * @throws IllegalArgumentException when the bound is negative
      */
     public static Verdict verifyReport(String name, InputStream uploaded, long maxUncompressedBytes,
             List<PublicKey> keys) throws IOException {
+        if (maxUncompressedBytes < 0) {
+            throw new IllegalArgumentException("the report size bound must not be negative: " + maxUncompressedBytes);
+        }
         NodeId node = reportNode(name);
         String whose = node == null ? "the node" : "node " + node;
         Source source = new Source(uploaded);
