@@ -225,7 +225,7 @@ public final class CertificatesLoader {
             return Optional.empty();
         }
         try {
-            return Optional.of(new CertificateBinding(new NodeId(uid.get()), KeyHash.sha256(certificate.getPublicKey())));
+            return Optional.of(CertificateBinding.of(new NodeId(uid.get()), certificate.getPublicKey()));
         } catch (IllegalArgumentException e) {
             warnings.accept(file + ": certificate " + index + ": " + e.getMessage() + "; skipped");
             return Optional.empty();

@@ -75,13 +75,22 @@ public record KeyHash(String algorithm, String base64) {
      * @return its pin with that algorithm
      */
     public static KeyHash of(String algorithm, PublicKey key) {
+        return of(algorithm, key.getEncoded());
+    }
+
+    /**
+     * @param algorithm {@code sha256} or {@code sha512}
+     * @param subjectPublicKeyInfo a public key's DER SubjectPublicKeyInfo ({@link PublicKey#getEncoded()})
+     * @return its pin with that algorithm
+     */
+    public static KeyHash of(String algorithm, byte[] subjectPublicKeyInfo) {
         String jca = switch (algorithm) {
             case "sha256" -> "SHA-256";
             case "sha512" -> "SHA-512";
             default -> throw new IllegalArgumentException("unsupported key hash algorithm '" + algorithm + "'");
         };
         try {
-            byte[] digest = MessageDigest.getInstance(jca).digest(key.getEncoded());
+            byte[] digest = MessageDigest.getInstance(jca).digest(subjectPublicKeyInfo);
             return new KeyHash(algorithm, Base64.getEncoder().encodeToString(digest));
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(jca + " is not available in this JVM", e);

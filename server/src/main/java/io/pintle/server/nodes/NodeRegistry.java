@@ -1,7 +1,12 @@
 package io.pintle.server.nodes;
 
+import java.security.GeneralSecurityException;
+import java.security.KeyFactory;
+import java.security.PublicKey;
 import java.security.cert.X509Certificate;
+import java.security.spec.X509EncodedKeySpec;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.Comparator;
@@ -12,6 +17,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
+import org.bouncycastle.asn1.x509.SubjectPublicKeyInfo;
 
 /**
  * The nodes this server knows and the keys pinned for each, from {@code nodeslist.json} ({@code key-hash}) and
@@ -36,15 +42,23 @@ import java.util.TreeSet;
  * their template's agent key).
  */
 public final class NodeRegistry {
+    /** OID of RSA keys ({@code rsaEncryption}, RFC 8017). */
+    private static final String RSA_OID = "1.2.840.113549.1.1.1";
+    /** OID of EC keys ({@code id-ecPublicKey}, RFC 5480). */
+    private static final String EC_OID = "1.2.840.10045.2.1";
+
     private final Map<NodeId, Node> nodes;
-    /** Keys pinned by the certificate bundles, per node; null when no bundle is configured. */
-    private final Map<NodeId, Set<KeyHash>> certified;
+    /**
+     * Keys pinned by the certificate bundles, per node, each with the certificate binding that pins it (which holds
+     * the key itself, for {@link #certifiedKeys}); null when no bundle is configured.
+     */
+    private final Map<NodeId, Map<KeyHash, CertificateBinding>> certified;
     /** Every key either input pins, with the nodes it is pinned for: for counts, {@link #isPinned} and messages. */
     private final Map<KeyHash, Set<NodeId>> owners;
     /** Whether any input pins a sha512 key hash: only then is a client's key hashed with sha512. */
     private final boolean sha512Pins;
 
-    private NodeRegistry(Map<NodeId, Node> nodes, Map<NodeId, Set<KeyHash>> certified,
+    private NodeRegistry(Map<NodeId, Node> nodes, Map<NodeId, Map<KeyHash, CertificateBinding>> certified,
             Map<KeyHash, Set<NodeId>> owners) {
         // Built by of() into collections nobody else holds, and never changed after: wrapping is enough.
         this.nodes = Collections.unmodifiableMap(nodes);
@@ -83,12 +97,13 @@ public final class NodeRegistry {
             byId.put(node.id(), node);
             node.keyHash().ifPresent(key -> pin(owners, key, node.id()));
         }
-        Map<NodeId, Set<KeyHash>> certified = null;
+        Map<NodeId, Map<KeyHash, CertificateBinding>> certified = null;
         if (certificates != null) {
             certified = new HashMap<>(capacity(certificates.size()));
             for (CertificateBinding binding : certificates) {
                 // Usually one key per node; two while a re-keyed node's old and new certificates are both there.
-                certified.computeIfAbsent(binding.node(), id -> new HashSet<>(2)).add(binding.key());
+                // The binding itself is kept, not a copy of its key: the bundle's index holds the same objects.
+                certified.computeIfAbsent(binding.node(), id -> new HashMap<>(2)).putIfAbsent(binding.key(), binding);
                 pin(owners, binding.key(), binding.node());
             }
         }
@@ -146,11 +161,11 @@ public final class NodeRegistry {
         }
         int count = 0;
         for (Node node : nodes.values()) {
-            Set<KeyHash> keys = certified.get(node.id());
+            Map<KeyHash, CertificateBinding> keys = certified.get(node.id());
             Optional<KeyHash> listed = node.keyHash();
             // A sha512 key-hash cannot be compared with the bundles' sha256 pins without the key: not counted.
             if (keys == null || (listed.isPresent() && listed.get().algorithm().equals("sha256")
-                    && !keys.contains(listed.get()))) {
+                    && !keys.containsKey(listed.get()))) {
                 count++;
             }
         }
@@ -205,9 +220,52 @@ public final class NodeRegistry {
             entry.keyHash().ifPresent(keys::add);
         }
         if (certified != null) {
-            keys.addAll(certified.getOrDefault(node, Set.of()));
+            keys.addAll(certified.getOrDefault(node, Map.of()).keySet());
         }
         return keys;
+    }
+
+    /**
+     * The public keys of a node's certificates in the configured bundles, to check what it signs (run reports,
+     * inventories) as relayd and Rudder's webapp do. Only the bundles count: a {@code nodeslist.json} key-hash is
+     * a digest, not a key.
+     *
+     * @param node a node
+     * @return its certified keys (RSA or EC), decoded anew on each call, in a stable order; empty when it has no
+     *     certificate in the bundles or no bundle is configured
+     */
+    public List<PublicKey> certifiedKeys(NodeId node) {
+        Map<KeyHash, CertificateBinding> bindings = certified == null ? null : certified.get(node);
+        if (bindings == null) {
+            return List.of();
+        }
+        List<PublicKey> keys = new ArrayList<>(bindings.size());
+        bindings.entrySet().stream()
+                .sorted(Map.Entry.comparingByKey(Comparator.comparing(KeyHash::toString)))
+                .forEach(entry -> decode(entry.getValue().publicKeyShared()).ifPresent(keys::add));
+        return List.copyOf(keys);
+    }
+
+    /**
+     * @param subjectPublicKeyInfo a key as a certificate carries it
+     * @return the key, or empty when it is neither RSA nor EC (a certificate parsed by the JDK always decodes)
+     */
+    private static Optional<PublicKey> decode(byte[] subjectPublicKeyInfo) {
+        try {
+            String oid = SubjectPublicKeyInfo.getInstance(subjectPublicKeyInfo).getAlgorithm().getAlgorithm().getId();
+            String algorithm = switch (oid) {
+                case RSA_OID -> "RSA";
+                case EC_OID -> "EC";
+                default -> null;
+            };
+            if (algorithm == null) {
+                return Optional.empty();
+            }
+            return Optional.of(KeyFactory.getInstance(algorithm)
+                    .generatePublic(new X509EncodedKeySpec(subjectPublicKeyInfo)));
+        } catch (GeneralSecurityException | IllegalArgumentException e) {
+            return Optional.empty();
+        }
     }
 
     /**
@@ -279,8 +337,8 @@ public final class NodeRegistry {
                             + entry.keyHash().get() + "); both nodeslist.json and the node certificates must pin it");
         }
         if (certified != null) {
-            Set<KeyHash> keys = certified.getOrDefault(uid, Set.of());
-            if (!keys.contains(sha256) && (sha512 == null || !keys.contains(sha512))) {
+            Map<KeyHash, CertificateBinding> keys = certified.getOrDefault(uid, Map.of());
+            if (!keys.containsKey(sha256) && (sha512 == null || !keys.containsKey(sha512))) {
                 return new Identification.Anonymous(Identification.Reason.PINS_DISAGREE,
                         "key " + sha256 + " of node " + uid + " is in nodeslist.json but no certificate of " + uid
                                 + " with that key is in the node certificates ([nodes] certificates); both must pin it");

@@ -872,9 +872,9 @@ class AttackSuiteIT {
                     .isNotEqualTo(io.pintle.server.reload.ReloadOutcome.Result.FAILED);
             assertThat(io.pintle.server.nodes.CertificatesLoader.load(dir.resolve("lib/nodescerts.pem"), w -> { }))
                     .as("the certificate is still in the bundle")
-                    .contains(new io.pintle.server.nodes.CertificateBinding(
+                    .contains(io.pintle.server.nodes.CertificateBinding.of(
                             new io.pintle.server.nodes.NodeId("node-leaving"),
-                            io.pintle.server.nodes.KeyHash.sha256(leaving.certificate().getPublicKey())));
+                            leaving.certificate().getPublicKey()));
 
             out.write(request.getBytes(StandardCharsets.ISO_8859_1));
             out.flush();

@@ -52,8 +52,8 @@ class CertificatesLoaderTest {
         List<CertificateBinding> bindings = CertificatesLoader.load(bundle, warnings::add);
 
         assertThat(bindings).containsExactly(
-                new CertificateBinding(new NodeId("node-1"), KeyHash.sha256(key1.getPublic())),
-                new CertificateBinding(new NodeId("node-2"), KeyHash.sha256(key2.getPublic())));
+                CertificateBinding.of(new NodeId("node-1"), key1.getPublic()),
+                CertificateBinding.of(new NodeId("node-2"), key2.getPublic()));
         assertThat(warnings).singleElement().asString()
                 .contains(bundle.toString())
                 .contains("certificate 2")
@@ -148,7 +148,7 @@ class CertificatesLoaderTest {
     }
 
     private static CertificateBinding binding(String node, KeyPair key) {
-        return new CertificateBinding(new NodeId(node), KeyHash.sha256(key.getPublic()));
+        return CertificateBinding.of(new NodeId(node), key.getPublic());
     }
 
     @Test

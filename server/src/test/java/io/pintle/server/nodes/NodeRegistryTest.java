@@ -49,12 +49,12 @@ class NodeRegistryTest {
                         node(NODE_C, Optional.empty()),
                         node(NODE_D, Optional.of(KeyHash.of("sha512", keyD.getPublic())))),
                 List.of(
-                        new CertificateBinding(NODE_C, KeyHash.sha256(keyC.getPublic())),
+                        CertificateBinding.of(NODE_C, keyC.getPublic()),
                         // the same key as in nodeslist.json: one pin, not two
-                        new CertificateBinding(NODE_A, KeyHash.sha256(keyA.getPublic())),
-                        new CertificateBinding(NODE_B, KeyHash.sha256(keyB.getPublic())),
+                        CertificateBinding.of(NODE_A, keyA.getPublic()),
+                        CertificateBinding.of(NODE_B, keyB.getPublic()),
                         // sha512 in nodeslist.json, sha256 here: the same key, pinned by both inputs
-                        new CertificateBinding(NODE_D, KeyHash.sha256(keyD.getPublic()))));
+                        CertificateBinding.of(NODE_D, keyD.getPublic())));
     }
 
     private static Node node(NodeId id, Optional<KeyHash> key) {
@@ -210,8 +210,8 @@ class NodeRegistryTest {
         KeyPair key = SelfSigned.keyPair(SelfSigned.KeyType.EC_P256);
         // nodeslist.json was rewritten without the node; nodescerts.pem not yet (or never).
         NodeRegistry between = NodeRegistry.of(List.of(node(NODE_A, Optional.of(KeyHash.sha256(keyA.getPublic())))),
-                List.of(new CertificateBinding(NODE_A, KeyHash.sha256(keyA.getPublic())),
-                        new CertificateBinding(CERTIFIED_ONLY, KeyHash.sha256(key.getPublic()))));
+                List.of(CertificateBinding.of(NODE_A, keyA.getPublic()),
+                        CertificateBinding.of(CERTIFIED_ONLY, key.getPublic())));
 
         Identification.Anonymous anonymous = anonymous(between.identify(certificate(key, "certified-only"), NOW));
 
@@ -241,10 +241,10 @@ class NodeRegistryTest {
         KeyPair newKey = SelfSigned.keyPair(SelfSigned.KeyType.EC_P256);
         NodeRegistry listFirst = NodeRegistry.of(
                 List.of(node(ROTATING, Optional.of(KeyHash.sha256(newKey.getPublic())))),
-                List.of(new CertificateBinding(ROTATING, KeyHash.sha256(oldKey.getPublic()))));
+                List.of(CertificateBinding.of(ROTATING, oldKey.getPublic())));
         NodeRegistry bundleFirst = NodeRegistry.of(
                 List.of(node(ROTATING, Optional.of(KeyHash.sha256(oldKey.getPublic())))),
-                List.of(new CertificateBinding(ROTATING, KeyHash.sha256(newKey.getPublic()))));
+                List.of(CertificateBinding.of(ROTATING, newKey.getPublic())));
 
         for (NodeRegistry between : List.of(listFirst, bundleFirst)) {
             for (KeyPair key : List.of(oldKey, newKey)) {
@@ -275,7 +275,7 @@ class NodeRegistryTest {
         for (int i = 0; i < count; i++) {
             NodeId id = new NodeId("clone-" + i);
             nodes.add(node(id, Optional.of(pin)));
-            bindings.add(new CertificateBinding(id, pin));
+            bindings.add(new CertificateBinding(id, pin, shared.getPublic().getEncoded()));
         }
 
         NodeRegistry clones = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(Duration.ofSeconds(30),
@@ -297,8 +297,8 @@ class NodeRegistryTest {
         KeyPair newKey = SelfSigned.keyPair(SelfSigned.KeyType.EC_P256);
         NodeRegistry after = NodeRegistry.of(
                 List.of(node(ROTATING, Optional.of(KeyHash.sha256(newKey.getPublic())))),
-                List.of(new CertificateBinding(ROTATING, KeyHash.sha256(oldKey.getPublic())),
-                        new CertificateBinding(ROTATING, KeyHash.sha256(newKey.getPublic()))));
+                List.of(CertificateBinding.of(ROTATING, oldKey.getPublic()),
+                        CertificateBinding.of(ROTATING, newKey.getPublic())));
 
         assertThat(after.identify(certificate(newKey, "rotating"), NOW))
                 .isInstanceOf(Identification.Authenticated.class);
@@ -321,13 +321,47 @@ class NodeRegistryTest {
                 List.of(node(NODE_A, Optional.of(KeyHash.sha256(keyA.getPublic()))),
                         node(NODE_B, Optional.of(KeyHash.sha256(keyB.getPublic()))),
                         node(NODE_C, Optional.of(KeyHash.sha256(keyC.getPublic())))),
-                List.of(new CertificateBinding(NODE_A, KeyHash.sha256(keyA.getPublic())),
-                        new CertificateBinding(NODE_C, KeyHash.sha256(other.getPublic())),
-                        new CertificateBinding(CERTIFIED_ONLY, KeyHash.sha256(other.getPublic()))));
+                List.of(CertificateBinding.of(NODE_A, keyA.getPublic()),
+                        CertificateBinding.of(NODE_C, other.getPublic()),
+                        CertificateBinding.of(CERTIFIED_ONLY, other.getPublic())));
 
         // B has no certificate, C's certificate has another key, certified-only is not listed.
         assertThat(between.disagreements()).isEqualTo(3);
         assertThat(registry.disagreements()).isZero();
         assertThat(NodeRegistry.of(List.of(node(NODE_B, Optional.empty()))).disagreements()).isZero();
+    }
+
+    @Test
+    void certifiedKeysAreTheKeysOfTheNodesCertificatesInTheBundles() {
+        KeyPair rsa = SelfSigned.keyPair(SelfSigned.KeyType.RSA_2048);
+        KeyPair ec = SelfSigned.keyPair(SelfSigned.KeyType.EC_P256);
+        NodeRegistry rotating = NodeRegistry.of(
+                List.of(node(ROTATING, Optional.empty()), node(NODE_A, Optional.of(KeyHash.sha256(keyA.getPublic())))),
+                List.of(CertificateBinding.of(ROTATING, rsa.getPublic()), CertificateBinding.of(ROTATING, ec.getPublic()),
+                        // the same certificate twice (in two bundles): one key
+                        CertificateBinding.of(ROTATING, rsa.getPublic())));
+
+        assertThat(rotating.certifiedKeys(ROTATING)).containsExactlyInAnyOrder(rsa.getPublic(), ec.getPublic());
+        assertThat(rotating.certifiedKeys(ROTATING)).isEqualTo(rotating.certifiedKeys(ROTATING));
+        // a nodeslist.json key-hash is a digest, not a key
+        assertThat(rotating.certifiedKeys(NODE_A)).isEmpty();
+        assertThat(rotating.certifiedKeys(NODE_B)).isEmpty();
+        assertThat(NodeRegistry.of(List.of(node(NODE_A, Optional.of(KeyHash.sha256(keyA.getPublic())))))
+                .certifiedKeys(NODE_A)).isEmpty();
+        assertThat(registry.certifiedKeys(NODE_C)).containsExactly(keyC.getPublic());
+    }
+
+    @Test
+    void bindingsAreEqualByValueAndRefuseAPinThatIsNotTheirKeys() {
+        CertificateBinding binding = CertificateBinding.of(NODE_A, keyA.getPublic());
+        byte[] encoded = keyA.getPublic().getEncoded();
+
+        assertThat(new CertificateBinding(NODE_A, KeyHash.sha256(keyA.getPublic()), encoded)).isEqualTo(binding)
+                .hasSameHashCodeAs(binding);
+        encoded[0] ^= 1;
+        assertThat(binding.publicKey()).isEqualTo(keyA.getPublic().getEncoded());
+        org.assertj.core.api.Assertions.assertThatThrownBy(
+                () -> new CertificateBinding(NODE_A, KeyHash.sha256(keyB.getPublic()), keyA.getPublic().getEncoded()))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("node-a");
     }
 }
