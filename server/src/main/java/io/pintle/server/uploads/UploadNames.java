@@ -1,6 +1,7 @@
 package io.pintle.server.uploads;
 
 import io.pintle.server.nodes.NodeId;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
@@ -16,8 +17,20 @@ import java.util.regex.Pattern;
  * </ul>
  */
 public final class UploadNames {
-    private static final Pattern UUID_END = Pattern.compile(
-            ".*-([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})");
+    private static final String UUID = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}";
+    /** A date as the agent writes it in file names: ISO 8601, ':' possibly '_' (Windows). */
+    private static final String DATE = "[0-9]{4}-[0-9]{2}-[0-9]{2}[^@/\\\\]*";
+    /** Rudder 6 to 8: {@code <date>@<node id>.log[.gz|.zip]}. */
+    private static final Pattern REPORT_AT = Pattern.compile(DATE + "@([^/\\\\@]+)\\.log(?:\\.gz|\\.zip)?");
+    /** Rudder 8.1+: {@code <node id>_<date>.log[.gz|.zip]} (the id has no '_' of its own). */
+    private static final Pattern REPORT_UNDERSCORE =
+            Pattern.compile("([^/\\\\_@]+)_" + DATE + "\\.log(?:\\.gz|\\.zip)?");
+    /** Current agents: {@code <node id>_<date>.ocs[.gz|.sign]}. */
+    private static final Pattern INVENTORY_UNDERSCORE =
+            Pattern.compile("([^/\\\\_]+)_" + DATE + "\\.ocs(?:\\.gz|\\.sign)?");
+    /** Older agents: {@code <hostname>-<uuid>.ocs[.gz|.sign]}. */
+    private static final Pattern INVENTORY_HOSTNAME =
+            Pattern.compile("[^/\\\\]+-(" + UUID + ")\\.ocs(?:\\.gz|\\.sign)?");
     /** An inventory's signature file ends so; its inventory is the same name ending {@code .ocs.gz} or {@code .ocs}. */
     public static final String SIGN_SUFFIX = ".sign";
 
@@ -33,38 +46,47 @@ public final class UploadNames {
     }
 
     /**
-     * @param name a report's file name
-     * @return the node it is from, or null when the name is not a report's
+     * @param name an upload's file name, whatever its route
+     * @return the node it names as a report or as an inventory, or null when it names none
      */
-    public static NodeId reportNode(String name) {
-        String stem = strip(name, ".gz", ".zip");
-        if (!stem.endsWith(".log")) {
-            return null;
-        }
-        stem = stem.substring(0, stem.length() - ".log".length());
-        int at = stem.lastIndexOf('@');
-        String id;
-        if (at >= 0) {
-            id = stem.substring(at + 1);
-        } else {
-            int underscore = stem.indexOf('_');
-            id = underscore > 0 ? stem.substring(0, underscore) : null;
-        }
-        return id(id);
+    public static NodeId node(String name) {
+        NodeId report = reportNode(name);
+        return report != null ? report : inventoryNode(name);
     }
 
     /**
-     * @param name an inventory's or its signature's file name
-     * @return the node it is from, or null when the name says none
+     * @param name a report's file name, as uploaded under {@code /reports/}
+     * @return the node it names ({@code <date>@<id>.log[.gz|.zip]} or {@code <id>_<date>.log[.gz|.zip]}), or null
+     *     when it is not a report name or the id is not a node id
+     */
+    public static NodeId reportNode(String name) {
+        if (name == null) {
+            return null;
+        }
+        Matcher at = REPORT_AT.matcher(name);
+        if (at.matches()) {
+            return id(at.group(1));
+        }
+        Matcher underscore = REPORT_UNDERSCORE.matcher(name);
+        return underscore.matches() ? id(underscore.group(1)) : null;
+    }
+
+    /**
+     * @param name an inventory's or its sign file's name, as uploaded
+     * @return the node it names ({@code <id>_<date>.ocs[.gz|.sign]} or {@code <hostname>-<uuid>.ocs[.gz|.sign]}),
+     *     or null when it names none
      */
     public static NodeId inventoryNode(String name) {
-        String stem = strip(strip(name, SIGN_SUFFIX, ".gz"), ".ocs", ".xml");
-        var uuid = UUID_END.matcher(stem);
-        if (uuid.matches()) {
-            return id(uuid.group(1));
+        if (name == null) {
+            return null;
         }
-        int underscore = stem.indexOf('_');
-        return underscore > 0 ? id(stem.substring(0, underscore)) : null;
+        // The UUID form first: a hostname may hold a '_', a date never ends with a UUID.
+        Matcher hostname = INVENTORY_HOSTNAME.matcher(name);
+        if (hostname.matches()) {
+            return id(hostname.group(1));
+        }
+        Matcher underscore = INVENTORY_UNDERSCORE.matcher(name);
+        return underscore.matches() ? id(underscore.group(1)) : null;
     }
 
     /**

@@ -52,18 +52,6 @@ public final class UploadSignatures {
     /** The only sign file algorithm Rudder's webapp accepts. */
     static final String SIGNATURE_ALGORITHM = "sha512";
 
-    private static final String UUID = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}";
-    /** A date as the agent writes it in file names: ISO 8601, ':' possibly '_' (Windows). */
-    private static final String DATE = "[0-9]{4}-[0-9]{2}-[0-9]{2}[^@/\\\\]*";
-    /** Rudder 6 to 8: {@code <date>@<node id>.log[.gz|.zip]}. */
-    private static final Pattern REPORT_AT = Pattern.compile(DATE + "@([^/\\\\@]+)\\.log(?:\\.gz|\\.zip)?");
-    /** Rudder 8.1+: {@code <node id>_<date>.log[.gz|.zip]} (the id has no '_' of its own). */
-    private static final Pattern REPORT_UNDERSCORE = Pattern.compile("([^/\\\\_@]+)_" + DATE + "\\.log(?:\\.gz|\\.zip)?");
-    /** Current agents: {@code <node id>_<date>.ocs[.gz|.sign]}. */
-    private static final Pattern INVENTORY_UNDERSCORE = Pattern.compile("([^/\\\\_]+)_" + DATE + "\\.ocs(?:\\.gz|\\.sign)?");
-    /** Older agents: {@code <hostname>-<uuid>.ocs[.gz|.sign]}. */
-    private static final Pattern INVENTORY_HOSTNAME = Pattern.compile("[^/\\\\]+-(" + UUID + ")\\.ocs(?:\\.gz|\\.sign)?");
-
     private UploadSignatures() {}
 
     /** The outcome of a check: verified, or refused with a stable reason and words an operator can act on. */
@@ -120,49 +108,6 @@ public final class UploadSignatures {
     }
 
     /**
-     * @param name a report's file name, as uploaded under {@code /reports/}
-     * @return the node it names ({@code <date>@<id>.log[.gz|.zip]} or {@code <id>_<date>.log[.gz|.zip]}), or null
-     *     when it is not a report name or the id is not a node id
-     */
-    public static NodeId reportNode(String name) {
-        if (name == null) {
-            return null;
-        }
-        Matcher at = REPORT_AT.matcher(name);
-        if (at.matches()) {
-            return nodeId(at.group(1));
-        }
-        Matcher underscore = REPORT_UNDERSCORE.matcher(name);
-        return underscore.matches() ? nodeId(underscore.group(1)) : null;
-    }
-
-    /**
-     * @param name an inventory's or its sign file's name, as uploaded
-     * @return the node it names ({@code <id>_<date>.ocs[.gz|.sign]} or {@code <hostname>-<uuid>.ocs[.gz|.sign]}),
-     *     or null when it names none
-     */
-    public static NodeId inventoryNode(String name) {
-        if (name == null) {
-            return null;
-        }
-        // The UUID form first: a hostname may hold a '_', a date never ends with a UUID.
-        Matcher hostname = INVENTORY_HOSTNAME.matcher(name);
-        if (hostname.matches()) {
-            return nodeId(hostname.group(1));
-        }
-        Matcher underscore = INVENTORY_UNDERSCORE.matcher(name);
-        return underscore.matches() ? nodeId(underscore.group(1)) : null;
-    }
-
-    private static NodeId nodeId(String text) {
-        try {
-            return new NodeId(text);
-        } catch (IllegalArgumentException e) {
-            return null;
-        }
-    }
-
-    /**
      * Checks a run report as relayd does: its S/MIME signature covers the signed part and was made by one of the
      * keys (certificate chains and validity are not checked: Rudder's agent certificates are self-signed).
      *
@@ -180,7 +125,7 @@ public final class UploadSignatures {
         if (maxUncompressedBytes < 0) {
             throw new IllegalArgumentException("the report size bound must not be negative: " + maxUncompressedBytes);
         }
-        NodeId node = reportNode(name);
+        NodeId node = UploadNames.reportNode(name);
         String whose = node == null ? "the node" : "node " + node;
         Source source = new Source(uploaded);
         byte[] report;
@@ -260,7 +205,7 @@ public final class UploadSignatures {
      */
     public static Verdict verifyInventory(InputStream inventoryAsUploaded, String inventoryName, InputStream signFile,
             List<PublicKey> keys) throws IOException {
-        NodeId node = inventoryNode(inventoryName);
+        NodeId node = UploadNames.inventoryNode(inventoryName);
         String whose = node == null ? "the node" : "node " + node;
         byte[] signFileBytes = signFile.readNBytes(MAX_SIGN_FILE_BYTES + 1);
         if (signFileBytes.length > MAX_SIGN_FILE_BYTES) {

@@ -354,7 +354,7 @@ class UploadSignaturesTest {
         "'', -",
     })
     void reportNamesNameTheirNode(String name, String node) {
-        assertThat(UploadSignatures.reportNode(name)).isEqualTo(node == null ? null : new NodeId(node));
+        assertThat(UploadNames.reportNode(name)).isEqualTo(node == null ? null : new NodeId(node));
     }
 
     @ParameterizedTest
@@ -373,6 +373,6 @@ class UploadSignaturesTest {
         "'', -",
     })
     void inventoryNamesNameTheirNode(String name, String node) {
-        assertThat(UploadSignatures.inventoryNode(name)).isEqualTo(node == null ? null : new NodeId(node));
+        assertThat(UploadNames.inventoryNode(name)).isEqualTo(node == null ? null : new NodeId(node));
     }
 }
