@@ -206,26 +206,13 @@ public final class Access {
         if (node == null) {
             return null;
         }
-        if (!below(snapshot, node, relay)) {
+        if (!snapshot.nodes().isWithin(node, relay)) {
             return authorization != null ? null : new Decision.Deny("not-below-relay", "node " + node + " is not "
                     + relay + " nor below it in nodeslist.json: its " + kind.label() + " are not " + relay
                     + "'s to forward");
         }
         return new Decision.Allow("uploads: " + kind.label() + " of node " + node + " forwarded by "
                 + (node.equals(relay) ? "itself" : "its relay " + relay) + " (its certificate)");
-    }
-
-    /** @return whether {@code node} is {@code relay} or below it, following policy servers up (at most 20 hops) */
-    private static boolean below(ServerSnapshot snapshot, NodeId node, NodeId relay) {
-        NodeId at = node;
-        for (int hop = 0; hop <= 20 && at != null; hop++) {
-            if (at.equals(relay)) {
-                return true;
-            }
-            NodeId up = snapshot.nodes().node(at).map(Node::policyServer).orElse(null);
-            at = up == null || up.equals(at) ? null : up;
-        }
-        return false;
     }
 
     private static Decision webapp(ServerConfig config, Caller caller, String below, Credentials credentials) {

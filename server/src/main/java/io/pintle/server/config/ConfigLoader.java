@@ -410,7 +410,8 @@ public final class ConfigLoader {
                     or(raw.maxBytes(), defaults.maxBytes()),
                     ServerConfig.Uploads.logins(source,
                             or(raw.maxFailuresPerAddress(), defaults.logins().maxFailures()),
-                            or(raw.failureWindow(), (int) defaults.logins().window().toSeconds())));
+                            or(raw.failureWindow(), (int) defaults.logins().window().toSeconds())),
+                    or(raw.verifySignatures(), defaults.verifySignatures()));
         }
 
         private ServerConfig.Webapp webapp(RawWebapp raw) throws ConfigException {
@@ -709,7 +710,8 @@ public final class ConfigLoader {
             @JsonProperty("htpasswd") String htpasswd,
             @JsonProperty("max_bytes") Long maxBytes,
             @JsonProperty("max_failures_per_address") Integer maxFailuresPerAddress,
-            @JsonProperty("failure_window") Integer failureWindow) {}
+            @JsonProperty("failure_window") Integer failureWindow,
+            @JsonProperty("verify_signatures") Boolean verifySignatures) {}
 
     record RawWebapp(
             @JsonProperty("proxy") String proxy,

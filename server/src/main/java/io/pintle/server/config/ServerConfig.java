@@ -150,9 +150,18 @@ public record ServerConfig(
      * @param maxBytes the largest body taken (413 past it)
      * @param logins failed logins allowed per client address and window ({@code max_failures_per_address},
      *     {@code failure_window}), past which its uploads are refused with 429 until the window ends
+     * @param verifySignatures whether a report must be named for a known node and signed by its pinned key, and an
+     *     inventory update's {@code .sign} must verify against its inventory, before either is kept (default on)
      */
     public record Uploads(boolean enabled, Path inventories, Path inventoryUpdates, Path reports,
-            Path htpasswdInitial, Path htpasswd, long maxBytes, LoginThrottle.Limits logins) {
+            Path htpasswdInitial, Path htpasswd, long maxBytes, LoginThrottle.Limits logins,
+            boolean verifySignatures) {
+        /** The same with signatures verified (the default). */
+        public Uploads(boolean enabled, Path inventories, Path inventoryUpdates, Path reports, Path htpasswdInitial,
+                Path htpasswd, long maxBytes, LoginThrottle.Limits logins) {
+            this(enabled, inventories, inventoryUpdates, reports, htpasswdInitial, htpasswd, maxBytes, logins, true);
+        }
+
         public Uploads {
             Objects.requireNonNull(logins);
             Objects.requireNonNull(inventories);

@@ -572,6 +572,19 @@ public final class ServerMetrics implements ReloadListener {
                 })
                 .register(registry);
         CounterWithCallback.builder()
+                .name("pintle_upload_signatures")
+                .help("Reports and inventory pairs checked at the edge ([uploads] verify_signatures), by kind and "
+                        + "outcome: verified, refused, unverifiable (no key of the node on this server)")
+                .labelNames("kind", "outcome")
+                .callback(callback -> {
+                    for (UploadKind kind : UploadKind.values()) {
+                        for (UploadTally.Verification outcome : UploadTally.Verification.values()) {
+                            callback.call(uploads.verifications(kind, outcome), kind.label(), outcome.label());
+                        }
+                    }
+                })
+                .register(registry);
+        CounterWithCallback.builder()
                 .name("pintle_upload_bytes")
                 .help("Bytes of uploads stored under their final name, by kind")
                 .labelNames("kind")

@@ -195,6 +195,25 @@ public final class NodeRegistry {
     }
 
     /**
+     * @param node a node
+     * @param relay another node (a relay)
+     * @return whether {@code node} is {@code relay} or below it, following the {@code policy-server} links up (at
+     *     most 20 hops, as remote runs are routed)
+     */
+    public boolean isWithin(NodeId node, NodeId relay) {
+        NodeId at = node;
+        for (int hop = 0; hop <= 20 && at != null; hop++) {
+            if (at.equals(relay)) {
+                return true;
+            }
+            Node entry = nodes.get(at);
+            NodeId up = entry == null ? null : entry.policyServer();
+            at = up == null || up.equals(at) ? null : up;
+        }
+        return false;
+    }
+
+    /**
      * Whether either input pins the key for the node. This is not the identity rule (see
      * {@link #identifyClient}): a signed shared file may come from any node below this server, whose certificate
      * only its own relay's bundle holds, so callers check the node is listed and this, as relayd does.

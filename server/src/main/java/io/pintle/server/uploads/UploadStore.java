@@ -95,6 +95,31 @@ public final class UploadStore {
      */
     public Stored store(UploadKind kind, Path directory, String name, InputStream body, long declaredLength,
             long maxBytes) throws IOException {
+        return store(kind, directory, name, body, declaredLength, maxBytes, temp -> { });
+    }
+
+    /**
+     * What is checked of a whole body before it takes its name: a refusal ({@link PintleException}) leaves nothing.
+     */
+    @FunctionalInterface
+    public interface Check {
+        /**
+         * @param temporary the complete body, fsync'd, under its temporary name
+         * @throws IOException when it cannot be read
+         */
+        void check(Path temporary) throws IOException;
+    }
+
+    /**
+     * As {@link #store(UploadKind, Path, String, InputStream, long, long)}, with a check of the complete body before
+     * the rename.
+     *
+     * @param check run on the complete temporary file; what it throws leaves nothing under the final name
+     * @return what was done
+     * @throws IOException as the other form
+     */
+    public Stored store(UploadKind kind, Path directory, String name, InputStream body, long declaredLength,
+            long maxBytes, Check check) throws IOException {
         if (declaredLength > maxBytes) {
             throw tooLarge(maxBytes);
         }
@@ -137,6 +162,7 @@ public final class UploadStore {
                     return null;
                 });
             }
+            check.check(temp);
             // Two uploads of one name at once may both be told 201: which one replaced the other is the renames'
             // order, and relayd reads the file, not the status.
             boolean replaced = Files.exists(target, LinkOption.NOFOLLOW_LINKS);

@@ -43,7 +43,25 @@ public final class UploadTally {
         }
     }
 
+    /** What the edge check ({@code [uploads] verify_signatures}) made of a report or an inventory pair. */
+    public enum Verification {
+        /** Its signature verified with the node's pinned key. */
+        VERIFIED,
+        /** Refused: a bad signature, another node's key, a node that is not the caller's (403). */
+        REFUSED,
+        /** Kept without a check: no key of the node here (a node below a sub-relay), or a name naming no node. */
+        UNVERIFIABLE;
+
+        private final String label = name().toLowerCase(Locale.ROOT);
+
+        /** @return its label value */
+        public String label() {
+            return label;
+        }
+    }
+
     private final Map<UploadKind, Map<Result, LongAdder>> counts = new EnumMap<>(UploadKind.class);
+    private final Map<UploadKind, Map<Verification, LongAdder>> verifications = new EnumMap<>(UploadKind.class);
     private final Map<UploadKind, LongAdder> bytes = new EnumMap<>(UploadKind.class);
 
     /** Every counter at zero. */
@@ -54,6 +72,11 @@ public final class UploadTally {
                 byResult.put(result, new LongAdder());
             }
             counts.put(kind, byResult);
+            Map<Verification, LongAdder> byOutcome = new EnumMap<>(Verification.class);
+            for (Verification outcome : Verification.values()) {
+                byOutcome.put(outcome, new LongAdder());
+            }
+            verifications.put(kind, byOutcome);
             bytes.put(kind, new LongAdder());
         }
     }
@@ -68,6 +91,23 @@ public final class UploadTally {
         if (kept > 0) {
             bytes.get(kind).add(kept);
         }
+    }
+
+    /**
+     * @param kind the route
+     * @param outcome what the edge check made of an upload
+     */
+    public void verification(UploadKind kind, Verification outcome) {
+        verifications.get(kind).get(outcome).increment();
+    }
+
+    /**
+     * @param kind a route
+     * @param outcome an outcome of the edge check
+     * @return how many uploads of that route it ended so
+     */
+    public long verifications(UploadKind kind, Verification outcome) {
+        return verifications.get(kind).get(outcome).sum();
     }
 
     /**

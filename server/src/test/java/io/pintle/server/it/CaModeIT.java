@@ -59,6 +59,9 @@ class CaModeIT {
     @BeforeAll
     static void start() throws Exception {
         sandbox = Sandbox.create(dir.resolve("root"));
+        // This test is about certificate-validation access, with bodies that are not agents' signed reports:
+        // the edge check ([uploads] verify_signatures) has its own, UploadSignaturesIT.
+        sandbox.uploadsConfig("verify_signatures = false");
         root = CertificateAuthority.root(SelfSigned.KeyType.EC_P256, "Example Root CA", Duration.ofDays(3650));
         intermediate = root.intermediate(SelfSigned.KeyType.EC_P256, "Example Nodes CA");
         // The bundle holds the root and, so that its CRLs can be verified, the intermediate.
@@ -302,6 +305,7 @@ class CaModeIT {
     @Test
     void bothModesSideBySideDuringAMigrationAndADeniedPinnedKey() throws Exception {
         Sandbox both = Sandbox.create(dir.resolve("both"));
+        both.uploadsConfig("verify_signatures = false");
         SelfSigned.writeCertificates(both.dir().resolve("lib/policy_server_ca.pem"), root.certificate(),
                 intermediate.certificate());
         Path denied = both.dir().resolve("lib/denied-keys");

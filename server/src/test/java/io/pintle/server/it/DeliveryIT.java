@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.pintle.server.testing.AgentReports;
 import io.pintle.server.testing.Await;
 import io.pintle.server.testing.NodeKeys;
 import io.pintle.server.testing.Sandbox;
@@ -93,13 +94,15 @@ class DeliveryIT {
             assertThat(node1.path("last_request").path("route").asText()).isEqualTo("policies");
 
             // A report and an inventory as rudder-agent names them are the node's last uploads.
-            Path report = Files.writeString(dir.resolve("report"), "signed report");
+            Path report = AgentReports.report(Files.createDirectories(dir.resolve("agent")),
+                    "2026-12-06T10:00:00+00:00@node-3.log.gz", nodes.get(2), "run log\n");
             CurlIT.Result put = CurlIT.curl(agentFlags(sandbox, nodes.get(2)), "--user",
                     "rudder:" + Sandbox.WEBDAV_PASSWORD, "--upload-file", report.toString(), "-w", "%{http_code}",
                     server.uri() + "/reports/2026-12-06T10:00:00+00:00@node-3.log.gz");
             assertThat(put.stdout()).isEqualTo("201");
+            Path inventoryFile = Files.writeString(dir.resolve("inventory"), "an inventory whose .sign is not sent");
             CurlIT.Result inventory = CurlIT.curl(agentFlags(sandbox, nodes.get(2)), "--user",
-                    "rudder:" + Sandbox.WEBDAV_PASSWORD, "--upload-file", report.toString(), "-w", "%{http_code}",
+                    "rudder:" + Sandbox.WEBDAV_PASSWORD, "--upload-file", inventoryFile.toString(), "-w", "%{http_code}",
                     server.uri() + "/inventory-updates/node-3_2026-12-06T10:00:00.ocs.gz");
             assertThat(inventory.stdout()).isEqualTo("201");
             Await.until(WAIT, () -> server.admin("GET", "/v1/nodes/node-3").body().path("uploads").size() == 2);

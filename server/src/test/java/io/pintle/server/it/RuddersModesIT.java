@@ -59,6 +59,9 @@ class RuddersModesIT {
         assumeThat(Files.isExecutable(Path.of("/usr/bin/setpriv"))).as("setpriv (util-linux) is installed").isTrue();
         Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
         sandbox = Sandbox.create(dir.resolve("rudder"));
+        // This test is about privileges, with bodies that are not agents' signed reports:
+        // the edge check ([uploads] verify_signatures) has its own, UploadSignaturesIT.
+        sandbox.uploadsConfig("verify_signatures = false");
         node = sandbox.addNode(NODE, SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
         sandbox.shareFile(NODE + "/rules/rudder.tar.bz2", "policies".getBytes(StandardCharsets.US_ASCII));
         // The agent helper, root's, as pintle-agent.socket runs it: its socket 0660, group of the server's user.

@@ -81,7 +81,9 @@ class UploadsIT {
     @BeforeAll
     static void start() throws Exception {
         sandbox = Sandbox.create(dir.resolve("server"));
-        sandbox.uploadsConfig("max_bytes = " + MAX_BYTES);
+        // This test is about the WebDAV store and its access rules, with bodies that are not agents' signed reports:
+        // the edge check ([uploads] verify_signatures) has its own, UploadSignaturesIT.
+        sandbox.uploadsConfig("max_bytes = " + MAX_BYTES + "\nverify_signatures = false");
         // 200 uploads at once from one address: the per-address share would otherwise refuse most of them (503).
         server = TestServer.start(sandbox, "[limits.uploads]\nconcurrency = 20\nqueue = 250\nper_address = 250");
         http = client(HttpClient.Version.HTTP_1_1);
@@ -187,7 +189,7 @@ class UploadsIT {
     @Test
     void failedLoginsFromOneAddressAreRefusedForAWhileAndNoOneElse(@TempDir Path own) throws Exception {
         Sandbox throttled = Sandbox.create(own);
-        throttled.uploadsConfig("max_failures_per_address = 3\nfailure_window = 6");
+        throttled.uploadsConfig("max_failures_per_address = 3\nfailure_window = 6\nverify_signatures = false");
         try (TestServer target = TestServer.start(throttled)) {
             String guesser = "127.0.0.3";
             for (String credentials : List.of("rudder:guess-1", "admin:guess-2", "rudder:guess-3")) {
@@ -508,6 +510,7 @@ class UploadsIT {
     @Test
     void aChangedPasswordFileAppliesAtTheNextReloadAndABrokenOneKeepsThePrevious() throws Exception {
         Sandbox own = Sandbox.create(dir.resolve("reloading"));
+        own.uploadsConfig("verify_signatures = false");
         try (TestServer reloading = TestServer.start(own, "[reload]\nwatch = false")) {
             Path file = own.dir().resolve("server/htpasswd-webdav");
             // As an administrator rotates it: htpasswd itself when installed (CI installs it), bcrypt.

@@ -93,8 +93,10 @@ public final class UploadsResource {
         try {
             state.authorize(new Credentials(headers.getHeaderString(HttpHeaders.AUTHORIZATION), null,
                     (users, usersFile) -> logins.guard(state.clientAddress(), users, uploads.logins(), usersFile)));
-            UploadStore.Stored stored = store.store(kind, uploads.directory(kind), UploadStore.checkName(name), body,
-                    headers.getLength(), uploads.maxBytes());
+            String checked = UploadStore.checkName(name);
+            UploadStore.Stored stored = store.store(kind, uploads.directory(kind), checked, body,
+                    headers.getLength(), uploads.maxBytes(), UploadChecks.of(kind, checked, uploads.directory(kind),
+                            snapshot, state.caller().identification(), tally));
             result = stored.replaced() ? UploadTally.Result.REPLACED : UploadTally.Result.CREATED;
             kept = stored.bytes();
             Response.Status status = stored.replaced() ? Response.Status.NO_CONTENT : Response.Status.CREATED;
