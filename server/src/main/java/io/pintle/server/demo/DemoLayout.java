@@ -134,7 +134,7 @@ public record DemoLayout(Path directory, String serverPin, String linux1, String
         windowsPolicies(share.resolve(windows).resolve("rules"), windows, serverPin);
         commonLibrary(share.resolve("common"));
         Files.createDirectories(dir.resolve("downloads"));
-        uploads(dir, linux1);
+        uploads(dir, linux1, nodes.get(linux1));
         // Remote run's agent, for the demo: a stand-in for /opt/rudder/bin/rudder that says what it was asked.
         Path agent = dir.resolve("server/demo-agent.sh");
         Files.writeString(agent, "#!/bin/sh\necho \"rudder (demo stand-in) $*\"\necho \"agent run on "
@@ -274,13 +274,20 @@ public record DemoLayout(Path directory, String serverPin, String linux1, String
     /**
      * Upload directories, password files as {@code htpasswd -m} writes them, and an inventory and a report to send.
      */
-    private static void uploads(Path dir, String node) throws IOException {
+    private static void uploads(Path dir, String node, SelfSigned.Identity identity) throws IOException {
         uploadUsers(dir);
         Path samples = Files.createDirectories(dir.resolve("samples"));
         gzip(samples.resolve(inventoryName(node)), "<?xml version=\"1.0\" encoding=\"UTF-8\" ?>\n<REQUEST><DEVICEID>"
                 + node + "</DEVICEID><QUERY>INVENTORY</QUERY><!-- pintle demo sample --></REQUEST>\n");
-        gzip(samples.resolve(reportName(node)), "R: @@Common@@result_success@@hasPolicyServer-root@@common-root@@0@@"
-                + "common@@StartRun@@" + SAMPLE_DATE + "##" + node + "@#Start execution (pintle demo sample)\n");
+        // Signed with the node's agent key, as report.sh signs it: the server checks it against nodescerts.pem.
+        String runLog = "R: @@Common@@result_success@@hasPolicyServer-root@@common-root@@0@@common@@StartRun@@"
+                + SAMPLE_DATE + "##" + node + "@#Start execution (pintle demo sample)\n";
+        try {
+            gzip(samples.resolve(reportName(node)), SignedRunLog.sign(runLog, identity.certificate(),
+                    identity.keyPair().getPrivate()));
+        } catch (java.security.GeneralSecurityException e) {
+            throw new IOException(e.getMessage(), e);
+        }
     }
 
     /** Upload directories and password files as {@code htpasswd -m} writes them (inputs of every demo). */
@@ -298,8 +305,12 @@ public record DemoLayout(Path directory, String serverPin, String linux1, String
     }
 
     private static void gzip(Path file, String content) throws IOException {
+        gzip(file, content.getBytes(StandardCharsets.UTF_8));
+    }
+
+    private static void gzip(Path file, byte[] content) throws IOException {
         try (OutputStream out = new GZIPOutputStream(Files.newOutputStream(file))) {
-            out.write(content.getBytes(StandardCharsets.UTF_8));
+            out.write(content);
         }
     }
 
