@@ -1090,12 +1090,12 @@ public record ServerConfig(
                 // max_waiters, max_waiters_per_address: requests parked by ?wait at once, in all and per address.
                 10_000,
                 100,
-                // max_requests_per_node: an agent runs one request at a time (a policy update copies file by
-                // file; an inventory and its signature, a report, go one after the other), a relay syncing its
-                // nodes a few more. 8 leaves room for overlaps (a retried request whose first try has not ended
-                // yet) and stops one node, or one stolen certificate, from taking a class's workers; its bound is
-                // per node id, so nodes behind one NAT address each have their own.
-                8,
+                // max_requests_per_node: a Rudder agent runs one request at a time (a policy update copies file by
+                // file; an inventory, its signature and a report go one after the other); Pintle's own sync client
+                // (client-lib DirectorySync) downloads 8 at once. 16 is twice that, for a retry over a connection
+                // the server has not yet seen closed, and still stops one node, or one stolen certificate, from
+                // taking a class's workers. The bound is per node id: nodes behind one NAT address each have theirs.
+                16,
                 // digest_cache_entries: about 200 bytes each.
                 500_000,
                 // file_cache_bytes: what downloads of small files found, checked by one stat per request.
