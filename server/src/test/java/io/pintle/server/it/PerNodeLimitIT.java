@@ -109,8 +109,11 @@ class PerNodeLimitIT {
             assertNodeBusy(RawHttp.status(refused), header(headersAndBody[0], "Retry-After"),
                     header(headersAndBody[0], "Content-Type"), headersAndBody[1].getBytes(StandardCharsets.UTF_8),
                     "node-a");
+            // Its report with the '@' escaped: the name as the upload would store it, the same node.
+            assertThat(put(server, "2026-12-03T11:00:00+00:00%40node-a.log.gz")).startsWith("HTTP/1.1 503 ")
+                    .contains("node-busy");
             assertThat(server.metric("pintle_overload_rejections_total{class=\"uploads\",reason=\"node-busy\"}"))
-                    .isEqualTo(1.0);
+                    .isEqualTo(2.0);
 
             // node-b's report, from the same address, while node-a's is still in flight: its own budget.
             assertThat(RawHttp.status(put(server, "2026-12-03T10:00:00+00:00@node-b.log.gz"))).isEqualTo(201);

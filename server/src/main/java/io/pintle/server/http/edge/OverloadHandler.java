@@ -153,8 +153,15 @@ final class OverloadHandler extends Handler.Wrapper {
                 return null; // refused by the route's rule (PUT only): nothing to bound
             }
             String below = exchange.route().below(request.getHttpURI().getPath());
-            // Decoded as the upload resource's path parameter is, so that an escaped name counts as itself.
-            return below == null || below.isEmpty() ? null : UploadNames.node(URIUtil.decodePath(below));
+            if (below == null || below.isEmpty()) {
+                return null;
+            }
+            try {
+                // Decoded as the upload resource's path parameter is, so that an escaped name counts as itself.
+                return UploadNames.node(URIUtil.decodePath(below));
+            } catch (IllegalArgumentException badEscape) {
+                return null; // no node to count; the upload resource refuses the name
+            }
         }
         if (work == WorkClass.FILES && exchange.caller() != null
                 && exchange.caller().identification() instanceof Identification.Authenticated authenticated) {
