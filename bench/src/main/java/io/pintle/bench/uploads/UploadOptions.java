@@ -34,9 +34,12 @@ record UploadOptions(List<Row> rows, int uploads, int reportBytes, int warmup, i
      * Appended to the demo's configuration (after which {@code sync.PintleProcess} appends {@code [log] access =
      * false}: nginx's access log is off too). Every simulated agent uploads from 127.0.0.1, so the per-address
      * share of the upload workers (default: a quarter of 20) is lifted above the generators' largest concurrency,
-     * as many agents' own addresses would have it; the pool's size and queue stay at their defaults.
+     * as many agents' own addresses would have it; the pool's size and queue stay at their defaults. ab sends one
+     * file name (one node's) at every concurrency: the per-node bound is lifted too. The first line lands in the
+     * demo configuration's last table, {@code [limits]}.
      */
     static final String DEFAULT_CONFIG = String.join("\n",
+            "max_requests_per_node = 1000",
             "[limits.uploads]",
             "per_address = 64",
             "");

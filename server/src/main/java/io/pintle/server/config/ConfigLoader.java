@@ -552,6 +552,9 @@ public final class ConfigLoader {
                     seconds(raw.retryAfterJitterSeconds(), defaults.retryAfterJitter()),
                     or(raw.maxWaiters(), defaults.maxWaiters()),
                     or(raw.maxWaitersPerAddress(), defaults.maxWaitersPerAddress()),
+                    // 0 is "the default", as absent: a negative value is refused by validate.
+                    raw.maxRequestsPerNode() == null || raw.maxRequestsPerNode() == 0
+                            ? defaults.maxRequestsPerNode() : raw.maxRequestsPerNode(),
                     or(raw.digestCacheEntries(), defaults.digestCacheEntries()),
                     or(raw.fileCacheBytes(), defaults.fileCacheBytes()),
                     or(raw.maxManifestEntries(), defaults.maxManifestEntries()),
@@ -807,6 +810,7 @@ public final class ConfigLoader {
             @JsonProperty("retry_after_jitter_seconds") Integer retryAfterJitterSeconds,
             @JsonProperty("max_waiters") Integer maxWaiters,
             @JsonProperty("max_waiters_per_address") Integer maxWaitersPerAddress,
+            @JsonProperty("max_requests_per_node") Integer maxRequestsPerNode,
             @JsonProperty("digest_cache_entries") Integer digestCacheEntries,
             @JsonProperty("file_cache_bytes") Long fileCacheBytes,
             @JsonProperty("max_manifest_entries") Integer maxManifestEntries,

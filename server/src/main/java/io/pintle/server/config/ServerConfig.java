@@ -1060,6 +1060,8 @@ public record ServerConfig(
      * @param maxWaiters requests parked by {@code ?wait} at once; past it, 503 with {@code Retry-After}
      * @param maxWaitersPerAddress requests parked by {@code ?wait} at once from one client address (IPv6: one
      *     /64); past it, 503 with {@code Retry-After}
+     * @param maxRequestsPerNode downloads by an authenticated node and uploads named for a node, in flight at once
+     *     per node id, whatever its address; past it, 503 {@code node-busy} with {@code Retry-After}
      * @param digestCacheEntries file digests kept for manifests
      * @param fileCacheBytes memory for the download cache ({@link io.pintle.server.policy.FileCache}); 0 = off
      * @param maxManifestEntries the largest tree (entries) a manifest or archive describes
@@ -1072,7 +1074,7 @@ public record ServerConfig(
     public record Limits(int maxConnections, int acceptQueue, Duration idleTimeout, Duration headerTimeout,
             long minResponseBytesPerSecond, long minRequestBytesPerSecond, Duration queueTimeout,
             Duration retryAfter, Duration retryAfterJitter, int maxWaiters, int maxWaitersPerAddress,
-            int digestCacheEntries, long fileCacheBytes, int maxManifestEntries, long maxSharedFileBytes,
+            int maxRequestsPerNode, int digestCacheEntries, long fileCacheBytes, int maxManifestEntries, long maxSharedFileBytes,
             Pool files, Pool api, Pool uploads, Pool webapp) {
         public Limits {
             Objects.requireNonNull(idleTimeout);
@@ -1117,6 +1119,12 @@ public record ServerConfig(
                 // max_waiters, max_waiters_per_address: requests parked by ?wait at once, in all and per address.
                 10_000,
                 100,
+                // max_requests_per_node: a Rudder agent runs one request at a time (a policy update copies file by
+                // file; an inventory, its signature and a report go one after the other); Pintle's own sync client
+                // (client-lib DirectorySync) downloads 8 at once. 16 is twice that, for a retry over a connection
+                // the server has not yet seen closed, and still stops one node, or one stolen certificate, from
+                // taking a class's workers. The bound is per node id: nodes behind one NAT address each have theirs.
+                16,
                 // digest_cache_entries: about 200 bytes each.
                 500_000,
                 // file_cache_bytes: what downloads of small files found, checked by one stat per request.
@@ -1161,6 +1169,7 @@ public record ServerConfig(
             ConfigException.requireAtLeast(source, "limits.queue_timeout_seconds", queueTimeout.toSeconds(), 1);
             ConfigException.requireAtLeast(source, "limits.max_waiters", maxWaiters, 0);
             ConfigException.requireAtLeast(source, "limits.max_waiters_per_address", maxWaitersPerAddress, 1);
+            ConfigException.requireAtLeast(source, "limits.max_requests_per_node", maxRequestsPerNode, 1);
             ConfigException.requireAtLeast(source, "limits.digest_cache_entries", digestCacheEntries, 1);
             if (fileCacheBytes < 0) {
                 throw new ConfigException(source + ": 'limits.file_cache_bytes' must be 0 (off) or more");

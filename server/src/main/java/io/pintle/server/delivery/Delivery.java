@@ -4,6 +4,7 @@ import io.pintle.server.nodes.Node;
 import io.pintle.server.nodes.NodeId;
 import io.pintle.server.policy.PolicyArchives;
 import io.pintle.server.reload.ServerSnapshot;
+import io.pintle.server.uploads.UploadNames;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -18,8 +19,6 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -31,10 +30,6 @@ import org.slf4j.LoggerFactory;
 public final class Delivery {
     /** How often the curve is sampled and the log saved. */
     public static final Duration TICK = Duration.ofSeconds(10);
-    /** {@code <date>@<uuid>.log.gz} (rudder-agent {@code share/lib/report.sh}). */
-    private static final Pattern REPORT = Pattern.compile(".*@([^@/]+)\\.log(?:\\.gz)?");
-    /** {@code <uuid>_<date>.ocs[.gz|.sign]} (rudder-agent {@code do-inventory}). */
-    private static final Pattern INVENTORY = Pattern.compile("([^_/]+)_.*\\.ocs(?:\\.gz|\\.sign)?");
     private static final Logger LOG = LoggerFactory.getLogger(Delivery.class);
 
     private final Supplier<ServerSnapshot> snapshots;
@@ -147,25 +142,9 @@ public final class Delivery {
      * @param status the status answered
      */
     public void uploaded(ServerSnapshot snapshot, String kind, String name, String address, int status) {
-        NodeId node = recording ? uploader(name) : null;
+        NodeId node = recording ? UploadNames.node(name) : null;
         if (node != null && snapshot.nodes().node(node).isPresent()) {
             log.uploaded(node, kind, name, clock.instant(), address, status);
-        }
-    }
-
-    /** @return the node an upload's name is for, or null when it names none */
-    static NodeId uploader(String name) {
-        Matcher matcher = REPORT.matcher(name);
-        if (!matcher.matches()) {
-            matcher = INVENTORY.matcher(name);
-            if (!matcher.matches()) {
-                return null;
-            }
-        }
-        try {
-            return new NodeId(matcher.group(1));
-        } catch (IllegalArgumentException notAnId) {
-            return null;
         }
     }
 

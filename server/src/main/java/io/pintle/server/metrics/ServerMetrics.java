@@ -161,7 +161,8 @@ public final class ServerMetrics implements ReloadListener {
                 .name("pintle_overload_rejections_total")
                 .help("Requests answered 503 by overload control, by work class and reason: overloaded (the "
                         + "workers and queue of their class were full), queue-timeout (they waited past the queue "
-                        + "timeout), client-limit (their client address had its per_address share running or waiting)")
+                        + "timeout), client-limit (their client address had its per_address share running or waiting), "
+                        + "node-busy (their node had max_requests_per_node in flight)")
                 .labelNames("class", "reason")
                 .withoutExemplars()
                 .register(registry);
@@ -612,7 +613,8 @@ public final class ServerMetrics implements ReloadListener {
     }
 
     /** Why overload control refuses a request: the {@code reason} label of its counter. */
-    public static final List<String> OVERLOAD_REASONS = List.of("overloaded", "queue-timeout", "client-limit");
+    public static final List<String> OVERLOAD_REASONS = List.of("overloaded", "queue-timeout", "client-limit",
+            "node-busy");
 
     /**
      * Counts one request refused with a 503 by overload control.

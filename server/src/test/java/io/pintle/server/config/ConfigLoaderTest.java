@@ -415,6 +415,7 @@ class ConfigLoaderTest {
         assertThat(defaults.uploads()).isEqualTo(new ServerConfig.Pool(20, 200, 5));
         assertThat(defaults.minRequestBytesPerSecond()).isEqualTo(1024);
         assertThat(defaults.maxWaitersPerAddress()).isEqualTo(100);
+        assertThat(defaults.maxRequestsPerNode()).isEqualTo(16);
         assertThat(defaults.fileCacheBytes()).isEqualTo(32L * 1024 * 1024);
 
         ServerConfig.Limits set = parse(ROOT_ID + "[limits]\nmax_connections = 5\nmin_response_bytes_per_second = 0\n"
@@ -425,6 +426,9 @@ class ConfigLoaderTest {
         assertThat(set.minResponseBytesPerSecond()).isZero();
         assertThat(set.minRequestBytesPerSecond()).isZero();
         assertThat(set.maxWaitersPerAddress()).isEqualTo(3);
+        assertThat(parse(ROOT_ID + "[limits]\nmax_requests_per_node = 1\n").limits().maxRequestsPerNode()).isEqualTo(1);
+        // 0 is the default, as absent.
+        assertThat(parse(ROOT_ID + "[limits]\nmax_requests_per_node = 0\n").limits().maxRequestsPerNode()).isEqualTo(16);
         // Unset, an address's share is a quarter of the class (at least one).
         assertThat(set.files()).isEqualTo(new ServerConfig.Pool(2, 1000, 1));
         assertThat(set.api()).isEqualTo(new ServerConfig.Pool(50, 500, 12));
@@ -445,6 +449,8 @@ class ConfigLoaderTest {
         assertRefused(ROOT_ID + "[limits]\nmin_request_bytes_per_second = -1\n",
                 "'limits.min_request_bytes_per_second'");
         assertRefused(ROOT_ID + "[limits]\nmax_waiters_per_address = 0\n", "'limits.max_waiters_per_address'");
+        assertRefused(ROOT_ID + "[limits]\nmax_requests_per_node = -1\n", "'limits.max_requests_per_node'",
+                "at least 1");
         assertRefused(ROOT_ID + "[limits]\nretry_after_seconds = 10\nretry_after_jitter_seconds = 10\n",
                 "'limits.retry_after_jitter_seconds'");
         assertRefused(ROOT_ID + "[limits]\nidle_timeout_seconds = 0\n", "'limits.idle_timeout_seconds'");

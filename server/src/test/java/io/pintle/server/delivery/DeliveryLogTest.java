@@ -74,13 +74,4 @@ class DeliveryLogTest {
         assertThat(log.copy()).containsOnlyKeys(fresh);
         assertThat(log.get(new NodeId("node-b"))).isSameAs(NodeRecord.NONE);
     }
-
-    @Test
-    void uploadsAreForTheNodeTheirNameIsFor() {
-        assertThat(Delivery.uploader("2026-12-03T10:00:00+00:00@node-1.log.gz")).isEqualTo(new NodeId("node-1"));
-        assertThat(Delivery.uploader("node-2_2026-12-03T10:00:00+00:00.ocs.gz")).isEqualTo(new NodeId("node-2"));
-        assertThat(Delivery.uploader("node-2_2026-12-03T10:00:00+00:00.ocs.sign")).isEqualTo(new NodeId("node-2"));
-        assertThat(Delivery.uploader("inventory.xml")).isNull();
-        assertThat(Delivery.uploader("x@../etc.log")).isNull();
-    }
 }

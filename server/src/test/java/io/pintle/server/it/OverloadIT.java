@@ -51,6 +51,8 @@ class OverloadIT {
             "queue_timeout_seconds = 20",
             "retry_after_seconds = 10",
             "retry_after_jitter_seconds = 5",
+            // Every request here is node-a's: let it take the whole class too, as a fleet of nodes would.
+            "max_requests_per_node = 100",
             "[limits.files]",
             "concurrency = 2",
             "queue = 2",

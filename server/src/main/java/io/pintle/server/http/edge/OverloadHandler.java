@@ -5,11 +5,16 @@ import io.pintle.server.http.Exchange;
 import io.pintle.server.http.Problems;
 import io.pintle.server.config.ServerConfig;
 import io.pintle.server.metrics.ServerMetrics;
+import io.pintle.server.nodes.Identification;
+import io.pintle.server.nodes.NodeId;
 import io.pintle.server.overload.Gate;
 import io.pintle.server.overload.PerAddress;
+import io.pintle.server.overload.PerKey;
 import io.pintle.server.problem.PintleException;
 import io.pintle.server.overload.RetryAfter;
 import io.pintle.server.overload.WorkClass;
+import io.pintle.server.uploads.UploadKind;
+import io.pintle.server.uploads.UploadNames;
 import java.net.InetAddress;
 import java.time.Duration;
 import java.util.EnumMap;
@@ -20,6 +25,7 @@ import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.URIUtil;
 import org.eclipse.jetty.util.thread.Scheduler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -30,7 +36,8 @@ import org.slf4j.LoggerFactory;
  * problem+json with a randomised {@code Retry-After} at once. A request that waits past the queue timeout gets the
  * same 503. A worker is held until the response is complete, so a long download counts for its whole length;
  * a response whose client stops taking bytes is aborted by its {@link ProgressFloor}, which frees the worker. One
- * client address has at most its share ({@code per_address}) of a class running or waiting.
+ * client address has at most its share ({@code per_address}) of a class running or waiting, and one node at most
+ * {@code max_requests_per_node} downloads and uploads, whatever its address ({@link #node}).
  * Requests on the admin listener are never limited: it stays reachable when the TLS listener is saturated.
  *
  * <p>Jetty's {@code QoSHandler} was the alternative: it has one limit per handler, no per-class bookkeeping to
@@ -42,6 +49,8 @@ final class OverloadHandler extends Handler.Wrapper {
     private final String limitedConnector;
     private final Map<WorkClass, Gate<Pending>> gates;
     private final Map<WorkClass, PerAddress> shares;
+    /** Requests per node, across the classes: nodes behind one address each have their own. */
+    private final PerKey<NodeId> perNode;
     private final Duration queueTimeout;
     private final long minResponseBytesPerSecond;
     private final RetryAfter retryAfter;
@@ -65,6 +74,7 @@ final class OverloadHandler extends Handler.Wrapper {
         }
         this.gates = Map.copyOf(byClass);
         this.shares = Map.copyOf(shareByClass);
+        this.perNode = new PerKey<>(limits.maxRequestsPerNode());
         this.queueTimeout = limits.queueTimeout();
         this.minResponseBytesPerSecond = limits.minResponseBytesPerSecond();
         this.retryAfter = new RetryAfter(limits.retryAfter(), limits.retryAfterJitter());
@@ -98,7 +108,19 @@ final class OverloadHandler extends Handler.Wrapper {
                             + " requests running or waiting (limits." + work.label() + ".per_address)");
             return true;
         }
-        Pending pending = new Pending(work, gate, request, response, callback, () -> share.release(client));
+        NodeId node = node(exchange, request, work);
+        if (node != null && !perNode.tryAcquire(node)) {
+            share.release(client);
+            refuse(new Pending(work, gate, request, response, callback, null), "node-busy", "node-busy",
+                    "node " + node + " already has " + perNode.limit() + " requests in flight (downloads and "
+                            + "uploads, from any address; limits.max_requests_per_node)");
+            return true;
+        }
+        Runnable leave = node == null ? () -> share.release(client) : () -> {
+            perNode.release(node);
+            share.release(client);
+        };
+        Pending pending = new Pending(work, gate, request, response, callback, leave);
         Gate.Admission<Pending> admission = gate.enter(pending);
         if (admission instanceof Gate.Admission.Admitted<Pending>) {
             return handleWithWorker(pending);
@@ -114,6 +136,38 @@ final class OverloadHandler extends Handler.Wrapper {
         refuse(pending, "overloaded", "overloaded",
                 "all " + gate.concurrency() + " " + work.label() + " workers are busy and the queue is full");
         return true;
+    }
+
+    /**
+     * The node a request is counted for, apart from its address: a download's authenticated caller (its client
+     * certificate), an upload's node as its file name says ({@link UploadNames}; its credentials are a password
+     * every node shares). Other requests, anonymous downloads and uploads whose name names no node count by their
+     * address only.
+     *
+     * @return the node, or null
+     */
+    private static NodeId node(Exchange exchange, Request request, WorkClass work) {
+        UploadKind upload = exchange.route().upload();
+        if (upload != null) {
+            if (!"PUT".equals(request.getMethod())) {
+                return null; // refused by the route's rule (PUT only): nothing to bound
+            }
+            String below = exchange.route().below(request.getHttpURI().getPath());
+            if (below == null || below.isEmpty()) {
+                return null;
+            }
+            try {
+                // Decoded as the upload resource's path parameter is, so that an escaped name counts as itself.
+                return UploadNames.node(URIUtil.decodePath(below));
+            } catch (IllegalArgumentException badEscape) {
+                return null; // no node to count; the upload resource refuses the name
+            }
+        }
+        if (work == WorkClass.FILES && exchange.caller() != null
+                && exchange.caller().identification() instanceof Identification.Authenticated authenticated) {
+            return authenticated.node();
+        }
+        return null;
     }
 
     /**
@@ -204,7 +258,7 @@ final class OverloadHandler extends Handler.Wrapper {
         private final Request request;
         private final Response response;
         private final Callback callback;
-        /** Gives the client address's share back; null when it holds none. */
+        /** Gives the client address's share (and the node's, if it holds one) back; null when it holds none. */
         private final Runnable share;
         /** The queue timeout, while waiting; set once, just after the request was queued. */
         private volatile Scheduler.Task expiry;
@@ -219,7 +273,7 @@ final class OverloadHandler extends Handler.Wrapper {
             this.share = share;
         }
 
-        /** Gives the client address's share back; called once, where the request stops running or waiting. */
+        /** Gives the shares back; called once, where the request stops running or waiting. */
         void leaveShare() {
             if (share != null) {
                 share.run();
