@@ -56,6 +56,7 @@ public record ServerStatus(
      * @param lastFailure when forwarding last failed (ISO-8601), or null since start
      * @param lastError what that failure was, or null
      */
+    @JsonInclude(JsonInclude.Include.ALWAYS)
     public record Forwarding(
             String upstream,
             Map<String, ForwardQueue> queues,

@@ -160,6 +160,38 @@ class ForwardingIT {
         }
     }
 
+    @Test
+    void toAPolicyServerThatDoesNotKnowTheRelayItSendsTheAgentsWebdavPassword(@TempDir Path dir) throws Exception {
+        // As to an Apache/relayd root: the relay's certificate names no node there, so only Basic lets it in, with
+        // the agent's DAVUSER/DAVPASSWORD from rudder.json, and Rudder's initial password for a first inventory.
+        Sandbox root = Sandbox.create(dir.resolve("root"));
+        Sandbox relay = Sandbox.create(dir.resolve("relay"), "relay-1", "relay");
+        NodeKeys node = relay.addNode("node-x", SelfSigned.KeyType.RSA_2048, Sandbox.Pinning.BOTH);
+        root.register("node-x", node.certificate(), "node-x.example.org", "relay-1");
+        Path rudderJson = Files.writeString(dir.resolve("rudder.json"), "{\n  \"DAVUSER\": \"" + Sandbox.UPLOAD_USER
+                + "\",\n  \"DAVPASSWORD\": \"" + Sandbox.WEBDAV_PASSWORD + "\",\n  \"INITIAL\": false\n}\n");
+        Path made = Files.createDirectories(dir.resolve("agent"));
+        try (TestServer rootServer = TestServer.start(root);
+                TestServer relayServer = TestServer.start(relay, "[upstream]\nurl = \"" + rootServer.uri()
+                        + "\"\nkey_hash = \"" + root.serverPin() + "\"\nsync = false\nforward_credentials = \""
+                        + rudderJson + "\"\n")) {
+            Path report = AgentReports.report(made, "2026-12-06T13:00:00+00:00@node-x.log.gz", node, "run\n");
+            assertThat(put(relayServer, relay, "/reports/", report).statusCode()).isEqualTo(201);
+            NodeKeys newcomer = relay.unregisteredIdentity("node-new", "node-new");
+            Path first = AgentReports.inventory(made, "node-new_2026-12-06T13:00:00+00:00", newcomer,
+                    "<?xml version=\"1.0\"?>\n<REQUEST/>\n");
+            assertThat(put(relayServer, relay, "/inventories/", first).statusCode()).isEqualTo(201);
+            assertThat(put(relayServer, relay, "/inventories/",
+                    first.resolveSibling("node-new_2026-12-06T13:00:00+00:00.ocs.sign")).statusCode()).isEqualTo(201);
+
+            Await.until(PROMPT, () -> Files.exists(root.uploads(UploadKind.REPORTS).resolve(report.getFileName())));
+            Await.until(PROMPT, () -> Files.exists(root.uploads(UploadKind.INVENTORIES)
+                    .resolve("node-new_2026-12-06T13:00:00+00:00.ocs.sign")));
+            assertThat(root.uploads(UploadKind.INVENTORIES).resolve(first.getFileName())).exists();
+            assertThat(forwarding(relayServer).path("last_error").isNull()).isTrue();
+        }
+    }
+
     private static JsonNode forwarding(TestServer server) throws Exception {
         return server.admin("GET", "/v1/status").body().path("forwarding");
     }
