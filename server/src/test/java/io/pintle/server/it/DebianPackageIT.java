@@ -129,6 +129,14 @@ class DebianPackageIT {
     }
 
     @Test
+    void theRelaysDropInForRelaydIsShippedInactive() {
+        // It stops relayd: installed active it would do so on a root too, where relayd writes the reports into the
+        // database. It is shipped where systemd does not read it; an administrator copies it on a relay.
+        assertThat(data).containsKey("/usr/share/pintle/relay/rudder-relayd.service.d/pintle-relay.conf");
+        assertThat(data.keySet()).noneMatch(path -> path.contains("rudder-relayd") && !path.startsWith("/usr/share/"));
+    }
+
+    @Test
     void everyFileUnderEtcIsAConffileAndTheConfigurationSetsNothing() throws IOException {
         List<String> conffiles = new String(controlFiles.get("conffiles"), StandardCharsets.UTF_8).lines().toList();
         List<String> etc = data.keySet().stream().filter(p -> p.startsWith("/etc/") && !data.get(p).isDirectory()).toList();

@@ -46,6 +46,9 @@ class PerNodeLimitIT {
     @BeforeEach
     void setUp(@TempDir Path dir) throws Exception {
         sandbox = Sandbox.create(dir);
+        // The bound is counted before any body is read, so the uploads here are held bodies, not signed reports:
+        // the edge check ([uploads] verify_signatures) has its own test, UploadSignaturesIT.
+        sandbox.uploadsConfig("verify_signatures = false");
         nodeA = sandbox.addNode("node-a", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
         nodeB = sandbox.addNode("node-b", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
         sandbox.randomShareFile("node-a/rules/large.bin", LARGE, 1);
