@@ -191,7 +191,7 @@ public final class Bootstrap {
         removeUploadLeftovers(config.uploads(), clock);
         // Always built (idle unless the configuration forwards), so that status and metrics have one to read.
         UploadForwarder forwarder = new UploadForwarder(snapshots::current, upstream, clock, Duration.ofSeconds(1),
-                Duration.ofMinutes(5));
+                Duration.ofMinutes(1));
         metrics.forwarding(forwarder, snapshots);
         Server server = HttpServerFactory.create(config, tls.factory(), snapshots, clock,
                 new HttpServerFactory.FileServices(files, scanner, digests, waits, sharedFiles, remoteRuns.channels(),

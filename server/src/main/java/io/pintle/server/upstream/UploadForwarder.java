@@ -150,6 +150,10 @@ public final class UploadForwarder {
 
     private void loop() {
         Duration delay = firstRetry;
+        // How many uploads go at once: halved when the policy server says it is busy (its per-address share of
+        // uploads is smaller than forward_in_flight, or two relays share an address), grown back by one per round
+        // that went through, up to forward_in_flight.
+        int window = Integer.MAX_VALUE;
         while (running) {
             try {
                 ServerSnapshot snapshot = snapshots.get();
@@ -157,12 +161,20 @@ public final class UploadForwarder {
                 if (wanted(snapshot.config())) {
                     List<Unit> units = scan(snapshot.config().uploads()::directory);
                     if (!units.isEmpty()) {
-                        boolean failed = send(snapshot, units);
-                        if (failed) {
+                        int inFlight = snapshot.config().upstream().forwardInFlight();
+                        window = Math.min(window, inFlight);
+                        Round round = send(snapshot, units, window);
+                        if (round.retryAfter() != null) {
+                            window = Math.max(1, window / 2);
+                            // The policy server is busy (503/429 with Retry-After, its per-address share or its
+                            // queue): it says when to come back, which is not a failure to back off from.
+                            pause = jitter(clamp(round.retryAfter()));
+                        } else if (round.failed()) {
                             pause = jitter(delay);
                             delay = delay.multipliedBy(2).compareTo(lastRetry) > 0 ? lastRetry : delay.multipliedBy(2);
                         } else {
                             delay = firstRetry;
+                            window = Math.min(inFlight, window + 1);
                             pause = Duration.ZERO;
                         }
                     }
@@ -186,6 +198,19 @@ public final class UploadForwarder {
             }
         }
     }
+
+    private Duration clamp(Duration retryAfter) {
+        Duration floor = Duration.ofMillis(200);
+        return retryAfter.compareTo(floor) < 0 ? floor : retryAfter.compareTo(lastRetry) > 0 ? lastRetry : retryAfter;
+    }
+
+    /**
+     * How a round ended.
+     *
+     * @param failed whether something failed that was not the file's own (the next round waits)
+     * @param retryAfter the policy server's {@code Retry-After} when it said it was busy, else null
+     */
+    private record Round(boolean failed, Duration retryAfter) {}
 
     private static Duration jitter(Duration delay) {
         long millis = delay.toMillis();
@@ -268,23 +293,25 @@ public final class UploadForwarder {
     }
 
     /**
-     * Sends units, at most {@code forward_in_flight} at once; stops starting new ones at the first failure that is
-     * not the file's.
+     * Sends units, at most {@code inFlight} at once; stops starting new ones at the first failure that is not the
+     * file's own.
      *
-     * @return whether such a failure happened (the caller waits before the next round)
+     * @param inFlight how many at once
+     * @return whether such a failure happened (the caller waits before the next round), and whether the policy
+     *     server asked to come back later
      */
-    private boolean send(ServerSnapshot snapshot, List<Unit> units) throws InterruptedException {
+    private Round send(ServerSnapshot snapshot, List<Unit> units, int inFlight) throws InterruptedException {
         PintleClient client;
         try {
             client = upstream.client(snapshot);
         } catch (IOException | java.security.GeneralSecurityException e) {
             failed("cannot build the client of the policy server: " + e.getMessage());
-            return true;
+            return new Round(true, null);
         }
         Credentials credentials = credentials(snapshot.config().upstream().forwardCredentials());
-        int inFlight = snapshot.config().upstream().forwardInFlight();
         Semaphore slots = new Semaphore(inFlight);
         AtomicBoolean failure = new AtomicBoolean();
+        java.util.concurrent.atomic.AtomicReference<Duration> busy = new java.util.concurrent.atomic.AtomicReference<>();
         List<CompletableFuture<Void>> started = new ArrayList<>();
         for (Unit unit : units) {
             if (failure.get() || !running) {
@@ -295,7 +322,7 @@ public final class UploadForwarder {
                 slots.release();
                 break;
             }
-            started.add(sendUnit(client, credentials, unit, 0).handle((ok, error) -> {
+            started.add(sendUnit(client, credentials, unit, 0, busy).handle((ok, error) -> {
                 if (error != null || !ok) {
                     if (error != null) {
                         failed(describe(error));
@@ -308,11 +335,12 @@ public final class UploadForwarder {
         }
         slots.acquire(inFlight); // every send ended
         slots.release(inFlight);
-        return failure.get();
+        return new Round(failure.get(), busy.get());
     }
 
     /** @return true when every file of the unit is done with (sent, moved aside, or gone), false to wait */
-    private CompletableFuture<Boolean> sendUnit(PintleClient client, Credentials credentials, Unit unit, int index) {
+    private CompletableFuture<Boolean> sendUnit(PintleClient client, Credentials credentials, Unit unit, int index,
+            java.util.concurrent.atomic.AtomicReference<Duration> busy) {
         if (index >= unit.files().size()) {
             return CompletableFuture.completedFuture(true);
         }
@@ -323,7 +351,7 @@ public final class UploadForwarder {
             sent = Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
             request = request(client, credentials, unit.kind(), file);
         } catch (NoSuchFileException gone) {
-            return sendUnit(client, credentials, unit, index + 1);
+            return sendUnit(client, credentials, unit, index + 1, busy);
         } catch (IOException e) {
             failed("cannot read " + file + ": " + e.getMessage());
             return CompletableFuture.completedFuture(false);
@@ -333,7 +361,7 @@ public final class UploadForwarder {
                     int status = response.statusCode();
                     if (status / 100 == 2) {
                         removeSent(unit.kind(), file, sent);
-                        return sendUnit(client, credentials, unit, index + 1);
+                        return sendUnit(client, credentials, unit, index + 1, busy);
                     }
                     String reason = problemReason(response.body());
                     String said = "HTTP " + status + (reason != null ? " (" + reason + ")" : "") + " from "
@@ -348,7 +376,14 @@ public final class UploadForwarder {
                         // Not moved (failed/ not writable): it stays, and is tried again after the delay.
                         return CompletableFuture.completedFuture(moved);
                     }
-                    failed("forwarding " + file.getFileName() + ": " + said);
+                    Duration retryAfter = (status == 503 || status == 429) ? retryAfter(response) : null;
+                    if (retryAfter != null) {
+                        busy.accumulateAndGet(retryAfter, (a, b) -> a == null || b.compareTo(a) > 0 ? b : a);
+                        LOG.debug("forwarding {}: {}, again in {} s", file.getFileName(), said,
+                                retryAfter.toSeconds());
+                    } else {
+                        failed("forwarding " + file.getFileName() + ": " + said);
+                    }
                     return CompletableFuture.completedFuture(false);
                 });
     }
@@ -463,6 +498,18 @@ public final class UploadForwarder {
             return "cannot connect to the policy server: " + cause.getMessage();
         }
         return "the policy server could not be reached: " + cause;
+    }
+
+    /** @return the answer's {@code Retry-After} in seconds, or null when it has none that is a number of seconds */
+    private static Duration retryAfter(HttpResponse<?> response) {
+        return response.headers().firstValue("Retry-After").flatMap(text -> {
+            try {
+                long seconds = Long.parseLong(text.strip());
+                return seconds >= 0 ? java.util.Optional.of(Duration.ofSeconds(seconds)) : java.util.Optional.empty();
+            } catch (NumberFormatException e) {
+                return java.util.Optional.empty(); // an HTTP date: treated as a failure (Pintle and relayd send seconds)
+            }
+        }).orElse(null);
     }
 
     private static String problemReason(byte[] body) {

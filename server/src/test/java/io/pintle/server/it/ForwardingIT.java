@@ -20,7 +20,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Base64;
+import java.util.List;
 import java.util.Set;
 import javax.net.ssl.KeyManager;
 import javax.net.ssl.SSLContext;
@@ -189,6 +191,39 @@ class ForwardingIT {
                     .resolve("node-new_2026-12-06T13:00:00+00:00.ocs.sign")));
             assertThat(root.uploads(UploadKind.INVENTORIES).resolve(first.getFileName())).exists();
             assertThat(forwarding(relayServer).path("last_error").isNull()).isTrue();
+        }
+    }
+
+    @Test
+    void aBusyPolicyServerIsAskedAgainWhenItSaysAndTheRelaySendsFewerAtOnce(@TempDir Path dir) throws Exception {
+        // The root takes one upload at a time from an address, the relay would send eight: the root answers the
+        // rest 503 client-limit with Retry-After. That is not a failure to back off from for minutes: the relay
+        // comes back when told, with fewer at once, and everything arrives.
+        Sandbox root = Sandbox.create(dir.resolve("root"));
+        Sandbox relay = Sandbox.create(dir.resolve("relay"), "relay-1", "relay");
+        root.register("relay-1", relay.server().certificate(), Sandbox.Pinning.BOTH);
+        NodeKeys node = relay.addNode("node-x", SelfSigned.KeyType.RSA_2048, Sandbox.Pinning.BOTH);
+        root.register("node-x", node.certificate(), "node-x.example.org", "relay-1");
+        Path made = Files.createDirectories(dir.resolve("agent"));
+        Path relayReports = Files.createDirectories(relay.uploads(UploadKind.REPORTS));
+        // Left by the relay's previous run (taken and checked then): the queue it starts with.
+        List<Path> queued = new ArrayList<>();
+        for (int i = 0; i < 16; i++) {
+            Path report = AgentReports.report(made, String.format("2026-12-06T14:%02d:00+00:00@node-x.log.gz", i),
+                    node, "run " + i + "\n");
+            queued.add(Files.copy(report, relayReports.resolve(report.getFileName())));
+        }
+        try (TestServer rootServer = TestServer.start(root, "[limits]\nretry_after_seconds = 2\n"
+                        + "retry_after_jitter_seconds = 1\n[limits.uploads]\nper_address = 1\n");
+                TestServer relayServer = TestServer.start(relay, "[upstream]\nurl = \"" + rootServer.uri()
+                        + "\"\nkey_hash = \"" + root.serverPin() + "\"\nsync = false\nforward_in_flight = 8\n")) {
+            Path rootReports = root.uploads(UploadKind.REPORTS);
+            Await.until(Duration.ofSeconds(30), () -> queued.stream()
+                    .allMatch(file -> Files.exists(rootReports.resolve(file.getFileName()))));
+            Await.until(PROMPT, () -> queued.stream().noneMatch(Files::exists));
+            assertThat(rootServer.metric("pintle_overload_rejections_total{class=\"uploads\",reason=\"client-limit\"}"))
+                    .as("the root did refuse some: the case under test happened").isPositive();
+            assertThat(forwarding(relayServer).path("last_error").isNull()).as("busy is not a failure").isTrue();
         }
     }
 
