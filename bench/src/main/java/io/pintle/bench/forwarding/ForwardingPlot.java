@@ -36,7 +36,9 @@ public final class ForwardingPlot {
         Canvas.writePng(1260, 500, "Edge check cost (a) and relay forwarding (b)", g -> {
             bars(g, 70, 420, "(a) uploads/s, verify on (red) / off (blue)", edge, r -> r[0] + " " + r[1], 5,
                     r -> r[1].equals("on") ? ON : OFF);
-            bars(g, 490, 800, "(b)(i) drain files/s (from first arrival)", drain, r -> r[0], 9,
+            bars(g, 490, 800, "(b)(i) drain files/s (from first arrival)", drain,
+                    r -> r[0].replace(", root defaults", "").replace(", root per_address 64", ", 64/addr")
+                            + (r[9].equals("-") ? " stalled" : ""), 9,
                     r -> new Color(0x27ae60));
             curve(g, 870, 1220, "(b)(ii) on relay to on root (ms), by percentile", delays);
         }, Path.of(args[3]));
