@@ -218,7 +218,9 @@ class ForwardingIT {
                 TestServer relayServer = TestServer.start(relay, "[upstream]\nurl = \"" + rootServer.uri()
                         + "\"\nkey_hash = \"" + root.serverPin() + "\"\nsync = false\nforward_in_flight = 8\n")) {
             Path rootReports = root.uploads(UploadKind.REPORTS);
-            Await.until(Duration.ofSeconds(30), () -> queued.stream()
+            // About 10 s here (the window shrinks to what the root takes within three rounds); backed off from as
+            // failures (1, 2, 4 ... 60 s, one file per round) it took minutes.
+            Await.until(Duration.ofSeconds(60), () -> queued.stream()
                     .allMatch(file -> Files.exists(rootReports.resolve(file.getFileName()))));
             Await.until(PROMPT, () -> queued.stream().noneMatch(Files::exists));
             assertThat(rootServer.metric("pintle_overload_rejections_total{class=\"uploads\",reason=\"client-limit\"}"))
