@@ -78,6 +78,9 @@ public final class UploadForwarder {
             "node-mismatch", "node-unknown", "not-below-relay", "invalid-name", "name-too-long", "name-missing",
             "upload-too-large");
 
+    /** A Pintle policy server's 503 reasons for "too many at once from you": fewer at once, and soon. */
+    private static final Set<String> TOO_MANY_AT_ONCE = Set.of("client-limit", "node-busy");
+
     private final Supplier<ServerSnapshot> snapshots;
     private final UpstreamClient upstream;
     private final Clock clock;
@@ -166,8 +169,9 @@ public final class UploadForwarder {
                         Round round = send(snapshot, units, window);
                         if (round.retryAfter() != null) {
                             window = Math.max(1, window / 2);
-                            // The policy server is busy (503/429 with Retry-After, its per-address share or its
-                            // queue): it says when to come back, which is not a failure to back off from.
+                            // The policy server is busy: this relay sent more at once than its share (client-limit,
+                            // node-busy: again in a second, with half as many), or it is overloaded (503/429 with
+                            // Retry-After: when it says). Neither is a failure to back off from.
                             pause = jitter(clamp(round.retryAfter()));
                         } else if (round.failed()) {
                             pause = jitter(delay);
@@ -376,7 +380,10 @@ public final class UploadForwarder {
                         // Not moved (failed/ not writable): it stays, and is tried again after the delay.
                         return CompletableFuture.completedFuture(moved);
                     }
-                    Duration retryAfter = (status == 503 || status == 429) ? retryAfter(response) : null;
+                    // Busy: too many at once from this relay (its address's or a node's share: fewer at once will
+                    // do, soon), or the policy server overloaded (come back when it says).
+                    Duration retryAfter = status != 503 && status != 429 ? null
+                            : TOO_MANY_AT_ONCE.contains(reason) ? firstRetry : retryAfter(response);
                     if (retryAfter != null) {
                         busy.accumulateAndGet(retryAfter, (a, b) -> a == null || b.compareTo(a) > 0 ? b : a);
                         LOG.debug("forwarding {}: {}, again in {} s", file.getFileName(), said,
