@@ -161,9 +161,11 @@ public final class UploadForwarder {
             try {
                 ServerSnapshot snapshot = snapshots.get();
                 Duration pause = IDLE_SCAN;
+                boolean idle = true;
                 if (wanted(snapshot.config())) {
                     List<Unit> units = scan(snapshot.config().uploads()::directory);
                     if (!units.isEmpty()) {
+                        idle = false;
                         int inFlight = snapshot.config().upstream().forwardInFlight();
                         window = Math.min(window, inFlight);
                         Round round = send(snapshot, units, window);
@@ -183,8 +185,14 @@ public final class UploadForwarder {
                         }
                     }
                 }
-                if (!pause.isZero()) {
+                if (idle) {
+                    // Idle: the next upload wakes it.
                     wakeups.poll(pause.toMillis(), TimeUnit.MILLISECONDS);
+                } else if (!pause.isZero()) {
+                    // Waiting after a failure or a busy answer: uploads landing meanwhile must not cut it short (a
+                    // relay's nodes upload many times a second while its policy server is down).
+                    Thread.sleep(pause.toMillis());
+                    wakeups.clear();
                 }
             } catch (InterruptedException e) {
                 return;
@@ -327,10 +335,12 @@ public final class UploadForwarder {
                 break;
             }
             started.add(sendUnit(client, credentials, unit, 0, busy).handle((ok, error) -> {
-                if (error != null || !ok) {
-                    if (error != null) {
+                if (error != null) {
+                    // One line per round: the sends under way at once fail alike (a policy server down).
+                    if (failure.compareAndSet(false, true)) {
                         failed(describe(error));
                     }
+                } else if (!ok) {
                     failure.set(true);
                 }
                 slots.release();
@@ -364,7 +374,9 @@ public final class UploadForwarder {
                 .thenCompose(response -> {
                     int status = response.statusCode();
                     if (status / 100 == 2) {
-                        removeSent(unit.kind(), file, sent);
+                        if (!removeSent(unit.kind(), file, sent)) {
+                            return CompletableFuture.completedFuture(false);
+                        }
                         return sendUnit(client, credentials, unit, index + 1, busy);
                     }
                     String reason = problemReason(response.body());
@@ -437,7 +449,8 @@ public final class UploadForwarder {
         };
     }
 
-    private void removeSent(UploadKind kind, Path file, BasicFileAttributes sent) {
+    /** @return false when the sent file could not be removed (it would be sent again: the round counts as failed) */
+    private boolean removeSent(UploadKind kind, Path file, BasicFileAttributes sent) {
         Tally tally = tallies.get(kind);
         tally.forwarded.incrementAndGet();
         lastSuccess = clock.instant();
@@ -447,14 +460,17 @@ public final class UploadForwarder {
             if (!Objects.equals(now.fileKey(), sent.fileKey()) || now.size() != sent.size()
                     || !now.lastModifiedTime().equals(sent.lastModifiedTime())) {
                 // The node sent it again meanwhile (a new file under the same name): that one goes next round.
-                return;
+                return true;
             }
             Files.deleteIfExists(file);
             LOG.debug("forwarded {}{}", kind.prefix(), file.getFileName());
+            return true;
         } catch (NoSuchFileException gone) {
-            // Removed meanwhile.
+            return true; // removed meanwhile
         } catch (IOException e) {
-            LOG.warn("forwarded {} but cannot remove it: {}", file, e.getMessage());
+            failed("forwarded " + file + " but cannot remove it (" + e.getMessage() + "): it would be sent again; "
+                    + "make its directory writable by Pintle");
+            return false;
         }
     }
 

@@ -2,10 +2,13 @@ package io.pintle.server.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.pintle.client.ClientTls;
 import io.pintle.server.testing.AgentReports;
 import io.pintle.server.testing.Await;
+import io.pintle.server.testing.LogCapture;
 import io.pintle.server.testing.NodeKeys;
 import io.pintle.server.testing.Sandbox;
 import io.pintle.server.testing.TestServer;
@@ -226,6 +229,46 @@ class ForwardingIT {
             assertThat(rootServer.metric("pintle_overload_rejections_total{class=\"uploads\",reason=\"client-limit\"}"))
                     .as("the root did refuse some: the case under test happened").isPositive();
             assertThat(forwarding(relayServer).path("last_error").isNull()).as("busy is not a failure").isTrue();
+        }
+    }
+
+    @Test
+    void uploadsDuringAnOutageDoNotCutTheBackOffShort(@TempDir Path dir) throws Exception {
+        // Each upload wakes the forwarder; after a failure it must still wait its delay (1, 2, 4 ... s), or a relay
+        // whose nodes upload many times a second would try a dead root as often.
+        Sandbox root = Sandbox.create(dir.resolve("root"));
+        Sandbox relay = Sandbox.create(dir.resolve("relay"), "relay-1", "relay");
+        NodeKeys node = relay.addNode("node-x", SelfSigned.KeyType.RSA_2048, Sandbox.Pinning.BOTH);
+        Path made = Files.createDirectories(dir.resolve("agent"));
+        List<Path> reports = new ArrayList<>();
+        for (int i = 0; i < 60; i++) {
+            reports.add(AgentReports.report(made, String.format("2026-12-06T15:%02d:00+00:00@node-x.log.gz", i),
+                    node, "run " + i + "\n"));
+        }
+        int deadPort;
+        try (TestServer rootServer = TestServer.start(root)) {
+            deadPort = rootServer.port();
+        }
+        ListAppender<ILoggingEvent> log = LogCapture.attach(UploadForwarder.class.getName());
+        try (TestServer relayServer = TestServer.start(relay, "[upstream]\nurl = \"https://127.0.0.1:" + deadPort
+                + "\"\nkey_hash = \"" + root.serverPin() + "\"\nsync = false\n")) {
+            long start = System.nanoTime();
+            for (Path report : reports) {
+                assertThat(put(relayServer, relay, "/reports/", report).statusCode()).isEqualTo(201);
+            }
+            long uploadsTook = Duration.ofNanos(System.nanoTime() - start).toSeconds();
+            Thread.sleep(3_000); // a window for retries to happen in, not a synchronisation
+            long seconds = Duration.ofNanos(System.nanoTime() - start).toSeconds();
+            long failures = log.list.stream().filter(event -> event.getFormattedMessage()
+                    .startsWith("upload forwarding:")).count();
+            // One line per round; doubling from 1 s: about log2(seconds) + 1 rounds. Woken by every upload it would
+            // be a round per upload (60).
+            assertThat(failures).as("attempts in %d s (uploads took %d s)", seconds, uploadsTook)
+                    .isBetween(1L, 2L + (long) Math.ceil(Math.log(seconds + 1.0) / Math.log(2)));
+            assertThat(reports).allMatch(report -> Files.exists(relay.uploads(UploadKind.REPORTS)
+                    .resolve(report.getFileName())));
+        } finally {
+            LogCapture.detach(UploadForwarder.class.getName(), log);
         }
     }
 
