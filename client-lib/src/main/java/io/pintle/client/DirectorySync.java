@@ -640,18 +640,10 @@ public final class DirectorySync {
         }
         ProblemException error = PintleClient.problem(status, problem);
         if (status == 503) {
-            throw new AttemptFailure("GET " + what + ": " + error.getMessage(), error, retryAfter(response));
+            throw new AttemptFailure("GET " + what + ": " + error.getMessage(), error,
+                    PintleClient.retryAfter(response).orElse(Duration.ZERO));
         }
         throw error;
-    }
-
-    private static Duration retryAfter(HttpResponse<?> response) {
-        try {
-            return response.headers().firstValue("Retry-After").map(Long::parseLong).map(Duration::ofSeconds)
-                    .filter(d -> !d.isNegative()).orElse(Duration.ZERO);
-        } catch (NumberFormatException httpDate) {
-            return Duration.ZERO;
-        }
     }
 
     /** The swap failed: the old tree stays, and so does its state (without it, the next sync rehashes). */
@@ -690,16 +682,7 @@ public final class DirectorySync {
             if (out.length() > 0) {
                 out.append('/');
             }
-            for (byte b : segment.getBytes(StandardCharsets.UTF_8)) {
-                int c = b & 0xff;
-                if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-'
-                        || c == '.' || c == '_' || c == '~') {
-                    out.append((char) c);
-                } else {
-                    out.append('%').append(Character.toUpperCase(Character.forDigit(c >> 4, 16)))
-                            .append(Character.toUpperCase(Character.forDigit(c & 0xf, 16)));
-                }
-            }
+            out.append(PintleClient.encodeSegment(segment));
         }
         return out.toString();
     }

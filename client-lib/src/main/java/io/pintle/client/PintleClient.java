@@ -11,6 +11,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -18,6 +19,7 @@ import java.security.GeneralSecurityException;
 import java.time.Duration;
 import java.util.LinkedHashSet;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import javax.net.ssl.SSLContext;
 
@@ -177,6 +179,39 @@ public final class PintleClient {
             throw problem(response.statusCode(), response.body());
         }
         return JSON.readValue(response.body(), WhoAmI.class);
+    }
+
+    /**
+     * @param segment one path segment (a file name)
+     * @return it percent-encoded for a URL path: every UTF-8 byte but RFC 3986's unreserved characters
+     */
+    public static String encodeSegment(String segment) {
+        StringBuilder out = new StringBuilder(segment.length() + 16);
+        for (byte b : segment.getBytes(StandardCharsets.UTF_8)) {
+            int c = b & 0xff;
+            if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.'
+                    || c == '_' || c == '~') {
+                out.append((char) c);
+            } else {
+                out.append('%').append(Character.toUpperCase(Character.forDigit(c >> 4, 16)))
+                        .append(Character.toUpperCase(Character.forDigit(c & 0xf, 16)));
+            }
+        }
+        return out.toString();
+    }
+
+    /**
+     * @param response an answer
+     * @return its {@code Retry-After} when it is a number of seconds (what Pintle and relayd send); empty when it
+     *     has none, or an HTTP date
+     */
+    public static Optional<Duration> retryAfter(HttpResponse<?> response) {
+        try {
+            return response.headers().firstValue("Retry-After").map(text -> Long.parseLong(text.strip()))
+                    .filter(seconds -> seconds >= 0).map(Duration::ofSeconds);
+        } catch (NumberFormatException httpDate) {
+            return Optional.empty();
+        }
     }
 
     /**

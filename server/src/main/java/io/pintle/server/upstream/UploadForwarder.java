@@ -2,6 +2,7 @@ package io.pintle.server.upstream;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.pintle.api.dto.Problem;
 import io.pintle.client.PintleClient;
 import io.pintle.server.config.ServerConfig;
 import io.pintle.server.reload.ServerSnapshot;
@@ -39,6 +40,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -323,7 +325,7 @@ public final class UploadForwarder {
         Credentials credentials = credentials(snapshot.config().upstream().forwardCredentials());
         Semaphore slots = new Semaphore(inFlight);
         AtomicBoolean failure = new AtomicBoolean();
-        java.util.concurrent.atomic.AtomicReference<Duration> busy = new java.util.concurrent.atomic.AtomicReference<>();
+        AtomicReference<Duration> busy = new AtomicReference<>();
         List<CompletableFuture<Void>> started = new ArrayList<>();
         for (Unit unit : units) {
             if (failure.get() || !running) {
@@ -354,7 +356,7 @@ public final class UploadForwarder {
 
     /** @return true when every file of the unit is done with (sent, moved aside, or gone), false to wait */
     private CompletableFuture<Boolean> sendUnit(PintleClient client, Credentials credentials, Unit unit, int index,
-            java.util.concurrent.atomic.AtomicReference<Duration> busy) {
+            AtomicReference<Duration> busy) {
         if (index >= unit.files().size()) {
             return CompletableFuture.completedFuture(true);
         }
@@ -379,7 +381,8 @@ public final class UploadForwarder {
                         }
                         return sendUnit(client, credentials, unit, index + 1, busy);
                     }
-                    String reason = problemReason(response.body());
+                    Problem problem = PintleClient.problem(status, response.body()).problem();
+                    String reason = problem.reason();
                     String said = "HTTP " + status + (reason != null ? " (" + reason + ")" : "") + " from "
                             + request.uri().getHost();
                     if (permanent(status, reason)) {
@@ -387,7 +390,8 @@ public final class UploadForwarder {
                         // use) is refused for good.
                         boolean moved = true;
                         for (Path refused : unit.files().subList(index, unit.files().size())) {
-                            moved &= moveAside(unit.kind(), refused, said + ": " + detail(response.body()));
+                            moved &= moveAside(unit.kind(), refused, said + ": "
+                                    + (problem.detail() != null ? problem.detail() : "(no detail)"));
                         }
                         // Not moved (failed/ not writable): it stays, and is tried again after the delay.
                         return CompletableFuture.completedFuture(moved);
@@ -395,7 +399,7 @@ public final class UploadForwarder {
                     // Busy: too many at once from this relay (its address's or a node's share: fewer at once will
                     // do, soon), or the policy server overloaded (come back when it says).
                     Duration retryAfter = status != 503 && status != 429 ? null
-                            : TOO_MANY_AT_ONCE.contains(reason) ? firstRetry : retryAfter(response);
+                            : TOO_MANY_AT_ONCE.contains(reason) ? firstRetry : PintleClient.retryAfter(response).orElse(null);
                     if (retryAfter != null) {
                         busy.accumulateAndGet(retryAfter, (a, b) -> a == null || b.compareTo(a) > 0 ? b : a);
                         LOG.debug("forwarding {}: {}, again in {} s", file.getFileName(), said,
@@ -410,7 +414,7 @@ public final class UploadForwarder {
     private HttpRequest request(PintleClient client, Credentials credentials, UploadKind kind, Path file)
             throws IOException {
         HttpRequest.Builder builder = HttpRequest.newBuilder(client.uri(kind.prefix()
-                        + encode(file.getFileName().toString())))
+                        + PintleClient.encodeSegment(file.getFileName().toString())))
                 .timeout(upstream.answerTimeout())
                 .header("Content-Type", "application/octet-stream")
                 .PUT(HttpRequest.BodyPublishers.ofFile(file));
@@ -420,22 +424,6 @@ public final class UploadForwarder {
                     (credentials.user() + ":" + password).getBytes(StandardCharsets.UTF_8)));
         }
         return builder.build();
-    }
-
-    /** Percent-encodes a file name as one path segment: every byte but RFC 3986's unreserved characters. */
-    static String encode(String name) {
-        StringBuilder out = new StringBuilder(name.length() + 16);
-        for (byte b : name.getBytes(StandardCharsets.UTF_8)) {
-            int c = b & 0xff;
-            if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.'
-                    || c == '_' || c == '~') {
-                out.append((char) c);
-            } else {
-                out.append('%').append(Character.toUpperCase(Character.forDigit(c >> 4, 16)))
-                        .append(Character.toUpperCase(Character.forDigit(c & 0xf, 16)));
-            }
-        }
-        return out.toString();
     }
 
     /**
@@ -521,39 +509,6 @@ public final class UploadForwarder {
             return "cannot connect to the policy server: " + cause.getMessage();
         }
         return "the policy server could not be reached: " + cause;
-    }
-
-    /** @return the answer's {@code Retry-After} in seconds, or null when it has none that is a number of seconds */
-    private static Duration retryAfter(HttpResponse<?> response) {
-        return response.headers().firstValue("Retry-After").flatMap(text -> {
-            try {
-                long seconds = Long.parseLong(text.strip());
-                return seconds >= 0 ? java.util.Optional.of(Duration.ofSeconds(seconds)) : java.util.Optional.empty();
-            } catch (NumberFormatException e) {
-                return java.util.Optional.empty(); // an HTTP date: treated as a failure (Pintle and relayd send seconds)
-            }
-        }).orElse(null);
-    }
-
-    private static String problemReason(byte[] body) {
-        return field(body, "reason");
-    }
-
-    private static String detail(byte[] body) {
-        String detail = field(body, "detail");
-        return detail != null ? detail : "(no detail)";
-    }
-
-    private static String field(byte[] body, String name) {
-        if (body == null || body.length == 0 || body[0] != '{') {
-            return null;
-        }
-        try {
-            JsonNode value = JSON.readTree(body).get(name);
-            return value != null && value.isTextual() ? value.asText() : null;
-        } catch (IOException e) {
-            return null;
-        }
     }
 
     /** The WebDAV user and password from the agent's rudder.json, or null when there is none to read. */

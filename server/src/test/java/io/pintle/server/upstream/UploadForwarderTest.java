@@ -19,13 +19,6 @@ class UploadForwarderTest {
     private static final Instant NOW = Instant.parse("2026-12-06T12:00:00Z");
 
     @Test
-    void namesAreSentAsOnePercentEncodedSegment() {
-        assertThat(UploadForwarder.encode("2026-12-06T10:00:00+00:00@node-x.log.gz"))
-                .isEqualTo("2026-12-06T10%3A00%3A00%2B00%3A00%40node-x.log.gz");
-        assertThat(UploadForwarder.encode("a b/é")).isEqualTo("a%20b%2F%C3%A9");
-    }
-
-    @Test
     void onlyRefusalsOfTheFileItselfAreForGood() {
         assertThat(UploadForwarder.permanent(400, "invalid-name")).isTrue();
         assertThat(UploadForwarder.permanent(413, null)).isTrue();
