@@ -20,6 +20,7 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.FileTime;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -232,7 +233,7 @@ public final class UploadForwarder {
     }
 
     /** One thing to send: a file, or an inventory and then its signature. */
-    record Unit(UploadKind kind, Path directory, List<Path> files, Instant oldest) {}
+    record Unit(UploadKind kind, List<Path> files, Instant oldest) {}
 
     /**
      * Reads the three directories: what is queued, oldest first; updates the queue views.
@@ -278,7 +279,7 @@ public final class UploadForwarder {
             }
             tallies.get(kind).view = new QueueView(files, bytes, oldest);
             for (List<Entry> group : byKey.values()) {
-                Unit unit = unit(kind, directory, group, now);
+                Unit unit = unit(kind, group, now);
                 if (unit != null) {
                     units.add(unit);
                 }
@@ -290,10 +291,10 @@ public final class UploadForwarder {
 
     private record Entry(Path path, String name, Instant modified) {}
 
-    private static Unit unit(UploadKind kind, Path directory, List<Entry> group, Instant now) {
+    private static Unit unit(UploadKind kind, List<Entry> group, Instant now) {
         if (kind == UploadKind.REPORTS) {
             Entry only = group.get(0);
-            return new Unit(kind, directory, List.of(only.path()), only.modified());
+            return new Unit(kind, List.of(only.path()), only.modified());
         }
         // The inventory first, then its signature, as the agent sends them and the policy server waits for them.
         group.sort(Comparator.comparing((Entry entry) -> UploadNames.isSignature(entry.name())));
@@ -303,7 +304,7 @@ public final class UploadForwarder {
         if (inventory && !signed && oldest.plus(PAIR_WAIT).isAfter(now)) {
             return null; // its signature is on its way: both go together
         }
-        return new Unit(kind, directory, group.stream().map(Entry::path).toList(), oldest);
+        return new Unit(kind, group.stream().map(Entry::path).toList(), oldest);
     }
 
     /**
@@ -519,10 +520,33 @@ public final class UploadForwarder {
         }
     }
 
-    private static Credentials credentials(Path rudderJson) {
+    /** rudder.json as last read, for the forwarding thread only: read again when it changes, not at every round. */
+    private record CredentialsRead(Path file, FileTime modified, long size, Credentials credentials) {}
+
+    private CredentialsRead credentialsRead;
+
+    /** @return the credentials of rudder.json, read again (and what is wrong with it logged) only when it changed */
+    private Credentials credentials(Path rudderJson) {
         if (rudderJson == null || !Files.isReadable(rudderJson)) {
             return null;
         }
+        BasicFileAttributes attributes;
+        try {
+            attributes = Files.readAttributes(rudderJson, BasicFileAttributes.class);
+        } catch (IOException gone) {
+            return null;
+        }
+        CredentialsRead last = credentialsRead;
+        if (last != null && last.file().equals(rudderJson) && last.modified().equals(attributes.lastModifiedTime())
+                && last.size() == attributes.size()) {
+            return last.credentials();
+        }
+        Credentials read = readCredentials(rudderJson);
+        credentialsRead = new CredentialsRead(rudderJson, attributes.lastModifiedTime(), attributes.size(), read);
+        return read;
+    }
+
+    private static Credentials readCredentials(Path rudderJson) {
         try {
             JsonNode json = JSON.readTree(rudderJson.toFile());
             JsonNode user = json.get("DAVUSER");
