@@ -144,6 +144,11 @@ public final class Access {
         }
     }
 
+    /** @return a percent-encoded path segment decoded as Jetty's URIUtil.decodePath does: '+' is a plus, not a space */
+    private static String decode(String segment) {
+        return URLDecoder.decode(segment.replace("+", "%2B"), StandardCharsets.UTF_8);
+    }
+
     private static Decision sharedFileDownload(AclEvaluator acl, Caller caller, String below) {
         String[] parts = below == null ? new String[0] : below.split("/", -1);
         if (parts.length != 3) {
@@ -151,8 +156,7 @@ public final class Access {
         }
         NodeId target;
         try {
-            // As Jetty's URIUtil.decodePath: '+' is a plus in a path, not a space.
-            target = new NodeId(URLDecoder.decode(parts[0].replace("+", "%2B"), StandardCharsets.UTF_8));
+            target = new NodeId(decode(parts[0]));
         } catch (IllegalArgumentException e) {
             return Decision.Deny.absent("bad-id", "invalid target: " + e.getMessage());
         }
@@ -201,7 +205,7 @@ public final class Access {
         if (kind == UploadKind.INVENTORIES) {
             return new Decision.Allow("uploads: a first inventory forwarded by node " + relay + " (its certificate)");
         }
-        String name = below == null ? null : URLDecoder.decode(below.replace("+", "%2B"), StandardCharsets.UTF_8);
+        String name = below == null ? null : decode(below);
         NodeId node = name == null ? null : UploadNames.node(kind, name);
         if (node == null) {
             return null;

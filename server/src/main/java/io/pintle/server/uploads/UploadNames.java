@@ -60,15 +60,7 @@ public final class UploadNames {
      *     when it is not a report name or the id is not a node id
      */
     public static NodeId reportNode(String name) {
-        if (name == null) {
-            return null;
-        }
-        Matcher at = REPORT_AT.matcher(name);
-        if (at.matches()) {
-            return id(at.group(1));
-        }
-        Matcher underscore = REPORT_UNDERSCORE.matcher(name);
-        return underscore.matches() ? id(underscore.group(1)) : null;
+        return first(name, REPORT_AT, REPORT_UNDERSCORE);
     }
 
     /**
@@ -77,16 +69,22 @@ public final class UploadNames {
      *     or null when it names none
      */
     public static NodeId inventoryNode(String name) {
+        // The UUID form first: a hostname may hold a '_', a date never ends with a UUID.
+        return first(name, INVENTORY_HOSTNAME, INVENTORY_UNDERSCORE);
+    }
+
+    /** @return the node id the first of the patterns that matches the whole name captures, or null */
+    private static NodeId first(String name, Pattern... forms) {
         if (name == null) {
             return null;
         }
-        // The UUID form first: a hostname may hold a '_', a date never ends with a UUID.
-        Matcher hostname = INVENTORY_HOSTNAME.matcher(name);
-        if (hostname.matches()) {
-            return id(hostname.group(1));
+        for (Pattern form : forms) {
+            Matcher matcher = form.matcher(name);
+            if (matcher.matches()) {
+                return id(matcher.group(1));
+            }
         }
-        Matcher underscore = INVENTORY_UNDERSCORE.matcher(name);
-        return underscore.matches() ? id(underscore.group(1)) : null;
+        return null;
     }
 
     /**
