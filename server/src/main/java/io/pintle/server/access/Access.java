@@ -205,8 +205,12 @@ public final class Access {
         if (kind == UploadKind.INVENTORIES) {
             return new Decision.Allow("uploads: a first inventory forwarded by node " + relay + " (its certificate)");
         }
-        String name = below == null ? null : decode(below);
-        NodeId node = name == null ? null : UploadNames.node(kind, name);
+        NodeId node;
+        try {
+            node = below == null ? null : UploadNames.node(kind, decode(below));
+        } catch (IllegalArgumentException badEscape) {
+            return null; // names no node: Rudder's rule decides, and the upload refuses the name
+        }
         if (node == null) {
             return null;
         }

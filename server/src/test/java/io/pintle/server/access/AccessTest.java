@@ -111,6 +111,13 @@ class AccessTest {
             -        | 127.0.0.1 | PUT  | /reports/2026-12-06T00:00:00+00:00@node-1.log.gz | WRONG | credentials-invalid 401
             -        | 127.0.0.1 | PUT  | /reports/2026-12-06T00:00:00+00:00@node-1.log.gz | - | credentials-missing 401
             -        | 127.0.0.1 | GET  | /inventories/node-1.ocs                     | INITIAL | method-not-allowed
+            node-1   | 127.0.0.1 | PUT  | /reports/2026-12-06T00:00:00+00:00@node-1.log.gz | - | allowed
+            node-1   | 127.0.0.1 | PUT  | /reports/2026-12-06T00%3A00%3A00%2B00%3A00%40node-1.log.gz | - | allowed
+            node-2   | 127.0.0.1 | PUT  | /reports/2026-12-06T00:00:00+00:00@node-1.log.gz | - | not-below-relay
+            node-2   | 127.0.0.1 | PUT  | /reports/2026-12-06T00:00:00+00:00@node-1.log.gz | WEBDAV | allowed
+            node-2   | 10.1.2.3  | PUT  | /reports/2026-12-06T00:00:00+00:00@node-2.log.gz | - | network-not-allowed
+            node-1   | 127.0.0.1 | PUT  | /reports/%zz@node-1.log.gz                  | -     | credentials-missing 401
+            node-2   | 127.0.0.1 | PUT  | /inventories/node-new_2026-12-06T00:00:00+00:00.ocs.gz | - | allowed
             -        | 10.1.2.3  | PUT  | /inventory-updates/node-1.ocs               | WEBDAV | network-not-allowed
             node-1   | 127.0.0.1 | GET  | /rudder/relay-api/remote-run/orders         | -     | allowed
             -        | 127.0.0.1 | GET  | /rudder/relay-api/remote-run/orders         | -     | no-certificate
