@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import com.fasterxml.jackson.databind.JsonNode;
-import io.pintle.client.ClientTls;
 import io.pintle.server.testing.AgentReports;
 import io.pintle.server.testing.Await;
 import io.pintle.server.testing.LogCapture;
@@ -15,20 +14,11 @@ import io.pintle.server.testing.TestServer;
 import io.pintle.server.uploads.UploadKind;
 import io.pintle.server.upstream.UploadForwarder;
 import io.pintle.server.tls.SelfSigned;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.List;
-import java.util.Set;
-import javax.net.ssl.KeyManager;
-import javax.net.ssl.SSLContext;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -60,7 +50,7 @@ class ForwardingIT {
         try {
             // The agent's upload, as report.sh sends it (Basic, no client certificate), to its relay.
             Path first = AgentReports.report(made, "2026-12-06T10:00:00+00:00@node-x.log.gz", node, "run 1\n");
-            assertThat(put(relayServer, relay, "/reports/", first).statusCode()).isEqualTo(201);
+            assertThat(relayServer.upload("/reports/", first).statusCode()).isEqualTo(201);
             Await.until(PROMPT, () -> Files.exists(rootReports.resolve(first.getFileName())));
             assertThat(Files.readAllBytes(rootReports.resolve(first.getFileName())))
                     .isEqualTo(Files.readAllBytes(first));
@@ -71,7 +61,7 @@ class ForwardingIT {
             // The root goes away: the next report waits on the relay, and says why.
             rootServer.close();
             Path second = AgentReports.report(made, "2026-12-06T10:05:00+00:00@node-x.log.gz", node, "run 2\n");
-            assertThat(put(relayServer, relay, "/reports/", second).statusCode()).isEqualTo(201);
+            assertThat(relayServer.upload("/reports/", second).statusCode()).isEqualTo(201);
             TestServer running = relayServer;
             Await.until(PROMPT, () -> !forwarding(running).path("last_error").isNull()
                     && forwarding(running).path("queues").path("reports").path("files").asInt() == 1);
@@ -116,7 +106,7 @@ class ForwardingIT {
                 TestServer relayServer = TestServer.start(relay, "[upstream]\nurl = \"" + rootServer.uri()
                         + "\"\nkey_hash = \"" + root.serverPin() + "\"\nsync = false\n")) {
             Path refused = AgentReports.report(made, "2026-12-06T11:00:00+00:00@node-y.log.gz", other, "run\n");
-            assertThat(put(relayServer, relay, "/reports/", refused).statusCode()).isEqualTo(201);
+            assertThat(relayServer.upload("/reports/", refused).statusCode()).isEqualTo(201);
             Path failed = UploadForwarder.failedDirectory(relay.uploads(UploadKind.REPORTS));
             Await.until(PROMPT, () -> Files.exists(failed.resolve(refused.getFileName())));
             assertThat(relay.uploads(UploadKind.REPORTS).resolve(refused.getFileName())).doesNotExist();
@@ -128,8 +118,8 @@ class ForwardingIT {
             Path inventory = AgentReports.inventory(made, "node-x_2026-12-06T11:00:00+00:00", node,
                     "<?xml version=\"1.0\"?><REQUEST><DEVICEID>node-x</DEVICEID></REQUEST>\n");
             Path signature = inventory.resolveSibling("node-x_2026-12-06T11:00:00+00:00.ocs.sign");
-            assertThat(put(relayServer, relay, "/inventory-updates/", inventory).statusCode()).isEqualTo(201);
-            assertThat(put(relayServer, relay, "/inventory-updates/", signature).statusCode()).isEqualTo(201);
+            assertThat(relayServer.upload("/inventory-updates/", inventory).statusCode()).isEqualTo(201);
+            assertThat(relayServer.upload("/inventory-updates/", signature).statusCode()).isEqualTo(201);
             Path rootUpdates = root.uploads(UploadKind.INVENTORY_UPDATES);
             Await.until(PROMPT, () -> Files.exists(rootUpdates.resolve(signature.getFileName())));
             assertThat(Files.readAllBytes(rootUpdates.resolve(inventory.getFileName())))
@@ -156,7 +146,7 @@ class ForwardingIT {
                 TestServer relayServer = TestServer.start(relay, "[upstream]\nurl = \"" + rootServer.uri()
                         + "\"\nkey_hash = \"" + root.serverPin() + "\"\nsync = false\nforward = false\n")) {
             Path report = AgentReports.report(made, "2026-12-06T12:00:00+00:00@node-x.log.gz", node, "run\n");
-            assertThat(put(relayServer, relay, "/reports/", report).statusCode()).isEqualTo(201);
+            assertThat(relayServer.upload("/reports/", report).statusCode()).isEqualTo(201);
             Await.quietFor(Duration.ofSeconds(3), () -> assertThat(relay.uploads(UploadKind.REPORTS)
                     .resolve(report.getFileName())).exists());
             assertThat(root.uploads(UploadKind.REPORTS).resolve(report.getFileName())).doesNotExist();
@@ -181,12 +171,12 @@ class ForwardingIT {
                         + "\"\nkey_hash = \"" + root.serverPin() + "\"\nsync = false\nforward_credentials = \""
                         + rudderJson + "\"\n")) {
             Path report = AgentReports.report(made, "2026-12-06T13:00:00+00:00@node-x.log.gz", node, "run\n");
-            assertThat(put(relayServer, relay, "/reports/", report).statusCode()).isEqualTo(201);
+            assertThat(relayServer.upload("/reports/", report).statusCode()).isEqualTo(201);
             NodeKeys newcomer = relay.unregisteredIdentity("node-new", "node-new");
             Path first = AgentReports.inventory(made, "node-new_2026-12-06T13:00:00+00:00", newcomer,
                     "<?xml version=\"1.0\"?>\n<REQUEST/>\n");
-            assertThat(put(relayServer, relay, "/inventories/", first).statusCode()).isEqualTo(201);
-            assertThat(put(relayServer, relay, "/inventories/",
+            assertThat(relayServer.upload("/inventories/", first).statusCode()).isEqualTo(201);
+            assertThat(relayServer.upload("/inventories/",
                     first.resolveSibling("node-new_2026-12-06T13:00:00+00:00.ocs.sign")).statusCode()).isEqualTo(201);
 
             Await.until(PROMPT, () -> Files.exists(root.uploads(UploadKind.REPORTS).resolve(report.getFileName())));
@@ -254,7 +244,7 @@ class ForwardingIT {
                 + "\"\nkey_hash = \"" + root.serverPin() + "\"\nsync = false\n")) {
             long start = System.nanoTime();
             for (Path report : reports) {
-                assertThat(put(relayServer, relay, "/reports/", report).statusCode()).isEqualTo(201);
+                assertThat(relayServer.upload("/reports/", report).statusCode()).isEqualTo(201);
             }
             long uploadsTook = Duration.ofNanos(System.nanoTime() - start).toSeconds();
             Thread.sleep(3_000); // a window for retries to happen in, not a synchronisation
@@ -276,17 +266,4 @@ class ForwardingIT {
         return server.admin("GET", "/v1/status").body().path("forwarding");
     }
 
-    /** The agent's upload: HTTP Basic with the WebDAV password, the relay's key pinned, no client certificate. */
-    private static HttpResponse<String> put(TestServer server, Sandbox sandbox, String route, Path file)
-            throws Exception {
-        SSLContext tls = ClientTls.context((KeyManager[]) null, Set.of(sandbox.serverPin()));
-        HttpClient client = HttpClient.newBuilder().sslContext(tls).connectTimeout(Duration.ofSeconds(10)).build();
-        String password = route.equals("/inventories/") ? Sandbox.INITIAL_PASSWORD : Sandbox.WEBDAV_PASSWORD;
-        String basic = "Basic " + Base64.getEncoder().encodeToString((Sandbox.UPLOAD_USER + ":" + password)
-                .getBytes(StandardCharsets.UTF_8));
-        String name = file.getFileName().toString().replace(":", "%3A").replace("+", "%2B").replace("@", "%40");
-        return client.send(HttpRequest.newBuilder(URI.create(server.uri() + route + name))
-                .header("Authorization", basic).PUT(HttpRequest.BodyPublishers.ofFile(file)).build(),
-                HttpResponse.BodyHandlers.ofString());
-    }
 }

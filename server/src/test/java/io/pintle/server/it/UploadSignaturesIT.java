@@ -4,27 +4,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.pintle.client.ClientTls;
 import io.pintle.server.testing.AgentReports;
 import io.pintle.server.testing.NodeKeys;
 import io.pintle.server.testing.Sandbox;
 import io.pintle.server.testing.TestServer;
 import io.pintle.server.tls.SelfSigned;
 import io.pintle.server.uploads.UploadKind;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
-import java.util.Base64;
 import java.util.List;
-import java.util.Set;
 import java.util.stream.Stream;
-import javax.net.ssl.KeyManager;
-import javax.net.ssl.SSLContext;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -72,7 +62,7 @@ class UploadSignaturesIT {
                     server.uri() + "/reports/", "--upload-file", report.toString(), "-o", "/dev/null");
             assertThat(curl.exit()).as(curl.stderr()).isZero();
         } else {
-            assertThat(put("/reports/", report, null).statusCode()).isEqualTo(201);
+            assertThat(server.upload("/reports/", report).statusCode()).isEqualTo(201);
         }
         assertThat(Files.readAllBytes(sandbox.uploads(UploadKind.REPORTS).resolve(report.getFileName())))
                 .isEqualTo(Files.readAllBytes(report));
@@ -83,7 +73,7 @@ class UploadSignaturesIT {
     @Test
     void aReportNamedForOneNodeButSignedByAnotherIsRefusedAndNothingKept() throws Exception {
         Path forged = AgentReports.report(made, "2026-12-06T10:05:00+00:00@node-a.log.gz", nodeB, "R: forged\n");
-        HttpResponse<String> refused = put("/reports/", forged, null);
+        HttpResponse<String> refused = server.upload("/reports/", forged);
 
         assertThat(refused.statusCode()).isEqualTo(403);
         JsonNode problem = JSON.readTree(refused.body());
@@ -98,24 +88,24 @@ class UploadSignaturesIT {
     void aReportSentWithAnotherNodesCertificateIsRefused() throws Exception {
         // Signed by node-a's key, but the connection is node-b's: node-b is not node-a nor a relay above it.
         Path report = AgentReports.report(made, "2026-12-06T10:10:00+00:00@node-a.log.gz", nodeA, "R: run\n");
-        HttpResponse<String> refused = put("/reports/", report, nodeB);
+        HttpResponse<String> refused = server.upload("/reports/", report, nodeB);
 
         assertThat(refused.statusCode()).isEqualTo(403);
         assertThat(JSON.readTree(refused.body()).path("reason").asText()).isEqualTo("node-mismatch");
         assertNothingKept(UploadKind.REPORTS, report.getFileName().toString());
         // With its own certificate the same report is node-a's.
-        assertThat(put("/reports/", report, nodeA).statusCode()).isEqualTo(201);
+        assertThat(server.upload("/reports/", report, nodeA).statusCode()).isEqualTo(201);
     }
 
     @Test
     void aReportOfAnUnknownNodeOrWithoutANodeInItsNameIsRefused() throws Exception {
         Path unknown = AgentReports.report(made, "2026-12-06T10:15:00+00:00@node-z.log.gz", nodeA, "R: run\n");
-        HttpResponse<String> refused = put("/reports/", unknown, null);
+        HttpResponse<String> refused = server.upload("/reports/", unknown);
         assertThat(refused.statusCode()).isEqualTo(403);
         assertThat(JSON.readTree(refused.body()).path("reason").asText()).isEqualTo("node-unknown");
 
         Path unnamed = Files.copy(unknown, made.resolve("runlog.gz"));
-        HttpResponse<String> invalid = put("/reports/", unnamed, null);
+        HttpResponse<String> invalid = server.upload("/reports/", unnamed);
         assertThat(invalid.statusCode()).isEqualTo(400);
         assertThat(JSON.readTree(invalid.body()).path("reason").asText()).isEqualTo("report-name");
         assertNothingKept(UploadKind.REPORTS, unknown.getFileName().toString());
@@ -126,8 +116,8 @@ class UploadSignaturesIT {
     void anInventoryUpdateIsCheckedWithItsSignatureAndARefusedPairLeavesNeither() throws Exception {
         String xml = "<?xml version=\"1.0\"?>\n<REQUEST><DEVICEID>node-a</DEVICEID></REQUEST>\n";
         Path good = AgentReports.inventory(made, "node-a_2026-12-06T10:00:00+00:00", nodeA, xml);
-        assertThat(put("/inventory-updates/", good, null).statusCode()).isEqualTo(201);
-        assertThat(put("/inventory-updates/", good.resolveSibling("node-a_2026-12-06T10:00:00+00:00.ocs.sign"), null)
+        assertThat(server.upload("/inventory-updates/", good).statusCode()).isEqualTo(201);
+        assertThat(server.upload("/inventory-updates/", good.resolveSibling("node-a_2026-12-06T10:00:00+00:00.ocs.sign"))
                 .statusCode()).isEqualTo(201);
         Path updates = sandbox.uploads(UploadKind.INVENTORY_UPDATES);
         assertThat(updates.resolve("node-a_2026-12-06T10:00:00+00:00.ocs.gz")).exists();
@@ -135,9 +125,9 @@ class UploadSignaturesIT {
 
         // node-a's inventory signed with node-b's key: the .sign is refused and the inventory goes with it.
         Path forged = AgentReports.inventory(made, "node-a_2026-12-06T11:00:00+00:00", nodeB, xml);
-        assertThat(put("/inventory-updates/", forged, null).statusCode()).isEqualTo(201);
-        HttpResponse<String> refused = put("/inventory-updates/",
-                forged.resolveSibling("node-a_2026-12-06T11:00:00+00:00.ocs.sign"), null);
+        assertThat(server.upload("/inventory-updates/", forged).statusCode()).isEqualTo(201);
+        HttpResponse<String> refused = server.upload("/inventory-updates/",
+                forged.resolveSibling("node-a_2026-12-06T11:00:00+00:00.ocs.sign"));
         assertThat(refused.statusCode()).isEqualTo(403);
         assertThat(JSON.readTree(refused.body()).path("reason").asText()).isEqualTo("inventory-signature");
         assertNothingKept(UploadKind.INVENTORY_UPDATES, "node-a_2026-12-06T11:00:00+00:00.ocs.sign");
@@ -150,8 +140,8 @@ class UploadSignaturesIT {
         NodeKeys newcomer = sandbox.unregisteredIdentity("node-new", "node-new");
         Path inventory = AgentReports.inventory(made, "node-new_2026-12-06T10:00:00+00:00", newcomer,
                 "<?xml version=\"1.0\"?>\n<REQUEST/>\n");
-        assertThat(put("/inventories/", inventory, null).statusCode()).isEqualTo(201);
-        assertThat(put("/inventories/", inventory.resolveSibling("node-new_2026-12-06T10:00:00+00:00.ocs.sign"), null)
+        assertThat(server.upload("/inventories/", inventory).statusCode()).isEqualTo(201);
+        assertThat(server.upload("/inventories/", inventory.resolveSibling("node-new_2026-12-06T10:00:00+00:00.ocs.sign"))
                 .statusCode()).isEqualTo(201);
     }
 
@@ -163,18 +153,4 @@ class UploadSignaturesIT {
         }
     }
 
-    /** An agent's upload: Basic with the route's password, the server's key pinned, and a certificate if given. */
-    private static HttpResponse<String> put(String route, Path file, NodeKeys certificate) throws Exception {
-        SSLContext tls = certificate == null
-                ? ClientTls.context((KeyManager[]) null, Set.of(sandbox.serverPin()))
-                : ClientTls.context(certificate.certificatePath(), certificate.keyPath(), Set.of(sandbox.serverPin()));
-        HttpClient client = HttpClient.newBuilder().sslContext(tls).connectTimeout(Duration.ofSeconds(10)).build();
-        String password = route.equals("/inventories/") ? Sandbox.INITIAL_PASSWORD : Sandbox.WEBDAV_PASSWORD;
-        String basic = "Basic " + Base64.getEncoder().encodeToString((Sandbox.UPLOAD_USER + ":" + password)
-                .getBytes(StandardCharsets.UTF_8));
-        String name = file.getFileName().toString().replace(":", "%3A").replace("+", "%2B").replace("@", "%40");
-        return client.send(HttpRequest.newBuilder(URI.create(server.uri() + route + name))
-                .header("Authorization", basic).PUT(HttpRequest.BodyPublishers.ofFile(file)).build(),
-                HttpResponse.BodyHandlers.ofString());
-    }
 }

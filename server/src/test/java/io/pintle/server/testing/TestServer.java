@@ -104,6 +104,42 @@ public final class TestServer implements AutoCloseable {
     }
 
     /**
+     * An agent's upload as rudder-client sends it: {@code PUT <route><name>} with HTTP Basic (the initial password
+     * for {@code /inventories/}, the WebDAV one for the others), the server's key pinned.
+     *
+     * @param route {@code /reports/}, {@code /inventories/} or {@code /inventory-updates/}
+     * @param file what to send, under its own name
+     * @return the answer
+     * @throws Exception when it cannot be sent
+     */
+    public HttpResponse<String> upload(String route, Path file) throws Exception {
+        return upload(route, file, null);
+    }
+
+    /**
+     * As {@link #upload(String, Path)}, presenting a certificate too.
+     *
+     * @param route {@code /reports/}, {@code /inventories/} or {@code /inventory-updates/}
+     * @param file what to send, under its own name
+     * @param certificate the identity to present as well, or null for none
+     * @return the answer
+     * @throws Exception when it cannot be sent
+     */
+    public HttpResponse<String> upload(String route, Path file, NodeKeys certificate) throws Exception {
+        SSLContext tls = certificate == null
+                ? ClientTls.context((KeyManager[]) null, Set.of(sandbox.serverPin()))
+                : ClientTls.context(certificate.certificatePath(), certificate.keyPath(), Set.of(sandbox.serverPin()));
+        HttpClient client = HttpClient.newBuilder().sslContext(tls).connectTimeout(Duration.ofSeconds(10)).build();
+        String password = route.equals("/inventories/") ? Sandbox.INITIAL_PASSWORD : Sandbox.WEBDAV_PASSWORD;
+        String basic = "Basic " + java.util.Base64.getEncoder().encodeToString((Sandbox.UPLOAD_USER + ":" + password)
+                .getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        return client.send(HttpRequest.newBuilder(URI.create(uri() + route
+                        + PintleClient.encodeSegment(file.getFileName().toString())))
+                .header("Authorization", basic).PUT(HttpRequest.BodyPublishers.ofFile(file)).build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    /**
      * A raw TLS socket to the node-facing listener, handshake done, presenting a node's certificate and pinning the
      * server's key: for tests that write bytes a well-behaved HTTP client would not.
      *
