@@ -200,7 +200,7 @@ public final class PerCoreBench {
         progress.println("starting Pintle (" + options.pintleJava() + " " + String.join(" ",
                 options.pintleJvmOptions()) + ") on CPU " + options.serverCpus());
         contenders.put(PINTLE, startPintleSet(PINTLE, "pintle", options.pintleJvmOptions(), options.pintleConfig(),
-                List.of(ServerKey.values()), pin));
+                options.pintleTlsProvider(), List.of(ServerKey.values()), pin));
         progress.println("starting nginx (1 worker) on CPU " + options.serverCpus());
         Nginx nginx = startNginx(pin);
         running.add(nginx);
@@ -212,15 +212,18 @@ public final class PerCoreBench {
             String config = options.pintleConfig() + (options.pintleBConfig() != null
                     ? "\n" + options.pintleBConfig() : "");
             progress.println("starting pintle-b (" + String.join(" ", jvm) + ")");
-            contenders.put(PINTLE_B, startPintleSet(PINTLE_B, "pintle-b", jvm, config, List.of(ServerKey.values()),
-                    pin));
+            String provider = options.pintleBTlsProvider() != null ? options.pintleBTlsProvider()
+                    : options.pintleTlsProvider();
+            contenders.put(PINTLE_B, startPintleSet(PINTLE_B, "pintle-b", jvm, config, provider,
+                    List.of(ServerKey.values()), pin));
         }
         if (options.rows().contains("accesslog")) {
             String logged = accessLogOn(options.pintleConfig());
             contenders.put(PINTLE_LOG_OFF, startPintleSet(PINTLE_LOG_OFF, "pintle-log-off",
-                    options.pintleJvmOptions(), options.pintleConfig(), List.of(ServerKey.RSA_2048), pin));
-            contenders.put(PINTLE_LOG, startPintleSet(PINTLE_LOG, "pintle-log", options.pintleJvmOptions(), logged,
+                    options.pintleJvmOptions(), options.pintleConfig(), options.pintleTlsProvider(),
                     List.of(ServerKey.RSA_2048), pin));
+            contenders.put(PINTLE_LOG, startPintleSet(PINTLE_LOG, "pintle-log", options.pintleJvmOptions(), logged,
+                    options.pintleTlsProvider(), List.of(ServerKey.RSA_2048), pin));
         }
     }
 
@@ -236,7 +239,7 @@ public final class PerCoreBench {
     }
 
     private Contender startPintleSet(String name, String files, List<String> jvmOptions, String config,
-            List<ServerKey> keys, List<String> pin) throws IOException, InterruptedException {
+            String tlsProvider, List<ServerKey> keys, List<String> pin) throws IOException, InterruptedException {
         Map<ServerKey, Integer> ports = new EnumMap<>(ServerKey.class);
         Map<ServerKey, List<ProcessHandle>> processes = new EnumMap<>(ServerKey.class);
         for (ServerKey key : keys) {
@@ -244,7 +247,7 @@ public final class PerCoreBench {
             launcher.add(options.pintleJava());
             launcher.addAll(jvmOptions);
             Contenders.PintleServer server = Contenders.startPintle(layout, launcher, options.pintleJar(), config,
-                    options.pintleTlsProvider(), key, files + "-" + key.label(), work);
+                    tlsProvider, key, files + "-" + key.label(), work);
             running.add(server);
             ports.put(key, server.port());
             processes.put(key, server.processes());

@@ -32,6 +32,7 @@ import java.util.Set;
  * @param pintleTlsProvider Pintle's {@code [tls] provider}, or null for its default
  * @param pintleBJvmOptions pintle-b's JVM options, or null (pintle-b runs when this or its config is set)
  * @param pintleBConfig TOML appended after {@code pintleConfig} for pintle-b, or null
+ * @param pintleBTlsProvider pintle-b's {@code [tls] provider}, or null for Pintle's (pintle-b runs when set)
  * @param output the Markdown report, or null
  * @param plot the PNG plot, or null
  * @param rows the groups of rows to run ({@link #ROWS})
@@ -39,7 +40,7 @@ import java.util.Set;
 record PerCoreOptions(int rounds, Duration window, Duration warmup, List<Integer> herdAgents,
         int newConnectionConcurrency, String serverCpus, String generatorCpus, Path pintleJar, String pintleJava,
         List<String> pintleJvmOptions, String pintleConfig, String pintleTlsProvider, List<String> pintleBJvmOptions,
-        String pintleBConfig, Path output, Path plot, Set<String> rows) {
+        String pintleBConfig, String pintleBTlsProvider, Path output, Path plot, Set<String> rows) {
     /** The groups of rows, in the order they run. */
     static final List<String> ROWS = List.of("newconn", "nagle", "firstbyte", "keepalive", "accesslog", "herd",
             "warmup");
@@ -47,15 +48,16 @@ record PerCoreOptions(int rounds, Duration window, Duration warmup, List<Integer
             + " [--rounds 3] [--window-seconds 5] [--warmup-seconds 15] [--herd-agents 2000,500]"
             + " [--new-connection-concurrency 8] [--server-cpus 0] [--generator-cpus 1]"
             + " [--pintle-jar server/target/pintle.jar] [--pintle-java JAVA] [--pintle-jvm-options 'OPTIONS']"
-            + " [--pintle-config FILE] [--pintle-tls-provider jdk|conscrypt] [--pintle-b-jvm-options 'OPTIONS']"
-            + " [--pintle-b-config FILE] [--output FILE] [--plot FILE]\n"
+            + " [--pintle-config FILE] [--pintle-tls-provider jdk|conscrypt]"
+            + " [--pintle-b-jvm-options 'OPTIONS'] [--pintle-b-config FILE] [--pintle-b-tls-provider PROVIDER]"
+            + " [--output FILE] [--plot FILE]\n"
             + "environment: PINTLE_PERF_JAVA, PINTLE_PERF_JVM_OPTIONS, PINTLE_PERF_CONFIG (a file),"
-            + " PINTLE_PERF_TLS_PROVIDER, PINTLE_PERF_JVM_OPTIONS_B, PINTLE_PERF_CONFIG_B (a file) give the defaults"
-            + " of the --pintle-* options";
+            + " PINTLE_PERF_TLS_PROVIDER, PINTLE_PERF_JVM_OPTIONS_B, PINTLE_PERF_CONFIG_B (a file),"
+            + " PINTLE_PERF_TLS_PROVIDER_B give the defaults of the --pintle-* options";
 
     /** @return whether a pintle-b contender runs */
     boolean pintleB() {
-        return pintleBJvmOptions != null || pintleBConfig != null;
+        return pintleBJvmOptions != null || pintleBConfig != null || pintleBTlsProvider != null;
     }
 
     static PerCoreOptions parse(Map<String, String> env, String... args) {
@@ -78,6 +80,7 @@ record PerCoreOptions(int rounds, Duration window, Duration warmup, List<Integer
         String bJvmOptions = env.get("PINTLE_PERF_JVM_OPTIONS_B");
         String bConfig = env.containsKey("PINTLE_PERF_CONFIG_B") ? read(Path.of(env.get("PINTLE_PERF_CONFIG_B")))
                 : null;
+        String bTlsProvider = env.get("PINTLE_PERF_TLS_PROVIDER_B");
         Path output = null;
         Path plot = null;
         CommandLine line = new CommandLine(USAGE, args, "--quick");
@@ -112,6 +115,7 @@ record PerCoreOptions(int rounds, Duration window, Duration warmup, List<Integer
                     case "--pintle-tls-provider" -> tlsProvider = value;
                     case "--pintle-b-jvm-options" -> bJvmOptions = value;
                     case "--pintle-b-config" -> bConfig = read(Path.of(value));
+                    case "--pintle-b-tls-provider" -> bTlsProvider = value;
                     case "--output" -> output = Path.of(value);
                     case "--plot" -> plot = Path.of(value);
                     case "--rows" -> {
@@ -132,7 +136,8 @@ record PerCoreOptions(int rounds, Duration window, Duration warmup, List<Integer
                 CommandLine.jvmOptions(jvmOptions), config.strip(),
                 tlsProvider == null || tlsProvider.isBlank() ? null : tlsProvider.strip(),
                 bJvmOptions == null ? null : CommandLine.jvmOptions(bJvmOptions),
-                bConfig == null ? null : bConfig.strip(), output, plot, Set.copyOf(ordered));
+                bConfig == null ? null : bConfig.strip(),
+                bTlsProvider == null || bTlsProvider.isBlank() ? null : bTlsProvider.strip(), output, plot, Set.copyOf(ordered));
     }
 
     private static String read(Path file) {

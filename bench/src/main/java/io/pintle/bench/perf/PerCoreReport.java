@@ -48,7 +48,9 @@ final class PerCoreReport {
                     o.pintleBJvmOptions() != null ? o.pintleBJvmOptions() : o.pintleJvmOptions()))
                     .append("` and configuration block `").append(o.pintleConfig().replace("\n", "; "))
                     .append(o.pintleBConfig() != null ? "; " + o.pintleBConfig().replace("\n", "; ") : "")
-                    .append("`\n");
+                    .append("`, TLS provider ").append(o.pintleBTlsProvider() != null ? o.pintleBTlsProvider()
+                            : o.pintleTlsProvider() == null ? "default" : o.pintleTlsProvider())
+                    .append("\n");
         }
         md.append("- nginx: ").append(context.nginxVersion()).append(", 1 worker, access log off, TLS 1.3, client"
                 + " certificate optional (verified against the nodes' certificates; `/policies/<id>/` needs its"
