@@ -286,8 +286,9 @@ public final class ServerMetrics implements ReloadListener {
      *
      * @param waiting handshaking connections waiting for their next step
      * @param running handshake steps running
+     * @param returning new handshakes that went before the other new ones so far, or null when none can
      */
-    public void handshakeGate(IntSupplier waiting, IntSupplier running) {
+    public void handshakeGate(IntSupplier waiting, IntSupplier running, java.util.function.LongSupplier returning) {
         GaugeWithCallback.builder()
                 .name("pintle_tls_handshakes_waiting")
                 .help("Handshaking connections waiting for a core (one handshake step per core at a time): above 0"
@@ -299,6 +300,14 @@ public final class ServerMetrics implements ReloadListener {
                 .help("Handshake steps computing now, at most one per core")
                 .callback(callback -> callback.call(running.getAsInt()))
                 .register(registry);
+        if (returning != null) {
+            CounterWithCallback.builder()
+                    .name("pintle_tls_handshakes_returning")
+                    .help("New TLS handshakes run before the other new ones because their address had just finished"
+                            + " one (an agent's next request during a herd)")
+                    .callback(callback -> callback.call(returning.getAsLong()))
+                    .register(registry);
+        }
     }
 
     /**

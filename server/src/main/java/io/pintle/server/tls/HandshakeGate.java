@@ -9,7 +9,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * Lets at most {@code permits} TLS handshake steps run at once (a step: what one read of a handshaking connection
  * makes the server compute: the server's flight and its signature after a ClientHello, the client's certificate
  * check and the end of the handshake after its last flight), and decides who runs next: a handshake the server has
- * already answered before a new one, and new ones in the order they arrived.
+ * already answered first; then a new one from a client the server has just served (an agent's next request: see
+ * {@link ReturningPeers}); then new ones in the order they arrived.
  *
  * <p>Why: under a herd (more new connections per second than the cores can sign for) every connection had its
  * handshake run on a thread of its own, and the threads shared the cores: each signature took as long as all of
@@ -19,7 +20,13 @@ import java.util.concurrent.atomic.AtomicInteger;
  * latency drops for all but the last arrivals. A client that stalls mid-handshake holds no permit: permits are held
  * for the computation, never across a wait for the network.
  *
- * <p>Lock-free: two queues and a counter; no thread ever blocks on the gate. Each permit is a {@link Permit} given
+ * <p>Returning clients: a Rudder agent's update is two connections in a row (the common library's check, then its
+ * policies, one curl process each). Under a herd the second queued behind every newer agent's first, so each agent
+ * finished only after all had started (median 10 s against an ideal order's ~6 s, 2,000 agents in 10 s on one
+ * core). A new connection whose address holds a ticket goes before the other new ones: the agent that began is
+ * finished first, the work is the same.
+ *
+ * <p>Lock-free: three queues and a counter; no thread ever blocks on the gate. Each permit is a {@link Permit} given
  * back once, however many times its release is asked for.
  */
 final class HandshakeGate {
@@ -57,6 +64,8 @@ final class HandshakeGate {
     private final AtomicInteger running = new AtomicInteger();
     /** Handshakes the server has answered: their next step goes first. */
     private final Queue<Waiter> continuing = new ConcurrentLinkedQueue<>();
+    /** New handshakes of returning clients, in arrival order: after {@link #continuing}, before {@link #fresh}. */
+    private final Queue<Waiter> returning = new ConcurrentLinkedQueue<>();
     /** New handshakes, in arrival order. */
     private final Queue<Waiter> fresh = new ConcurrentLinkedQueue<>();
 
@@ -68,6 +77,16 @@ final class HandshakeGate {
         this.permits = permits;
     }
 
+    /** Where a step stands in the order. */
+    enum Turn {
+        /** The server has answered this handshake already. */
+        UNDER_WAY,
+        /** A new handshake from a client the server has just served. */
+        RETURNING,
+        /** A new handshake. */
+        NEW
+    }
+
     /**
      * A step wants to run.
      *
@@ -77,10 +96,26 @@ final class HandshakeGate {
      *     {@link Waiter#resume} will be called when its turn comes
      */
     Permit enter(Waiter waiter, boolean underWay) {
-        if (continuing.isEmpty() && fresh.isEmpty() && tryAcquire()) {
+        return enter(waiter, underWay ? Turn.UNDER_WAY : Turn.NEW);
+    }
+
+    /**
+     * A step wants to run.
+     *
+     * @param waiter the connection
+     * @param turn where it stands
+     * @return the permit when it runs now (the caller releases it); null when it was queued, and
+     *     {@link Waiter#resume} will be called when its turn comes
+     */
+    Permit enter(Waiter waiter, Turn turn) {
+        if (continuing.isEmpty() && returning.isEmpty() && fresh.isEmpty() && tryAcquire()) {
             return new Permit();
         }
-        (underWay ? continuing : fresh).offer(waiter);
+        (switch (turn) {
+            case UNDER_WAY -> continuing;
+            case RETURNING -> returning;
+            case NEW -> fresh;
+        }).offer(waiter);
         drain();
         return null;
     }
@@ -92,7 +127,7 @@ final class HandshakeGate {
 
     /** @return connections waiting for a step (closed ones included until their turn comes) */
     int waiting() {
-        return continuing.size() + fresh.size();
+        return continuing.size() + returning.size() + fresh.size();
     }
 
     /**
@@ -101,7 +136,7 @@ final class HandshakeGate {
      * not a recursion: a refused resume gives its permit back here.
      */
     private void drain() {
-        while (!continuing.isEmpty() || !fresh.isEmpty()) {
+        while (!continuing.isEmpty() || !returning.isEmpty() || !fresh.isEmpty()) {
             if (!tryAcquire()) {
                 return;
             }
@@ -126,6 +161,9 @@ final class HandshakeGate {
     private Waiter nextOpen() {
         while (true) {
             Waiter next = continuing.poll();
+            if (next == null) {
+                next = returning.poll();
+            }
             if (next == null) {
                 next = fresh.poll();
             }

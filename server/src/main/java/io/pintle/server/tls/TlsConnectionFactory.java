@@ -1,10 +1,13 @@
 package io.pintle.server.tls;
 
 import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.NetworkChannel;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.IntSupplier;
+import java.util.function.LongSupplier;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLEngineResult.HandshakeStatus;
 import jdk.net.ExtendedSocketOptions;
@@ -42,8 +45,9 @@ import org.eclipse.jetty.util.ssl.SslContextFactory;
  * (when its flight did not fit the socket's send buffer, the write's completion goes on with it): that part, the
  * cheap end of a handshake, runs ungated.
  *
- * <p>Bench-only A/B switches, not settings (no operator has a reason to turn either off): {@code
- * -Dpintle.bench.quickAckHandshake=false}, {@code -Dpintle.bench.handshakeGate=false}; both off gives Jetty's own
+ * <p>Bench-only A/B switches, not settings (no operator has a reason to turn them off): {@code
+ * -Dpintle.bench.quickAckHandshake=false}, {@code -Dpintle.bench.handshakeGate=false} (which also ends the
+ * returning clients' precedence), {@code -Dpintle.bench.returningFirst=false}; the first two off give Jetty's own
  * connections (docs/BENCHMARKS.md, bench/README.md).
  */
 public final class TlsConnectionFactory extends SslConnectionFactory {
@@ -51,10 +55,19 @@ public final class TlsConnectionFactory extends SslConnectionFactory {
     public static final String BENCH_QUICK_ACK_SWITCH = "pintle.bench.quickAckHandshake";
     /** Bench only: the system property whose {@code false} turns the handshake gate off, for an A/B run. */
     public static final String BENCH_GATE_SWITCH = "pintle.bench.handshakeGate";
+    /**
+     * Bench only: the system property whose {@code false} puts returning clients' new handshakes in arrival order
+     * with the others (the gate as before {@link ReturningPeers}), for an A/B run.
+     */
+    public static final String BENCH_RETURNING_SWITCH = "pintle.bench.returningFirst";
 
     private final boolean quickAck;
     /** Null when off. */
     private final HandshakeGate gate;
+    /** Null when off (or the gate is). */
+    private final ReturningPeers returning;
+    /** New handshakes that went before the other new ones, their client having just finished one. */
+    private final LongAdder returned = new LongAdder();
 
     /**
      * @param tls the TLS configuration
@@ -65,6 +78,8 @@ public final class TlsConnectionFactory extends SslConnectionFactory {
         this.quickAck = !"false".equals(System.getProperty(BENCH_QUICK_ACK_SWITCH));
         this.gate = "false".equals(System.getProperty(BENCH_GATE_SWITCH)) ? null
                 : new HandshakeGate(ProcessorUtils.availableProcessors());
+        this.returning = gate == null || "false".equals(System.getProperty(BENCH_RETURNING_SWITCH)) ? null
+                : new ReturningPeers();
     }
 
     /** @return the number of handshaking connections waiting for a step, or null when the gate is off */
@@ -75,6 +90,14 @@ public final class TlsConnectionFactory extends SslConnectionFactory {
     /** @return the number of handshake steps running, or null when the gate is off */
     public IntSupplier handshakeStepsRunning() {
         return gate == null ? null : gate::running;
+    }
+
+    /**
+     * @return new handshakes so far that went before the other new ones (their address had just finished one), or
+     *     null when returning clients have no precedence
+     */
+    public LongSupplier handshakesReturning() {
+        return returning == null ? null : returned::sum;
     }
 
     @Override
@@ -96,6 +119,8 @@ public final class TlsConnectionFactory extends SslConnectionFactory {
         private final NetworkChannel channel;
         /** Set once the handshake has succeeded or failed: reads no longer go through the gate. */
         private volatile boolean handshakeOver;
+        /** Its place among new handshakes, decided at its first step (it uses up its address's ticket). */
+        private HandshakeGate.Turn firstTurn;
         /**
          * The permit of the latest step, which the handshake's end gives back early. Two steps of one connection can
          * overlap (a step re-arms the read interest before it returns, and the next read may start on another
@@ -120,12 +145,29 @@ public final class TlsConnectionFactory extends SslConnectionFactory {
                 return;
             }
             // Under way once the server has written its flight: a ClientHello cut in two reads is still new.
-            HandshakeGate.Permit permit = gate.enter(this, getBytesOut() > 0);
+            HandshakeGate.Permit permit = gate.enter(this, getBytesOut() > 0 ? HandshakeGate.Turn.UNDER_WAY
+                    : newTurn());
             if (permit != null) {
                 step(permit);
             }
             // else queued: resume() runs the step when a permit is free. This connection's read interest was used
             // up by this call and is asked again only by the step.
+        }
+
+        /**
+         * Steps of one connection never run at once before its handshake is answered (its read interest is asked
+         * again only by the step), so the field needs no more than the happens-before of the gate's hand-offs.
+         */
+        private HandshakeGate.Turn newTurn() {
+            if (firstTurn == null) {
+                firstTurn = returning != null && getEndPoint().getRemoteSocketAddress()
+                        instanceof InetSocketAddress peer && peer.getAddress() != null && returning.take(
+                        peer.getAddress()) ? HandshakeGate.Turn.RETURNING : HandshakeGate.Turn.NEW;
+                if (firstTurn == HandshakeGate.Turn.RETURNING) {
+                    returned.increment();
+                }
+            }
+            return firstTurn;
         }
 
         @Override
@@ -165,6 +207,12 @@ public final class TlsConnectionFactory extends SslConnectionFactory {
         @Override
         public void handshakeSucceeded(Event event) {
             handshakeEnded();
+            // Only a handshake that waited among the new ones leaves a ticket: a returning one leaves none.
+            if (returning != null && firstTurn == HandshakeGate.Turn.NEW
+                    && getEndPoint().getRemoteSocketAddress() instanceof InetSocketAddress peer
+                    && peer.getAddress() != null) {
+                returning.finished(peer.getAddress());
+            }
         }
 
         @Override

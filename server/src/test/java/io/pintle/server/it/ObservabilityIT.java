@@ -59,6 +59,40 @@ class ObservabilityIT {
         ((Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME)).detachAppender(all);
     }
 
+    /**
+     * An agent's update is two connections in a row from its address: the second one's handshake goes before other
+     * new ones (tls.ReturningPeers), once per new one: a returning handshake leaves no ticket, another address's
+     * does not count, and the counter says how often it happened.
+     */
+    @Test
+    void anAgentsNextConnectionGoesAheadOnceAfterEachNewOneAndIsCounted() throws Exception {
+        try (TestServer server = TestServer.start(sandbox)) {
+            String returning = "pintle_tls_handshakes_returning_total";
+            assertThat(server.metric(returning)).isEqualTo(0.0);
+            download(server, "127.0.0.11");
+            download(server, "127.0.0.12");
+            assertThat(server.metric(returning)).as("two addresses, one connection each").isEqualTo(0.0);
+            download(server, "127.0.0.11");
+            assertThat(server.metric(returning)).as("127.0.0.11's second connection").isEqualTo(1.0);
+            download(server, "127.0.0.11");
+            assertThat(server.metric(returning)).as("its third: the returning one left no ticket").isEqualTo(1.0);
+            download(server, "127.0.0.11");
+            download(server, "127.0.0.12");
+            assertThat(server.metric(returning)).isEqualTo(3.0);
+        }
+    }
+
+    /** One agent request on a new connection from {@code address}: the handshake, a GET, the answer, close. */
+    private void download(TestServer server, String address) throws Exception {
+        try (javax.net.ssl.SSLSocket socket = server.rawTls(nodeA, address)) {
+            socket.getOutputStream().write(("GET " + FILE + " HTTP/1.1\r\nHost: node\r\nConnection: close\r\n\r\n")
+                    .getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            socket.getOutputStream().flush();
+            assertThat(new String(socket.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.ISO_8859_1))
+                    .startsWith("HTTP/1.1 200");
+        }
+    }
+
     @Test
     void requestsDenialsHandshakesAndConnectionsAreCountedWithoutPerNodeLabels() throws Exception {
         try (TestServer server = TestServer.start(sandbox)) {

@@ -27,7 +27,7 @@ class ServerMetricsTest {
                 new SnapshotLoader(ConfigLoader.load(sandbox.config("")), Clock.systemUTC()).load(1));
         ServerMetrics metrics = new ServerMetrics(snapshots);
         metrics.connections(() -> Map.of("tls", 7L));
-        metrics.handshakeGate(() -> 3, () -> 2);
+        metrics.handshakeGate(() -> 3, () -> 2, () -> 5L);
 
         metrics.request(RouteClass.POLICIES, 200, 1000, 2_000_000);
         metrics.request(RouteClass.POLICIES, 200, 500, 3_000_000);
@@ -59,6 +59,7 @@ class ServerMetricsTest {
                 .contains("pintle_connections{listener=\"tls\"} 7.0")
                 .contains("pintle_tls_handshakes_waiting 3.0")
                 .contains("pintle_tls_handshake_steps_running 2.0")
+                .contains("pintle_tls_handshakes_returning_total 5.0")
                 .contains("pintle_snapshot_generation 1.0")
                 .contains("pintle_build_info{version=");
     }

@@ -80,6 +80,39 @@ class HandshakeGateTest {
         assertThat(gate.waiting()).isZero();
     }
 
+    /**
+     * An agent's second connection (its address just finished a handshake) goes after handshakes under way and
+     * before every other new one, whenever it arrived; among themselves, returning ones keep their arrival order.
+     */
+    @Test
+    void aReturningClientsNewHandshakeGoesBeforeOtherNewOnes() {
+        HandshakeGate gate = new HandshakeGate(1);
+        List<String> turns = new ArrayList<>();
+        Connection newA = new Connection("new A", turns);
+        Connection newB = new Connection("new B", turns);
+        Connection backC = new Connection("back C", turns);
+        Connection goingOn = new Connection("under way", turns);
+        Connection backD = new Connection("back D", turns);
+
+        HandshakeGate.Permit running = gate.enter(new Connection("running", turns), HandshakeGate.Turn.NEW);
+        assertThat(gate.enter(newA, HandshakeGate.Turn.NEW)).isNull();
+        assertThat(gate.enter(newB, HandshakeGate.Turn.NEW)).isNull();
+        assertThat(gate.enter(backC, HandshakeGate.Turn.RETURNING)).isNull();
+        assertThat(gate.enter(goingOn, HandshakeGate.Turn.UNDER_WAY)).isNull();
+        assertThat(gate.enter(backD, HandshakeGate.Turn.RETURNING)).isNull();
+        assertThat(gate.waiting()).isEqualTo(5);
+
+        running.release();
+        goingOn.permit.release();
+        backC.permit.release();
+        backD.permit.release();
+        newA.permit.release();
+        assertThat(turns).containsExactly("under way", "back C", "back D", "new A", "new B");
+        newB.permit.release();
+        assertThat(gate.running()).isZero();
+        assertThat(gate.waiting()).isZero();
+    }
+
     @Test
     void aNewStepWaitsBehindWaitersEvenWhenAPermitIsFree() {
         HandshakeGate gate = new HandshakeGate(2);
@@ -241,7 +274,7 @@ class HandshakeGateTest {
                         return !closed;
                     }
                 };
-                HandshakeGate.Permit permit = gate.enter(waiter, thread % 2 == 0);
+                HandshakeGate.Permit permit = gate.enter(waiter, HandshakeGate.Turn.values()[thread % 3]);
                 if (permit != null) {
                     step.accept(permit);
                 }

@@ -278,7 +278,8 @@ public final class HttpServerFactory {
                 ssl.addBean(new HandshakeCounter(metrics));
             }
             if (ssl instanceof TlsConnectionFactory gated && gated.handshakesWaiting() != null) {
-                metrics.handshakeGate(gated.handshakesWaiting(), gated.handshakeStepsRunning());
+                metrics.handshakeGate(gated.handshakesWaiting(), gated.handshakeStepsRunning(),
+                        gated.handshakesReturning());
             }
         }
         // Read at scrape time, so that a listener added after this (CFEngine's) is counted too.
