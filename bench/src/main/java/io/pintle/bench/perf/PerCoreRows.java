@@ -244,9 +244,12 @@ final class PerCoreRows {
             figures.put(name, figures(list, runs.stream().map(GeneratorOutput.Herd::p50Millis).toList(),
                     median(runs.stream().map(GeneratorOutput.Herd::p99Millis).toList()),
                     runs.stream().mapToLong(GeneratorOutput.Herd::errors).sum()));
-            comment.append(String.format(Locale.ROOT, "%s%s: last update done %s s after the first start, connect"
-                            + " p99 %s ms (max %s), failed updates %s, connections never established %s",
+            comment.append(String.format(Locale.ROOT, "%s%s: lossless ideal p50 %s ms, last update done %s s after"
+                            + " the first start, connect p99 %s ms (max %s), failed updates %s, connections never"
+                            + " established %s",
                     comment.isEmpty() ? "" : "; ", name,
+                    join(list.stream().map(sample -> idealP50Millis(agents,
+                            PerCoreBench.HERD_SPREAD.toMillis(), 2 * sample.cpuPerThousand() / 1e3)).toList(), "%.0f"),
                     join(runs.stream().map(GeneratorOutput.Herd::completionSeconds).toList(), "%.1f"),
                     join(runs.stream().map(GeneratorOutput.Herd::connectP99Millis).toList(), "%.0f"),
                     join(runs.stream().map(GeneratorOutput.Herd::connectMaxMillis).toList(), "%.0f"),
@@ -256,7 +259,30 @@ final class PerCoreRows {
         bench.add(new PerCoreRow("herd", label, "tlsconn -n -a " + agents + " (one thread per agent)",
                 PerCoreRow.Kind.LATENCY, "ms", figures, String.format(Locale.ROOT, "Herd of %,d, per round: ", agents)
                 + comment + ". Server CPU per 1000 is per"
-                + " 1000 connections (2 per update)."));
+                + " 1000 connections (2 per update). Lossless ideal: the median an update would take if the server,"
+                + " at the CPU per connection it spent in that round, finished each agent's two connections before"
+                + " the next agent's, losing none (agent i starts at i × spread / agents)."));
+    }
+
+    /**
+     * The median update latency of a herd served in the ideal lossless order: one server, agents in arrival order,
+     * each agent's two connections back to back, at a fixed CPU cost per update.
+     *
+     * @param agents agents, started at an even pace
+     * @param spreadMillis over how long they start
+     * @param updateMillis server CPU per update (its two connections)
+     * @return the median of (done − start) over the agents, in milliseconds
+     */
+    static double idealP50Millis(int agents, double spreadMillis, double updateMillis) {
+        double[] latencies = new double[agents];
+        double done = 0;
+        for (int i = 0; i < agents; i++) {
+            double start = spreadMillis * i / agents;
+            done = Math.max(done, start) + updateMillis;
+            latencies[i] = done - start;
+        }
+        java.util.Arrays.sort(latencies);
+        return latencies[agents / 2];
     }
 
     private static String join(List<Double> values, String format) {

@@ -21,7 +21,9 @@
  * server's accept queue or for a SYN retransmission counts. Every socket has 60 s send and receive timeouts. Prints
  * a second line: herd agents=N updates_ok=N update_errors=N completion_seconds=S update_p50_us=… update_p99_us=…
  * update_max_us=… connect_p99_us=… connect_max_us=… connect_errors=N (connect: SYN to established, of the
- * connections that got there; connect_errors: those that did not, e.g. after the 60 s timeout).
+ * connections that got there; connect_errors: those that did not, e.g. after the 60 s timeout). Each agent connects
+ * from its own loopback address (agent i from 127.1.0.0 + i + 1: Linux answers the whole of 127/8), as real agents
+ * each have theirs, so a server can tell an agent's second connection from a newer agent's first.
  *
  * Build: gcc -O2 -o tlsconn tlsconn.c -lssl -lcrypto -lpthread -lm
  */
@@ -87,8 +89,8 @@ static void fail(const char *what) {
     ERR_clear_error();
 }
 
-/* One connection with one exchange; returns 0 when answered with the expected status. */
-static int one(const struct exchange *exchange) {
+/* One connection with one exchange, from source (or any address when 0); returns 0 when answered as expected. */
+static int one(const struct exchange *exchange, in_addr_t source) {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     if (fd < 0) {
         fail("socket");
@@ -97,6 +99,14 @@ static int one(const struct exchange *exchange) {
     if (nodelay) {
         int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    }
+    if (source != 0) {
+        struct sockaddr_in local = {.sin_family = AF_INET, .sin_addr.s_addr = source};
+        if (bind(fd, (struct sockaddr *) &local, sizeof local) != 0) {
+            close(fd);
+            fail("bind");
+            return -1;
+        }
     }
     if (agents > 0) {
         /* A herd waits long, but not forever: connect() also gives up after the send timeout. */
@@ -203,7 +213,7 @@ static void format_request(struct exchange *exchange, const char *path, const ch
 static void *worker(void *unused) {
     (void) unused;
     while (now() < deadline) {
-        one(&first_exchange);
+        one(&first_exchange, 0);
     }
     return NULL;
 }
@@ -212,7 +222,8 @@ static void *worker(void *unused) {
 static void *agent(void *argument) {
     long index = (long) (intptr_t) argument;
     double scheduled = herd_start + spread * (double) index / (double) agents;
-    int failed = one(&first_exchange) != 0 || one(&second_exchange) != 0;
+    in_addr_t source = htonl((in_addr_t) ((127u << 24) | (1u << 16)) + (in_addr_t) index + 1);
+    int failed = one(&first_exchange, source) != 0 || one(&second_exchange, source) != 0;
     double end = now();
     pthread_mutex_lock(&lock);
     if (failed) {
