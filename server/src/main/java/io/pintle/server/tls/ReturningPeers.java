@@ -1,8 +1,8 @@
 package io.pintle.server.tls;
 
 import java.net.InetAddress;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.function.LongSupplier;
 
 /**
@@ -14,26 +14,26 @@ import java.util.function.LongSupplier;
  * <p>Bounded in what it lets anyone gain: an address holds at most one ticket, which its next new connection uses
  * up; a ticket is only left by a handshake that waited its turn among the new ones and finished (a returning one
  * leaves none), so handshakes served ahead are never more than new ones served in order; it lapses after {@code
- * window}. Bounded in memory: at most {@code capacity}
- * addresses (beyond that, a handshake leaves no ticket until lapsed ones are swept, at most once a second). Many
+ * window}. Bounded in memory: at most {@code capacity} addresses, the oldest ticket giving way to a new one. Many
  * agents behind one NAT address share its one ticket: some of their second connections go in arrival order, as
  * before.
  *
- * <p>Thread-safe: a {@link ConcurrentHashMap}, whose {@code put} and {@code remove} are atomic; its size is only
- * an estimate while others write, which makes the capacity approximate by a few entries, never unbounded.
+ * <p>One lock around a map in ticket order (every ticket lasts the same window, so the oldest is the first to lapse
+ * and the first to give way): two map operations per handshake, nothing per request. A {@code ConcurrentHashMap}
+ * was tried first; its {@code size()} is not exact while others write (ReturningPeersTest's hammer read 408 entries
+ * in a map that never held more than 200 keys), so its capacity was not a bound one could state.
  */
 final class ReturningPeers {
     /** How long a ticket lasts: far more than an agent needs between its two requests, far less than a run. */
     static final long WINDOW_NANOS = 10_000_000_000L;
     /** Addresses holding a ticket at most (a herd of this many agents in one window is beyond one server). */
     static final int CAPACITY = 65_536;
-    private static final long SWEEP_INTERVAL_NANOS = 1_000_000_000L;
 
-    private final ConcurrentHashMap<InetAddress, Long> tickets = new ConcurrentHashMap<>();
+    /** Address to the ticket's end ({@link System#nanoTime()} scale), oldest first. Guarded by itself. */
+    private final LinkedHashMap<InetAddress, Long> tickets = new LinkedHashMap<>();
     private final long windowNanos;
     private final int capacity;
     private final LongSupplier clock;
-    private final AtomicLong nextSweep;
 
     ReturningPeers() {
         this(WINDOW_NANOS, CAPACITY, System::nanoTime);
@@ -45,22 +45,28 @@ final class ReturningPeers {
      * @param clock {@link System#nanoTime()}, or a test's
      */
     ReturningPeers(long windowNanos, int capacity, LongSupplier clock) {
+        if (capacity < 1) {
+            throw new IllegalArgumentException("capacity must be at least 1, not " + capacity);
+        }
         this.windowNanos = windowNanos;
         this.capacity = capacity;
         this.clock = clock;
-        this.nextSweep = new AtomicLong(clock.getAsLong());
     }
 
     /** @param address a client whose handshake just succeeded: it holds a ticket (one, however many it finished) */
     void finished(InetAddress address) {
         long now = clock.getAsLong();
-        if (tickets.size() >= capacity) {
-            sweep(now);
+        synchronized (tickets) {
+            dropLapsed(now);
+            // Removed first, so that a renewed ticket moves to the end of the order.
+            tickets.remove(address);
             if (tickets.size() >= capacity) {
-                return;
+                Iterator<InetAddress> oldest = tickets.keySet().iterator();
+                oldest.next();
+                oldest.remove();
             }
+            tickets.put(address, now + windowNanos);
         }
-        tickets.put(address, now + windowNanos);
     }
 
     /**
@@ -68,21 +74,26 @@ final class ReturningPeers {
      * @return whether it held a live ticket, which this uses up
      */
     boolean take(InetAddress address) {
-        Long expiry = tickets.remove(address);
-        return expiry != null && expiry - clock.getAsLong() > 0;
-    }
-
-    /** @return addresses holding a ticket (lapsed ones included until swept) */
-    int size() {
-        return tickets.size();
-    }
-
-    /** Drops lapsed tickets, by one thread at a time and at most once per interval. */
-    private void sweep(long now) {
-        long due = nextSweep.get();
-        if (now - due < 0 || !nextSweep.compareAndSet(due, now + SWEEP_INTERVAL_NANOS)) {
-            return;
+        long now = clock.getAsLong();
+        Long end;
+        synchronized (tickets) {
+            end = tickets.remove(address);
         }
-        tickets.values().removeIf(expiry -> expiry - now <= 0);
+        return end != null && end - now > 0;
+    }
+
+    /** @return addresses holding a ticket (lapsed ones included until the next {@link #finished}) */
+    int size() {
+        synchronized (tickets) {
+            return tickets.size();
+        }
+    }
+
+    /** Drops lapsed tickets from the head of the order. Called holding the lock. */
+    private void dropLapsed(long now) {
+        Iterator<Long> ends = tickets.values().iterator();
+        while (ends.hasNext() && ends.next() - now <= 0) {
+            ends.remove();
+        }
     }
 }
