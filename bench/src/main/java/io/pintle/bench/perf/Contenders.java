@@ -129,8 +129,9 @@ final class Contenders {
      *
      * @param processes the directives on worker processes
      * @param keepaliveRequests requests per kept-alive connection (also HTTP/2's per connection)
-     * @param verifyClient {@code ssl_verify_client}: {@code on} (Rudder's vhost requires a certificate) or
-     *     {@code optional} (Pintle's {@code want}: {@code /common/} answers without one)
+     * @param verifyClient {@code ssl_verify_client}: {@code on} (Rudder's vhost requires a certificate),
+     *     {@code optional} (Pintle's {@code want}: {@code /common/} answers without one) or {@code optional_no_ca}
+     *     (asked for, its handshake signature checked, its chain not verified)
      */
     record NginxSetup(List<String> processes, long keepaliveRequests, String verifyClient) {
         /** Issue 9's method: as many workers as cores, as Debian's default configuration ("auto"). */
@@ -141,6 +142,12 @@ final class Contenders {
          * row's h2load cannot present a certificate.
          */
         static final NginxSetup ONE_CORE = new NginxSetup(List.of("worker_processes 1;"), 100_000_000, "optional");
+        /**
+         * {@link #ONE_CORE} with {@code ssl_verify_client optional_no_ca}, as the independent measurement of issue
+         * 39 ran nginx: no chain verification against the nodes' certificates per handshake.
+         */
+        static final NginxSetup ONE_CORE_NO_CA = new NginxSetup(List.of("worker_processes 1;"), 100_000_000,
+                "optional_no_ca");
     }
 
     /**
@@ -151,11 +158,12 @@ final class Contenders {
      * for any node the TLS layer admits. Sized for the idle-connection row: 16,384 connections per worker,
      * 5-minute keep-alive. One listener per server key.
      *
+     * @param name its directory under {@code work} (one per nginx started)
      * @param launcher the command prefix (taskset), or nothing
      */
-    static NginxServer startNginx(PerfLayout layout, Path work, NginxSetup setup, List<String> launcher)
+    static NginxServer startNginx(PerfLayout layout, Path work, String name, NginxSetup setup, List<String> launcher)
             throws IOException, InterruptedException {
-        Path prefix = Files.createDirectories(work.resolve("nginx"));
+        Path prefix = Files.createDirectories(work.resolve(name));
         Path root = Files.createDirectories(prefix.resolve("root"));
         Files.createSymbolicLink(root.resolve("policies"), layout.share());
         Files.createSymbolicLink(root.resolve("common"), layout.share().resolve("common"));
@@ -196,10 +204,10 @@ final class Contenders {
      * trust anchors, {@code /policies/<id>/} only to the certificate whose UID is {@code <id>} (the {@code
      * $client_uid} map), {@code /common/} to anyone the TLS layer admits.
      *
-     * @param verifyClient nginx's {@code ssl_verify_client}: {@code on} or {@code optional}
+     * @param verifyClient nginx's {@code ssl_verify_client}: {@code on}, {@code optional} or {@code optional_no_ca}
      * @return its lines
      */
-    private static List<String> nginxServer(ServerKey key, int port, ServerKey.Files files, Path nodesCertificates, Path root,
+    static List<String> nginxServer(ServerKey key, int port, ServerKey.Files files, Path nodesCertificates, Path root,
             String verifyClient) {
         return List.of(
                 "  server {",

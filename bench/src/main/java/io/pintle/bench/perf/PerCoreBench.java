@@ -47,6 +47,12 @@ import org.eclipse.jetty.http.HttpMethod;
 public final class PerCoreBench {
     static final String PINTLE = "Pintle";
     static final String NGINX = "nginx";
+    /**
+     * nginx as the independent measurement of issue 39 ran it: everything as {@link #NGINX} but {@code
+     * ssl_verify_client optional_no_ca} (the client certificate is asked for, its signature checked, its chain not
+     * verified). Runs in the {@code abmethod} rows only.
+     */
+    static final String NGINX_NO_CA = "nginx optional_no_ca";
     static final String PINTLE_B = "pintle-b";
     static final String PINTLE_LOG = "Pintle, access log on";
     /**
@@ -113,7 +119,13 @@ public final class PerCoreBench {
          * server core with new connections (with the agent's key it tops out near 200 handshakes/s). The server's
          * part differs only in verifying an ECDSA instead of an RSA signature.
          */
-        EC("EC P-256 client certificate");
+        EC("EC P-256 client certificate"),
+        /**
+         * An RSA-2048 node key (Rudder's agent key on older installs): the client certificate of the independent
+         * measurement of issue 39 ({@code ab -f TLS1.3 -E}); the server verifies an RSA-2048 signature per
+         * handshake, the generator makes one (~1 ms).
+         */
+        RSA_2048("RSA-2048 client certificate");
 
         private final String title;
 
@@ -206,6 +218,14 @@ public final class PerCoreBench {
         running.add(nginx);
         nginxVersion = nginx.version();
         contenders.put(NGINX, new Contender(NGINX, nginxPorts, key -> nginx.processes()));
+        if (options.rows().contains("abmethod")) {
+            progress.println("starting nginx with ssl_verify_client optional_no_ca (1 worker) on CPU "
+                    + options.serverCpus());
+            Contenders.NginxServer noCa = Contenders.startNginx(layout, work, "nginx-no-ca",
+                    Contenders.NginxSetup.ONE_CORE_NO_CA, pin);
+            running.add(noCa.nginx());
+            contenders.put(NGINX_NO_CA, new Contender(NGINX_NO_CA, noCa.ports(), key -> noCa.nginx().processes()));
+        }
         if (options.pintleB()) {
             List<String> jvm = options.pintleBJvmOptions() != null ? options.pintleBJvmOptions()
                     : options.pintleJvmOptions();
@@ -261,7 +281,8 @@ public final class PerCoreBench {
      * Contenders.NginxSetup#ONE_CORE}).
      */
     private Nginx startNginx(List<String> pin) throws IOException, InterruptedException {
-        Contenders.NginxServer server = Contenders.startNginx(layout, work, Contenders.NginxSetup.ONE_CORE, pin);
+        Contenders.NginxServer server = Contenders.startNginx(layout, work, "nginx", Contenders.NginxSetup.ONE_CORE,
+                pin);
         nginxPorts.putAll(server.ports());
         return server.nginx();
     }
@@ -271,11 +292,14 @@ public final class PerCoreBench {
         HttpClient agent = Load.client(agentTls(), false, false, 4);
         HttpClient ec = Load.client(ClientTls.context(home(Client.EC).resolve("agent.cert"),
                 home(Client.EC).resolve("localhost.priv"), layout.pins()), false, false, 4);
+        HttpClient rsa = Load.client(ClientTls.context(home(Client.RSA_2048).resolve("agent.cert"),
+                home(Client.RSA_2048).resolve("localhost.priv"), layout.pins()), false, false, 4);
         try {
             for (Contender contender : contenders.values()) {
-                for (String path : List.of(smallPath(Client.AGENT), smallPath(Client.EC), commonSmallPath(),
-                        PerfLayout.commonPath(), layout.rulesPath())) {
-                    HttpClient http = path.equals(smallPath(Client.EC)) ? ec : agent;
+                for (String path : List.of(smallPath(Client.AGENT), smallPath(Client.EC), smallPath(Client.RSA_2048),
+                        commonSmallPath(), PerfLayout.commonPath(), layout.rulesPath())) {
+                    HttpClient http = path.equals(smallPath(Client.EC)) ? ec
+                            : path.equals(smallPath(Client.RSA_2048)) ? rsa : agent;
                     for (Map.Entry<ServerKey, Integer> port : contender.ports().entrySet()) {
                         ContentResponse response = http.newRequest(URI.create("https://127.0.0.1:" + port.getValue()
                                 + path)).method(HttpMethod.HEAD).timeout(30, TimeUnit.SECONDS).send();
@@ -295,12 +319,17 @@ public final class PerCoreBench {
         } finally {
             agent.stop();
             ec.stop();
+            rsa.stop();
         }
         etags.forEach((k, v) -> progress.println("ETag " + k + ": " + v));
     }
 
     private Path home(Client client) {
-        return client == Client.AGENT ? layout.agentHome() : layout.ecNodeHome();
+        return switch (client) {
+            case AGENT -> layout.agentHome();
+            case EC -> layout.ecNodeHome();
+            case RSA_2048 -> layout.rsa2048Home();
+        };
     }
 
     SSLContext agentTls() throws Exception {
@@ -318,7 +347,7 @@ public final class PerCoreBench {
             return;
         }
         for (Contender contender : contenders.values()) {
-            if (contender.name().equals(NGINX)) {
+            if (contender.name().equals(NGINX) || contender.name().equals(NGINX_NO_CA)) {
                 continue;
             }
             for (ServerKey key : contender.ports().keySet()) {
@@ -329,6 +358,11 @@ public final class PerCoreBench {
                         true, Math.max(1, seconds / 4)), GeneratorOutput::tlsconn);
                 generator(abNewConnectionCommand(contender, key, Client.EC, Math.max(1, seconds / 4)),
                         out -> GeneratorOutput.ab(out, true));
+                if (options.rows().contains("abmethod")) {
+                    // The second method's client certificate: its verification (RSA) and its 304 path.
+                    generator(abNewConnectionCommand(contender, key, Client.RSA_2048, true, Math.max(1, seconds / 4)),
+                            out -> GeneratorOutput.ab(out, true));
+                }
                 if (key == ServerKey.RSA_4096 && options.rows().contains("herd")) {
                     // The herd's two requests (the common library's 304, the policies archive's 200), below the
                     // server's rate: otherwise the first herd round compiles them.
@@ -347,7 +381,11 @@ public final class PerCoreBench {
     // ---- generators' command lines
 
     String smallPath(Client client) {
-        return PerfLayout.smallPath(client == Client.AGENT ? layout.agent() : layout.demo().linux2());
+        return PerfLayout.smallPath(switch (client) {
+            case AGENT -> layout.agent();
+            case EC -> layout.demo().linux2();
+            case RSA_2048 -> PerfLayout.RSA2048_ID;
+        });
     }
 
     static String commonSmallPath() {
@@ -414,11 +452,39 @@ public final class PerCoreBench {
 
     /** ab without keep-alive (a new connection per request, no TCP_NODELAY), conditional GETs. */
     List<String> abNewConnectionCommand(Contender contender, ServerKey key, Client client, int seconds) {
+        return abNewConnectionCommand(contender, key, client, false, seconds);
+    }
+
+    /**
+     * The same; with {@code tls13}, {@code -f TLS1.3} as the independent measurement of issue 39 ran it (ab then
+     * offers TLS 1.3 only; both servers accept only TLS 1.3 anyway).
+     */
+    List<String> abNewConnectionCommand(Contender contender, ServerKey key, Client client, boolean tls13,
+            int seconds) {
         List<String> command = generatorPrefix();
+        command.addAll(abNewConnectionArguments(tls13, seconds, options.newConnectionConcurrency(),
+                pems.get(client).toString(), etag(contender, smallPath(client)), url(contender, key,
+                        smallPath(client))));
+        return command;
+    }
+
+    /**
+     * ab's arguments for new connections with conditional GETs.
+     *
+     * @param tls13 add {@code -f TLS1.3}
+     * @param pem the client certificate and key, concatenated
+     * @param etag the If-None-Match value
+     * @return ab and its arguments
+     */
+    static List<String> abNewConnectionArguments(boolean tls13, int seconds, int concurrency, String pem,
+            String etag, String url) {
+        List<String> command = new ArrayList<>(List.of("ab", "-q", "-r"));
+        if (tls13) {
+            command.addAll(List.of("-f", "TLS1.3"));
+        }
         // -t before -n: -t sets the request count to 50,000, which -n then lifts.
-        command.addAll(List.of("ab", "-q", "-r", "-t", Integer.toString(seconds), "-n", "100000000", "-c",
-                Integer.toString(options.newConnectionConcurrency()), "-E", pems.get(client).toString(), "-H",
-                "If-None-Match: " + etag(contender, smallPath(client)), url(contender, key, smallPath(client))));
+        command.addAll(List.of("-t", Integer.toString(seconds), "-n", "100000000", "-c",
+                Integer.toString(concurrency), "-E", pem, "-H", "If-None-Match: " + etag, url));
         return command;
     }
 

@@ -31,6 +31,7 @@ final class PerCoreReport {
     static String render(Context context, List<PerCoreRow> rows) {
         PerCoreOptions o = context.options();
         boolean b = rows.stream().anyMatch(r -> r.figures().containsKey(PerCoreBench.PINTLE_B));
+        boolean noCa = rows.stream().anyMatch(r -> r.figures().containsKey(PerCoreBench.NGINX_NO_CA));
         StringBuilder md = new StringBuilder();
         md.append("# bench/perf: Pintle against nginx, per core, C load generators (issue 23)\n\n");
         md.append(String.format(Locale.ROOT, "%s, %.1f minutes, %d CPUs (%s). Servers pinned to CPU %s (taskset), load"
@@ -55,17 +56,27 @@ final class PerCoreReport {
         md.append("- nginx: ").append(context.nginxVersion()).append(", 1 worker, access log off, TLS 1.3, client"
                 + " certificate optional (verified against the nodes' certificates; `/policies/<id>/` needs its"
                 + " UID)\n");
+        if (noCa) {
+            md.append("- nginx optional_no_ca (the `abmethod` rows only): a second nginx, the same but"
+                    + " `ssl_verify_client optional_no_ca` (the certificate is asked for and its handshake signature"
+                    + " checked, its chain is not verified), as issue 39's independent measurement ran it\n");
+        }
         md.append("- generators: ").append(String.join("; ", context.versions()))
                 .append("; tlsconn (bench/perf's own, C, OpenSSL, built with gcc at start)\n\n");
 
         md.append("## Rates\n\n");
         StringBuilder header = new StringBuilder("| row | generator | unit | Pintle | nginx | Pintle / nginx |");
         StringBuilder rule = new StringBuilder("|---|---|---|---:|---:|---:|");
+        if (noCa) {
+            header.append(" nginx optional_no_ca | Pintle / nginx optional_no_ca |");
+            rule.append("---:|---:|");
+        }
         if (b) {
             header.append(" pintle-b | pintle-b / Pintle |");
             rule.append("---:|---:|");
         }
-        header.append(" server CPU ms / 1000 (Pintle, nginx").append(b ? ", b" : "")
+        header.append(" server CPU ms / 1000 (Pintle, nginx").append(noCa ? ", nginx optional_no_ca when run" : "")
+                .append(b ? ", b" : "")
                 .append(") | server process (core busy) | generator process (core busy) | generator-limited |");
         rule.append("---:|---:|---:|---|");
         md.append(header).append('\n').append(rule).append('\n');
@@ -75,6 +86,10 @@ final class PerCoreReport {
                         .append(row.unit()).append(" | ").append(value(row, PerCoreBench.PINTLE, "%,.0f"))
                         .append(" | ").append(value(row, PerCoreBench.NGINX, "%,.0f")).append(" | ")
                         .append(ratio(row.ratio(PerCoreBench.PINTLE, PerCoreBench.NGINX))).append(" |");
+                if (noCa) {
+                    md.append(' ').append(value(row, PerCoreBench.NGINX_NO_CA, "%,.0f")).append(" | ")
+                            .append(ratio(row.ratio(PerCoreBench.PINTLE, PerCoreBench.NGINX_NO_CA))).append(" |");
+                }
                 if (b) {
                     md.append(' ').append(value(row, PerCoreBench.PINTLE_B, "%,.0f")).append(" | ")
                             .append(ratio(row.ratio(PerCoreBench.PINTLE_B, PerCoreBench.PINTLE))).append(" |");
@@ -86,10 +101,11 @@ final class PerCoreReport {
                         .append(" |\n");
             } else if (row.kind() == PerCoreRow.Kind.ELSEWHERE) {
                 md.append("| ").append(row.label()).append(" | ").append(row.generator()).append(" | | | | |")
-                        .append(b ? " | |" : "").append(" | | | |\n");
+                        .append(noCa ? " | |" : "").append(b ? " | |" : "").append(" | | | |\n");
             }
         }
-        md.append("\nPer contender, in the order of the columns (Pintle, nginx").append(b ? ", pintle-b" : "")
+        md.append("\nPer contender, in the order of the columns (Pintle, nginx")
+                .append(noCa ? ", nginx optional_no_ca in the rows that run it" : "").append(b ? ", pintle-b" : "")
                 .append("). A generator whose process is busy ≥ 90 % of its core (its CPU time over the window, from"
                 + " /proc/<pid>/stat) limited the row: the server could have done more, and the ratio says less than"
                 + " the servers' difference. Server CPU per 1000 exchanges is the server processes' user + system"

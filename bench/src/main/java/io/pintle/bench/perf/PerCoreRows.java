@@ -60,6 +60,31 @@ final class PerCoreRows {
                                     out -> GeneratorOutput.ab(out, true)));
                 }
             }
+            case "abmethod" -> {
+                // Issue 39's second method, as measured independently: ab -f TLS1.3 -E with an RSA-2048 client
+                // certificate against nginx with ssl_verify_client optional_no_ca. Each factor apart: the client
+                // key (RSA-2048, EC P-256), nginx's verify mode (both nginx contenders in every row), the generator
+                // (ab, Nagle, against tlsconn -n with the EC certificate, bench/perf's own newconn row).
+                List<String> names = new ArrayList<>(List.of(PerCoreBench.PINTLE, PerCoreBench.NGINX,
+                        PerCoreBench.NGINX_NO_CA));
+                if (bench.contenders().containsKey(PerCoreBench.PINTLE_B)) {
+                    names.add(PerCoreBench.PINTLE_B);
+                }
+                for (Client client : new Client[] {Client.RSA_2048, Client.EC}) {
+                    for (ServerKey key : NEW_CONNECTION_KEYS) {
+                        rate(group, newConnectionLabel(key, client, true, "Nagle client (no TCP_NODELAY), ab -f"
+                                        + " TLS1.3"), "ab -f TLS1.3 -E, " + concurrency + " at once", "conn/s", names,
+                                c -> bench.measure(c, key, bench.abNewConnectionCommand(c, key, client, true,
+                                        seconds), out -> GeneratorOutput.ab(out, true)));
+                    }
+                }
+                for (ServerKey key : NEW_CONNECTION_KEYS) {
+                    rate(group, newConnectionLabel(key, Client.EC, true, "TCP_NODELAY client, tlsconn"),
+                            "tlsconn -n, " + concurrency + " at once", "conn/s", names,
+                            c -> bench.measure(c, key, bench.tlsconnCommand(c, key, Client.EC, true, concurrency,
+                                    true, seconds), GeneratorOutput::tlsconn));
+                }
+            }
             case "firstbyte" -> {
                 for (boolean nodelay : new boolean[] {false, true}) {
                     ServerKey key = ServerKey.RSA_4096;

@@ -85,7 +85,7 @@ public final class PerfBench {
                     options.pintleJvmOptions()) + ") and nginx");
             pintle = Contenders.startPintle(layout, options, work);
             String cfVersion;
-            try (Contenders.NginxServer nginxServer = Contenders.startNginx(layout, work,
+            try (Contenders.NginxServer nginxServer = Contenders.startNginx(layout, work, "nginx",
                     Contenders.NginxSetup.ALL_CORES, List.of())) {
                 nginx = nginxServer;
                 probeEtags();

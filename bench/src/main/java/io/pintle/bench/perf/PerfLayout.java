@@ -32,6 +32,11 @@ record PerfLayout(DemoLayout demo, String agent, Map<ServerKey, ServerKey.Files>
     /** The large file of the throughput row. */
     static final long LARGE_BYTES = 100L * 1000 * 1000;
     static final String AGENT_ID = "perf-agent-rsa4096";
+    /**
+     * A node with an RSA-2048 key (Rudder's agent key on older installs), registered like the agent: the client
+     * certificate of bench/perf's second method for new connections ({@code ab -f TLS1.3 -E}, issue 39).
+     */
+    static final String RSA2048_ID = "perf-node-rsa2048";
     private static final long SEED = 0x70657266L;
 
     /** @return the layout's directory */
@@ -47,6 +52,11 @@ record PerfLayout(DemoLayout demo, String agent, Map<ServerKey, ServerKey.Files>
     /** @return the RSA-4096 agent's home (agent.cert, localhost.priv) */
     Path agentHome() {
         return demo.directory().resolve("nodes").resolve(agent);
+    }
+
+    /** @return the RSA-2048 node's home (agent.cert, localhost.priv) */
+    Path rsa2048Home() {
+        return demo.directory().resolve("nodes").resolve(RSA2048_ID);
     }
 
     /** @return the EC node's home, for the idle connections */
@@ -82,25 +92,9 @@ record PerfLayout(DemoLayout demo, String agent, Map<ServerKey, ServerKey.Files>
     static PerfLayout create(Path directory) throws IOException {
         DemoLayout demo = DemoLayout.create(directory, 0);
         Path dir = demo.directory();
-        // Rudder's agent key: RSA-4096, PKCS#1, with UID=<node id> in the subject.
-        SelfSigned.Identity agent = SelfSigned.generate(SelfSigned.KeyType.RSA_4096, AGENT_ID);
-        Path home = Files.createDirectories(dir.resolve("nodes").resolve(AGENT_ID));
-        SelfSigned.writeCertificates(home.resolve("agent.cert"), agent.certificate());
-        writeKey(home.resolve("localhost.priv"), agent.keyPair().getPrivate(), true);
-        Path nodesList = dir.resolve("lib/nodeslist.json");
-        String list = Files.readString(nodesList).stripTrailing();
-        if (!list.endsWith("}")) {
-            throw new IOException("unexpected " + nodesList);
-        }
-        Files.writeString(nodesList, list.substring(0, list.length() - 1).stripTrailing() + ",\n  \"" + AGENT_ID
-                + "\": {\"hostname\": \"perf-agent.demo.example\", \"key-hash\": \""
-                + KeyHash.sha256(agent.certificate().getPublicKey()) + "\", \"policy-server\": \""
-                + DemoLayout.SERVER_ID + "\"}\n}\n");
-        Path certs = dir.resolve("lib/nodescerts.pem");
-        Path agentPem = Files.createTempFile(dir, "agent", ".pem");
-        SelfSigned.writeCertificates(agentPem, agent.certificate());
-        Files.writeString(certs, Files.readString(agentPem), StandardOpenOption.APPEND);
-        Files.delete(agentPem);
+        // Rudder's agent key: RSA-4096, PKCS#1, with UID=<node id> in the subject; and an RSA-2048 node made alike.
+        addNode(dir, AGENT_ID, SelfSigned.KeyType.RSA_4096, "perf-agent.demo.example");
+        addNode(dir, RSA2048_ID, SelfSigned.KeyType.RSA_2048, "perf-node-rsa2048.demo.example");
 
         Map<ServerKey, ServerKey.Files> keys = new EnumMap<>(ServerKey.class);
         Set<String> pins = new LinkedHashSet<>();
@@ -120,7 +114,7 @@ record PerfLayout(DemoLayout demo, String agent, Map<ServerKey, ServerKey.Files>
         }
 
         Random random = new Random(SEED);
-        for (String node : new String[] {AGENT_ID, demo.linux2()}) {
+        for (String node : new String[] {AGENT_ID, demo.linux2(), RSA2048_ID}) {
             Path perf = Files.createDirectories(dir.resolve("share").resolve(node).resolve("perf"));
             byte[] small = new byte[SMALL_BYTES];
             random.nextBytes(small);
@@ -139,6 +133,31 @@ record PerfLayout(DemoLayout demo, String agent, Map<ServerKey, ServerKey.Files>
         Files.copy(dir.resolve("share").resolve(demo.linux1()).resolve("rules/rudder.tar.bz2"),
                 rules.resolve("rudder.tar.bz2"));
         return new PerfLayout(demo, AGENT_ID, Map.copyOf(keys), Set.copyOf(pins));
+    }
+
+    /**
+     * A node as Rudder registers one: its certificate and key (PKCS#1 for RSA) in {@code nodes/<id>/}, its key hash
+     * in {@code nodeslist.json}, its certificate in {@code nodescerts.pem}.
+     */
+    private static void addNode(Path dir, String id, SelfSigned.KeyType type, String hostname) throws IOException {
+        SelfSigned.Identity node = SelfSigned.generate(type, id);
+        Path home = Files.createDirectories(dir.resolve("nodes").resolve(id));
+        SelfSigned.writeCertificates(home.resolve("agent.cert"), node.certificate());
+        writeKey(home.resolve("localhost.priv"), node.keyPair().getPrivate(), type != SelfSigned.KeyType.EC_P256);
+        Path nodesList = dir.resolve("lib/nodeslist.json");
+        String list = Files.readString(nodesList).stripTrailing();
+        if (!list.endsWith("}")) {
+            throw new IOException("unexpected " + nodesList);
+        }
+        Files.writeString(nodesList, list.substring(0, list.length() - 1).stripTrailing() + ",\n  \"" + id
+                + "\": {\"hostname\": \"" + hostname + "\", \"key-hash\": \""
+                + KeyHash.sha256(node.certificate().getPublicKey()) + "\", \"policy-server\": \""
+                + DemoLayout.SERVER_ID + "\"}\n}\n");
+        Path certs = dir.resolve("lib/nodescerts.pem");
+        Path pem = Files.createTempFile(dir, "node", ".pem");
+        SelfSigned.writeCertificates(pem, node.certificate());
+        Files.writeString(certs, Files.readString(pem), StandardOpenOption.APPEND);
+        Files.delete(pem);
     }
 
     private static void writeKey(Path file, java.security.PrivateKey key, boolean pkcs1) throws IOException {
