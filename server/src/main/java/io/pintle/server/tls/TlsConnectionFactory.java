@@ -119,8 +119,11 @@ public final class TlsConnectionFactory extends SslConnectionFactory {
         private final NetworkChannel channel;
         /** Set once the handshake has succeeded or failed: reads no longer go through the gate. */
         private volatile boolean handshakeOver;
-        /** Its place among new handshakes, decided at its first step (it uses up its address's ticket). */
-        private HandshakeGate.Turn firstTurn;
+        /**
+         * Its place among new handshakes, decided at its first read (which uses up its address's ticket) and read
+         * again by later reads and by the handshake's end, which may run on other threads.
+         */
+        private volatile HandshakeGate.Turn firstTurn;
         /**
          * The permit of the latest step, which the handshake's end gives back early. Two steps of one connection can
          * overlap (a step re-arms the read interest before it returns, and the next read may start on another
@@ -155,8 +158,8 @@ public final class TlsConnectionFactory extends SslConnectionFactory {
         }
 
         /**
-         * Steps of one connection never run at once before its handshake is answered (its read interest is asked
-         * again only by the step), so the field needs no more than the happens-before of the gate's hand-offs.
+         * Decided once, at the first read: a ClientHello cut in two reads is asked again by the step of its first
+         * part, after this was set.
          */
         private HandshakeGate.Turn newTurn() {
             if (firstTurn == null) {
