@@ -91,18 +91,6 @@ final class HandshakeGate {
      * A step wants to run.
      *
      * @param waiter the connection
-     * @param underWay whether the server has answered its handshake already
-     * @return the permit when it runs now (the caller releases it); null when it was queued, and
-     *     {@link Waiter#resume} will be called when its turn comes
-     */
-    Permit enter(Waiter waiter, boolean underWay) {
-        return enter(waiter, underWay ? Turn.UNDER_WAY : Turn.NEW);
-    }
-
-    /**
-     * A step wants to run.
-     *
-     * @param waiter the connection
      * @param turn where it stands
      * @return the permit when it runs now (the caller releases it); null when it was queued, and
      *     {@link Waiter#resume} will be called when its turn comes

@@ -1,6 +1,7 @@
 package io.pintle.server.tls;
 
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.NetworkChannel;
@@ -124,6 +125,8 @@ public final class TlsConnectionFactory extends SslConnectionFactory {
          * again by later reads and by the handshake's end, which may run on other threads.
          */
         private volatile HandshakeGate.Turn firstTurn;
+        /** The client's address, read with {@link #firstTurn} (written before it); null without precedence. */
+        private InetAddress peer;
         /**
          * The permit of the latest step, which the handshake's end gives back early. Two steps of one connection can
          * overlap (a step re-arms the read interest before it returns, and the next read may start on another
@@ -163,12 +166,13 @@ public final class TlsConnectionFactory extends SslConnectionFactory {
          */
         private HandshakeGate.Turn newTurn() {
             if (firstTurn == null) {
-                firstTurn = returning != null && getEndPoint().getRemoteSocketAddress()
-                        instanceof InetSocketAddress peer && peer.getAddress() != null && returning.take(
-                        peer.getAddress()) ? HandshakeGate.Turn.RETURNING : HandshakeGate.Turn.NEW;
-                if (firstTurn == HandshakeGate.Turn.RETURNING) {
+                peer = returning != null && getEndPoint().getRemoteSocketAddress() instanceof InetSocketAddress socket
+                        ? socket.getAddress() : null;
+                boolean back = peer != null && returning.take(peer);
+                if (back) {
                     returned.increment();
                 }
+                firstTurn = back ? HandshakeGate.Turn.RETURNING : HandshakeGate.Turn.NEW;
             }
             return firstTurn;
         }
@@ -211,10 +215,8 @@ public final class TlsConnectionFactory extends SslConnectionFactory {
         public void handshakeSucceeded(Event event) {
             handshakeEnded();
             // Only a handshake that waited among the new ones leaves a ticket: a returning one leaves none.
-            if (returning != null && firstTurn == HandshakeGate.Turn.NEW
-                    && getEndPoint().getRemoteSocketAddress() instanceof InetSocketAddress peer
-                    && peer.getAddress() != null) {
-                returning.finished(peer.getAddress());
+            if (firstTurn == HandshakeGate.Turn.NEW && peer != null) {
+                returning.finished(peer);
             }
         }
 

@@ -57,12 +57,12 @@ class HandshakeGateTest {
         Connection third = new Connection("third", turns);
         Connection goingOn = new Connection("under way", turns);
 
-        HandshakeGate.Permit running = gate.enter(new Connection("running", turns), false);
+        HandshakeGate.Permit running = gate.enter(new Connection("running", turns), HandshakeGate.Turn.NEW);
         assertThat(running).isNotNull();
-        assertThat(gate.enter(first, false)).isNull();
-        assertThat(gate.enter(second, false)).isNull();
-        assertThat(gate.enter(goingOn, true)).isNull();
-        assertThat(gate.enter(third, false)).isNull();
+        assertThat(gate.enter(first, HandshakeGate.Turn.NEW)).isNull();
+        assertThat(gate.enter(second, HandshakeGate.Turn.NEW)).isNull();
+        assertThat(gate.enter(goingOn, HandshakeGate.Turn.UNDER_WAY)).isNull();
+        assertThat(gate.enter(third, HandshakeGate.Turn.NEW)).isNull();
         assertThat(gate.running()).isEqualTo(1);
         assertThat(gate.waiting()).isEqualTo(4);
         assertThat(turns).isEmpty();
@@ -117,14 +117,14 @@ class HandshakeGateTest {
     void aNewStepWaitsBehindWaitersEvenWhenAPermitIsFree() {
         HandshakeGate gate = new HandshakeGate(2);
         List<String> turns = new ArrayList<>();
-        HandshakeGate.Permit a = gate.enter(new Connection("a", turns), false);
-        assertThat(gate.enter(new Connection("b", turns), false)).isNotNull();
+        HandshakeGate.Permit a = gate.enter(new Connection("a", turns), HandshakeGate.Turn.NEW);
+        assertThat(gate.enter(new Connection("b", turns), HandshakeGate.Turn.NEW)).isNotNull();
         Connection c = new Connection("c", turns);
-        assertThat(gate.enter(c, false)).isNull();
+        assertThat(gate.enter(c, HandshakeGate.Turn.NEW)).isNull();
         a.release();
         // c has the freed permit: a newcomer does not overtake a waiter.
         assertThat(turns).containsExactly("c");
-        assertThat(gate.enter(new Connection("d", turns), false)).isNull();
+        assertThat(gate.enter(new Connection("d", turns), HandshakeGate.Turn.NEW)).isNull();
         assertThat(gate.running()).isEqualTo(2);
         c.permit.release();
         assertThat(turns).containsExactly("c", "d");
@@ -139,8 +139,8 @@ class HandshakeGateTest {
         HandshakeGate gate = new HandshakeGate(2);
         List<String> turns = new ArrayList<>();
         Connection connection = new Connection("overlapping", turns);
-        HandshakeGate.Permit firstStep = gate.enter(connection, false);
-        HandshakeGate.Permit secondStep = gate.enter(connection, true);
+        HandshakeGate.Permit firstStep = gate.enter(connection, HandshakeGate.Turn.NEW);
+        HandshakeGate.Permit secondStep = gate.enter(connection, HandshakeGate.Turn.UNDER_WAY);
         assertThat(gate.running()).isEqualTo(2);
 
         secondStep.release(); // the handshake ended during the second step
@@ -150,8 +150,8 @@ class HandshakeGateTest {
 
         assertThat(gate.running()).isZero();
         Connection next = new Connection("next", turns);
-        assertThat(gate.enter(next, false)).isNotNull();
-        assertThat(gate.enter(new Connection("and next", turns), false)).isNotNull();
+        assertThat(gate.enter(next, HandshakeGate.Turn.NEW)).isNotNull();
+        assertThat(gate.enter(new Connection("and next", turns), HandshakeGate.Turn.NEW)).isNotNull();
         assertThat(gate.running()).isEqualTo(2);
     }
 
@@ -159,11 +159,11 @@ class HandshakeGateTest {
     void closedConnectionsAreDroppedFromTheQueueWithoutAPermit() {
         HandshakeGate gate = new HandshakeGate(1);
         List<String> turns = new ArrayList<>();
-        HandshakeGate.Permit running = gate.enter(new Connection("running", turns), false);
+        HandshakeGate.Permit running = gate.enter(new Connection("running", turns), HandshakeGate.Turn.NEW);
         Connection closed = new Connection("closed", turns);
         Connection open = new Connection("open", turns);
-        gate.enter(closed, false);
-        gate.enter(open, false);
+        gate.enter(closed, HandshakeGate.Turn.NEW);
+        gate.enter(open, HandshakeGate.Turn.NEW);
         closed.open = false;
 
         running.release();
@@ -179,12 +179,12 @@ class HandshakeGateTest {
     void aRefusedResumeGivesThePermitToTheNextWaiter() {
         HandshakeGate gate = new HandshakeGate(1);
         List<String> turns = new ArrayList<>();
-        HandshakeGate.Permit running = gate.enter(new Connection("running", turns), false);
+        HandshakeGate.Permit running = gate.enter(new Connection("running", turns), HandshakeGate.Turn.NEW);
         Connection refusing = new Connection("stopping pool", turns);
         refusing.refuse = true;
         Connection next = new Connection("next", turns);
-        gate.enter(refusing, false);
-        gate.enter(next, false);
+        gate.enter(refusing, HandshakeGate.Turn.NEW);
+        gate.enter(next, HandshakeGate.Turn.NEW);
 
         running.release();
 
@@ -238,7 +238,7 @@ class HandshakeGateTest {
                 return true;
             }
         };
-        List<HandshakeGate.Permit> held = List.of(gate.enter(idle, false), gate.enter(idle, false));
+        List<HandshakeGate.Permit> held = List.of(gate.enter(idle, HandshakeGate.Turn.NEW), gate.enter(idle, HandshakeGate.Turn.NEW));
         Thread releaser = new Thread(() -> {
             try {
                 Await.until(Duration.ofSeconds(60), "200 steps waiting", () -> gate.waiting() >= 200);
