@@ -44,8 +44,7 @@ class ForwardingIT {
 
         TestServer rootServer = TestServer.start(root);
         int rootPort = rootServer.port();
-        String upstream = "[upstream]\nurl = \"" + rootServer.uri() + "\"\nkey_hash = \"" + root.serverPin()
-                + "\"\nsync = false\n";
+        String upstream = upstream(rootServer.uri().toString(), root, "");
         TestServer relayServer = TestServer.start(relay, upstream);
         try {
             // The agent's upload, as report.sh sends it (Basic, no client certificate), to its relay.
@@ -103,8 +102,7 @@ class ForwardingIT {
         Path made = Files.createDirectories(dir.resolve("agent"));
 
         try (TestServer rootServer = TestServer.start(root);
-                TestServer relayServer = TestServer.start(relay, "[upstream]\nurl = \"" + rootServer.uri()
-                        + "\"\nkey_hash = \"" + root.serverPin() + "\"\nsync = false\n")) {
+                TestServer relayServer = TestServer.start(relay, upstream(rootServer.uri().toString(), root, ""))) {
             Path refused = AgentReports.report(made, "2026-12-06T11:00:00+00:00@node-y.log.gz", other, "run\n");
             assertThat(relayServer.upload("/reports/", refused).statusCode()).isEqualTo(201);
             Path failed = UploadForwarder.failedDirectory(relay.uploads(UploadKind.REPORTS));
@@ -143,8 +141,8 @@ class ForwardingIT {
         NodeKeys node = relay.addNode("node-x", SelfSigned.KeyType.RSA_2048, Sandbox.Pinning.BOTH);
         Path made = Files.createDirectories(dir.resolve("agent"));
         try (TestServer rootServer = TestServer.start(root);
-                TestServer relayServer = TestServer.start(relay, "[upstream]\nurl = \"" + rootServer.uri()
-                        + "\"\nkey_hash = \"" + root.serverPin() + "\"\nsync = false\nforward = false\n")) {
+                TestServer relayServer = TestServer.start(relay, upstream(rootServer.uri().toString(), root,
+                        "forward = false\n"))) {
             Path report = AgentReports.report(made, "2026-12-06T12:00:00+00:00@node-x.log.gz", node, "run\n");
             assertThat(relayServer.upload("/reports/", report).statusCode()).isEqualTo(201);
             Await.quietFor(Duration.ofSeconds(3), () -> assertThat(relay.uploads(UploadKind.REPORTS)
@@ -167,9 +165,8 @@ class ForwardingIT {
                 + "\",\n  \"DAVPASSWORD\": \"" + Sandbox.WEBDAV_PASSWORD + "\",\n  \"INITIAL\": false\n}\n");
         Path made = Files.createDirectories(dir.resolve("agent"));
         try (TestServer rootServer = TestServer.start(root);
-                TestServer relayServer = TestServer.start(relay, "[upstream]\nurl = \"" + rootServer.uri()
-                        + "\"\nkey_hash = \"" + root.serverPin() + "\"\nsync = false\nforward_credentials = \""
-                        + rudderJson + "\"\n")) {
+                TestServer relayServer = TestServer.start(relay, upstream(rootServer.uri().toString(), root,
+                        "forward_credentials = \"" + rudderJson + "\"\n"))) {
             Path report = AgentReports.report(made, "2026-12-06T13:00:00+00:00@node-x.log.gz", node, "run\n");
             assertThat(relayServer.upload("/reports/", report).statusCode()).isEqualTo(201);
             NodeKeys newcomer = relay.unregisteredIdentity("node-new", "node-new");
@@ -208,8 +205,8 @@ class ForwardingIT {
         }
         try (TestServer rootServer = TestServer.start(root, "[limits]\nretry_after_seconds = 2\n"
                         + "retry_after_jitter_seconds = 1\n[limits.uploads]\nper_address = 1\n");
-                TestServer relayServer = TestServer.start(relay, "[upstream]\nurl = \"" + rootServer.uri()
-                        + "\"\nkey_hash = \"" + root.serverPin() + "\"\nsync = false\nforward_in_flight = 8\n")) {
+                TestServer relayServer = TestServer.start(relay, upstream(rootServer.uri().toString(), root,
+                        "forward_in_flight = 8\n"))) {
             Path rootReports = root.uploads(UploadKind.REPORTS);
             // About 10 s here (the window shrinks to what the root takes within three rounds); backed off from as
             // failures (1, 2, 4 ... 60 s, one file per round) it took minutes.
@@ -240,8 +237,8 @@ class ForwardingIT {
             deadPort = rootServer.port();
         }
         ListAppender<ILoggingEvent> log = LogCapture.attach(UploadForwarder.class.getName());
-        try (TestServer relayServer = TestServer.start(relay, "[upstream]\nurl = \"https://127.0.0.1:" + deadPort
-                + "\"\nkey_hash = \"" + root.serverPin() + "\"\nsync = false\n")) {
+        try (TestServer relayServer = TestServer.start(relay,
+                upstream("https://127.0.0.1:" + deadPort, root, ""))) {
             long start = System.nanoTime();
             for (Path report : reports) {
                 assertThat(relayServer.upload("/reports/", report).statusCode()).isEqualTo(201);
@@ -260,6 +257,16 @@ class ForwardingIT {
         } finally {
             LogCapture.detach(UploadForwarder.class.getName(), log);
         }
+    }
+
+    /**
+     * @param url the policy server
+     * @param root its sandbox, whose key the relay pins
+     * @param more further keys of the table
+     * @return the relay's {@code [upstream]} table: forwarding to {@code url}, no policy sync (not under test here)
+     */
+    private static String upstream(String url, Sandbox root, String more) {
+        return "[upstream]\nurl = \"" + url + "\"\nkey_hash = \"" + root.serverPin() + "\"\nsync = false\n" + more;
     }
 
     private static JsonNode forwarding(TestServer server) throws Exception {
