@@ -289,17 +289,17 @@ public final class PerCoreBench {
 
     /** Reads every server's ETag of the paths the rows ask for (HEAD with the key of the node that owns them). */
     private void probeEtags() throws Exception {
-        HttpClient agent = Load.client(agentTls(), false, false, 4);
-        HttpClient ec = Load.client(ClientTls.context(home(Client.EC).resolve("agent.cert"),
-                home(Client.EC).resolve("localhost.priv"), layout.pins()), false, false, 4);
-        HttpClient rsa = Load.client(ClientTls.context(home(Client.RSA_2048).resolve("agent.cert"),
-                home(Client.RSA_2048).resolve("localhost.priv"), layout.pins()), false, false, 4);
+        Map<Client, HttpClient> clients = new EnumMap<>(Client.class);
         try {
+            for (Client client : Client.values()) {
+                clients.put(client, Load.client(tls(client), false, false, 4));
+            }
             for (Contender contender : contenders.values()) {
                 for (String path : List.of(smallPath(Client.AGENT), smallPath(Client.EC), smallPath(Client.RSA_2048),
                         commonSmallPath(), PerfLayout.commonPath(), layout.rulesPath())) {
-                    HttpClient http = path.equals(smallPath(Client.EC)) ? ec
-                            : path.equals(smallPath(Client.RSA_2048)) ? rsa : agent;
+                    // A node's own file with its own certificate; the shared paths with the agent's.
+                    HttpClient http = clients.get(Stream.of(Client.values())
+                            .filter(client -> path.equals(smallPath(client))).findFirst().orElse(Client.AGENT));
                     for (Map.Entry<ServerKey, Integer> port : contender.ports().entrySet()) {
                         ContentResponse response = http.newRequest(URI.create("https://127.0.0.1:" + port.getValue()
                                 + path)).method(HttpMethod.HEAD).timeout(30, TimeUnit.SECONDS).send();
@@ -317,9 +317,9 @@ public final class PerCoreBench {
                 }
             }
         } finally {
-            agent.stop();
-            ec.stop();
-            rsa.stop();
+            for (HttpClient client : clients.values()) {
+                client.stop();
+            }
         }
         etags.forEach((k, v) -> progress.println("ETag " + k + ": " + v));
     }
@@ -332,8 +332,9 @@ public final class PerCoreBench {
         };
     }
 
-    SSLContext agentTls() throws Exception {
-        return ClientTls.context(layout.agentHome().resolve("agent.cert"), layout.agentHome().resolve("localhost.priv"),
+    /** @return a client context presenting that node's certificate and pinning the servers' keys */
+    private SSLContext tls(Client client) throws Exception {
+        return ClientTls.context(home(client).resolve("agent.cert"), home(client).resolve("localhost.priv"),
                 layout.pins());
     }
 
