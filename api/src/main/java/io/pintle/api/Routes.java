@@ -74,6 +74,24 @@ public final class Routes {
     public static final String VIEW_ARCHIVE = "archive";
 
     /**
+     * Query parameter {@code since=<etag>} of {@link #VIEW_MANIFEST}: only the top-level entries changed since that
+     * version (a change list, see {@link io.pintle.api.dto.Manifest}); empty, or a version the server no longer
+     * knows, gives the whole manifest. Either way the server remembers the version it answered, so that the next
+     * {@code since} can name it.
+     */
+    public static final String SINCE = "since";
+
+    /**
+     * Query parameter {@code only=<name>} of {@link #VIEW_ARCHIVE}, repeated: an archive of just these top-level
+     * directories of the tree, each whole and of one version of its own, one after the other in name order; names
+     * that are not a directory there are left out. At most {@link #MAX_ONLY} names.
+     */
+    public static final String ONLY = "only";
+
+    /** Most {@link #ONLY} names in one request. */
+    public static final int MAX_ONLY = 64;
+
+    /**
      * Query parameter {@code wait=SECONDS}: with {@code If-None-Match} on a file, manifest or archive URL, the
      * answer waits until the ETag differs (200) or the time is up (304).
      */

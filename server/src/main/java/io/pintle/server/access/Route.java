@@ -25,14 +25,14 @@ import java.util.Set;
 public enum Route {
     /** {@code /policies/{node}/{path}}: a node's own policies. */
     POLICIES(Listener.TLS, Routes.POLICIES + "/", false, RouteClass.POLICIES, WorkClass.FILES,
-            Routes.POLICIES + "/{node}/{path}", Map.of("GET", Set.of(Routes.VIEW, Routes.WAIT), "HEAD", Set.of())),
+            Routes.POLICIES + "/{node}/{path}", Map.of("GET", Queries.TREE_VIEWS, "HEAD", Set.of())),
     /** {@code /common/{path}}: files every node of an allowed network reads. */
     COMMON(Listener.TLS, Routes.COMMON + "/", false, RouteClass.COMMON, WorkClass.FILES,
-            Routes.COMMON + "/{path}", Map.of("GET", Set.of(Routes.VIEW, Routes.WAIT), "HEAD", Set.of())),
+            Routes.COMMON + "/{path}", Map.of("GET", Queries.TREE_VIEWS, "HEAD", Set.of())),
     /** relayd's {@code shared-folder/{path}}, whose {@code HEAD ?hash=} compares a digest. */
     SHARED_FOLDER(Listener.TLS, Routes.SHARED_FOLDER + "/", true, RouteClass.SHARED_FOLDER, WorkClass.FILES,
             Routes.RELAY_API + Routes.SHARED_FOLDER + "/{path}",
-            Map.of("GET", Set.of(Routes.VIEW, Routes.WAIT), "HEAD", Set.of(Routes.HASH, Routes.HASH_TYPE))),
+            Map.of("GET", Queries.TREE_VIEWS, "HEAD", Set.of(Routes.HASH, Routes.HASH_TYPE))),
     /**
      * relayd's {@code shared-files/{target}/{source}/{id}}: the download ({@code GET}) is a file route; the upload
      * ({@code PUT}) and the presence check ({@code HEAD ?hash=}, which may be forwarded upstream) are Jersey's.
@@ -102,6 +102,12 @@ public enum Route {
         TLS,
         /** The loopback administration listener. */
         ADMIN
+    }
+
+    /** Query parameters (apart from enum constants, which cannot read the enum's own static fields). */
+    private static final class Queries {
+        /** What the file routes read on a GET: the directory views, their change list and subset, the wait. */
+        static final Set<String> TREE_VIEWS = Set.of(Routes.VIEW, Routes.SINCE, Routes.ONLY, Routes.WAIT);
     }
 
     private static final Set<String> PROXIED_METHODS =

@@ -46,41 +46,77 @@ public final class TreeArchive {
      * @throws IOException if a file cannot be read or the output fails
      */
     public static void write(TreeScanner scanner, TreeVersion tree, OutputStream output) throws IOException {
-        GzipParameters parameters = new GzipParameters();
-        parameters.setCompressionLevel(COMPRESSION_LEVEL);
-        GzipCompressorOutputStream gzip = new GzipCompressorOutputStream(
-                new BufferedOutputStream(new NonClosing(output), BUFFER_BYTES), parameters);
-        // Not try-with-resources: after a failure, closing would write the gzip trailer and make the broken
-        // stream look complete. Only a finished archive is closed (which writes the trailer).
-        TarArchiveOutputStream tar = new TarArchiveOutputStream(gzip, "UTF-8");
-        tar.setLongFileMode(TarArchiveOutputStream.LONGFILE_POSIX);
-        tar.setBigNumberMode(TarArchiveOutputStream.BIGNUMBER_POSIX);
-        tar.setAddPaxHeadersForNonAsciiNames(true);
-        ByteBuffer buffer = ByteBuffer.allocate(BUFFER_BYTES);
-        scanner.replay(tree, (entry, stat) -> {
-            TarArchiveEntry header;
-            if (entry.isDirectory()) {
-                header = new TarArchiveEntry(entry.path() + "/", TarConstants.LF_DIR);
-            } else if (entry.isSymlink()) {
-                header = new TarArchiveEntry(entry.path(), TarConstants.LF_SYMLINK);
-                header.setLinkName(entry.target());
-            } else {
-                header = new TarArchiveEntry(entry.path(), TarConstants.LF_NORMAL);
-                header.setSize(entry.size());
-            }
-            header.setMode(entry.isSymlink() ? 0777 : stat.mode());
-            header.setModTime(FileTime.from(stat.modified()));
-            header.setIds(0, 0);
-            header.setUserName("");
-            header.setGroupName("");
-            tar.putArchiveEntry(header);
-            if (entry.isFile()) {
-                copy(entry, stat, tar, buffer);
-            }
-            tar.closeArchiveEntry();
-        });
-        tar.finish();
-        tar.close();
+        Writer writer = new Writer(output);
+        writer.add(scanner, tree, "");
+        writer.finish();
+    }
+
+    /**
+     * An archive of several trees, one after the other ({@code ?view=archive&only=}): each tree's entries under
+     * its own prefix, each tree checked on its own to be the version scanned. A failure part-way leaves the
+     * archive unfinished (no gzip trailer); the trees written whole before it are whole in the stream.
+     */
+    public static final class Writer {
+        private final TarArchiveOutputStream tar;
+        private final ByteBuffer buffer = ByteBuffer.allocate(BUFFER_BYTES);
+
+        /**
+         * @param output where the {@code tar.gz} goes; finished by {@link #finish} (gzip trailer written) but not
+         *     closed
+         */
+        public Writer(OutputStream output) throws IOException {
+            GzipParameters parameters = new GzipParameters();
+            parameters.setCompressionLevel(COMPRESSION_LEVEL);
+            GzipCompressorOutputStream gzip = new GzipCompressorOutputStream(
+                    new BufferedOutputStream(new NonClosing(output), BUFFER_BYTES), parameters);
+            // Not try-with-resources: after a failure, closing would write the gzip trailer and make the broken
+            // stream look complete. Only a finished archive is closed (which writes the trailer).
+            tar = new TarArchiveOutputStream(gzip, "UTF-8");
+            tar.setLongFileMode(TarArchiveOutputStream.LONGFILE_POSIX);
+            tar.setBigNumberMode(TarArchiveOutputStream.BIGNUMBER_POSIX);
+            tar.setAddPaxHeadersForNonAsciiNames(true);
+        }
+
+        /**
+         * Writes one tree's entries (not the tree's own directory).
+         *
+         * @param scanner walks the tree again
+         * @param tree the version to write
+         * @param prefix put before each entry's path: empty, or a name followed by {@code /}
+         * @throws FileVersion.FileChangedException if a file, or the tree, is no longer the version scanned
+         * @throws IOException if a file cannot be read or the output fails
+         */
+        public void add(TreeScanner scanner, TreeVersion tree, String prefix) throws IOException {
+            scanner.replay(tree, (entry, stat) -> {
+                String path = prefix + entry.path();
+                TarArchiveEntry header;
+                if (entry.isDirectory()) {
+                    header = new TarArchiveEntry(path + "/", TarConstants.LF_DIR);
+                } else if (entry.isSymlink()) {
+                    header = new TarArchiveEntry(path, TarConstants.LF_SYMLINK);
+                    header.setLinkName(entry.target());
+                } else {
+                    header = new TarArchiveEntry(path, TarConstants.LF_NORMAL);
+                    header.setSize(entry.size());
+                }
+                header.setMode(entry.isSymlink() ? 0777 : stat.mode());
+                header.setModTime(FileTime.from(stat.modified()));
+                header.setIds(0, 0);
+                header.setUserName("");
+                header.setGroupName("");
+                tar.putArchiveEntry(header);
+                if (entry.isFile()) {
+                    copy(entry, stat, tar, buffer);
+                }
+                tar.closeArchiveEntry();
+            });
+        }
+
+        /** Ends the archive (tar end blocks, gzip trailer); the output stays open. */
+        public void finish() throws IOException {
+            tar.finish();
+            tar.close();
+        }
     }
 
     private static void copy(Manifest.Entry entry, FileStat expected, OutputStream tar, ByteBuffer buffer)

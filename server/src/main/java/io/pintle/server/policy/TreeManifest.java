@@ -5,9 +5,13 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.ObjectWriter;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import io.pintle.api.dto.Manifest;
+import io.pintle.api.dto.ManifestEtag;
 import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * Writes the JSON {@link Manifest} of one {@link TreeVersion} as its tree is walked again, with bounded memory
@@ -15,17 +19,36 @@ import java.io.OutputStream;
  * entry is held once written. The entries must still be the version's (see {@link TreeScanner#replay}): if the
  * tree changed since it was scanned, the write fails before the closing {@code ]}}, so a reader sees a truncated
  * document, never a manifest that does not match its ETag.
+ *
+ * <p>Asked {@code ?since=}, it also fingerprints each top-level entry with everything below it, remembers the
+ * version in its {@link ManifestHistory}, and, when it still holds the version named, writes only the top-level
+ * entries whose fingerprint differs (a change list). A top-level entry's entries are held until its fingerprint is
+ * known (a node's directory: a handful), at most {@value #MAX_HELD} of them: past that it is written as changed.
  */
 public final class TreeManifest {
     /** Turns the generator's 8 KB flushes into 64 KiB writes to the response. */
     private static final int BUFFER_BYTES = 64 * 1024;
 
+    /** Entries of one top-level entry held until its fingerprint decides whether it changed. */
+    static final int MAX_HELD = 4096;
+
     private final ObjectMapper json = new ObjectMapper();
     // Flushing after every entry would send a frame per entry.
     private final ObjectWriter entries = json.writerFor(Manifest.Entry.class)
             .without(SerializationFeature.FLUSH_AFTER_WRITE_VALUE);
+    private final ManifestHistory history;
+
+    public TreeManifest() {
+        this(new ManifestHistory(ManifestHistory.DEFAULT_MAX_NAMES));
+    }
+
+    TreeManifest(ManifestHistory history) {
+        this.history = history;
+    }
 
     /**
+     * The whole manifest.
+     *
      * @param scanner walks the tree again
      * @param tree the version to describe
      * @param output where the JSON goes; flushed, not closed
@@ -33,6 +56,36 @@ public final class TreeManifest {
      * @throws IOException if the tree cannot be read or the output fails
      */
     public void write(TreeScanner scanner, TreeVersion tree, OutputStream output) throws IOException {
+        JsonGenerator generator = start(tree, null, output);
+        scanner.replay(tree, (entry, stat) -> entries.writeValue(generator, entry));
+        end(generator, null);
+    }
+
+    /**
+     * The answer to {@code ?since=}: a change list when the history holds {@code since}, else the whole manifest;
+     * either way the version is remembered once written.
+     *
+     * @param scanner walks the tree again
+     * @param tree the version to describe
+     * @param since the ETag asked for (quoted), or empty
+     * @param output where the JSON goes; flushed, not closed
+     * @return whether a change list was written (else the whole manifest)
+     * @throws FileVersion.FileChangedException if the tree is no longer that version
+     * @throws IOException if the tree cannot be read or the output fails
+     */
+    public boolean write(TreeScanner scanner, TreeVersion tree, String since, OutputStream output)
+            throws IOException {
+        ManifestHistory.Fingerprints before = since.isEmpty() ? null : history.get(tree.root(), since);
+        JsonGenerator generator = start(tree, before == null ? null : since, output);
+        TopLevel top = new TopLevel(before, entry -> entries.writeValue(generator, entry));
+        scanner.replay(tree, (entry, stat) -> top.accept(entry));
+        ManifestHistory.Fingerprints now = top.finish();
+        end(generator, before == null ? null : removed(before, now));
+        history.put(tree.root(), tree.etag(), now);
+        return before != null;
+    }
+
+    private JsonGenerator start(TreeVersion tree, String since, OutputStream output) throws IOException {
         BufferedOutputStream buffered = new BufferedOutputStream(output, BUFFER_BYTES);
         // Not closed on failure: closing writes the missing brackets and would make a broken document look whole.
         JsonGenerator generator = json.getFactory().createGenerator(buffered);
@@ -41,13 +94,145 @@ public final class TreeManifest {
         generator.writeStartObject();
         generator.writeNumberField("format", Manifest.FORMAT);
         generator.writeStringField("etag", tree.etag());
+        if (since != null) {
+            generator.writeStringField("since", since);
+        }
         generator.writeNumberField("files", tree.files());
         generator.writeNumberField("bytes", tree.bytes());
         generator.writeArrayFieldStart("entries");
-        scanner.replay(tree, (entry, stat) -> entries.writeValue(generator, entry));
+        return generator;
+    }
+
+    private static void end(JsonGenerator generator, List<String> removed) throws IOException {
         generator.writeEndArray();
+        if (removed != null) {
+            generator.writeArrayFieldStart("removed");
+            for (String name : removed) {
+                generator.writeString(name);
+            }
+            generator.writeEndArray();
+        }
         generator.writeEndObject();
-        generator.close();
-        buffered.flush();
+        generator.close(); // AUTO_CLOSE_TARGET off: the buffer stays open, and is flushed here
+        ((OutputStream) generator.getOutputTarget()).flush();
+    }
+
+    private static List<String> removed(ManifestHistory.Fingerprints before, ManifestHistory.Fingerprints now) {
+        List<String> removed = new ArrayList<>();
+        for (String name : before.names()) {
+            if (!now.has(name)) {
+                removed.add(name);
+            }
+        }
+        return removed;
+    }
+
+    /** Where entries go once their top-level entry is known to have changed. */
+    @FunctionalInterface
+    interface Sink {
+        void write(Manifest.Entry entry) throws IOException;
+    }
+
+    /**
+     * Groups entries, in manifest order, by top-level entry, and passes on those of the groups that changed, still
+     * in manifest order. In manifest order (whole paths sorted) a top-level group is not always contiguous: {@code
+     * a-b} and its contents sort between {@code a} and {@code a/x}. What is below {@code a} is contiguous, though,
+     * from its first {@code a/...} entry; so a group is complete once an entry sorts after {@code a/} without
+     * starting with it, and the groups interleaved with it are complete by then too. Entries are held until their
+     * group is complete, then those of the changed groups are passed on in the order they came. A group past
+     * {@link #MAX_HELD} entries is passed on as changed, as it comes, with every group open beside it.
+     */
+    static final class TopLevel {
+        private final ManifestHistory.Fingerprints before;
+        private final Sink sink;
+        private final ManifestHistory.Builder now = new ManifestHistory.Builder();
+        private final ArrayDeque<Group> open = new ArrayDeque<>();
+        private long sequence;
+
+        TopLevel(ManifestHistory.Fingerprints before, Sink sink) {
+            this.before = before;
+            this.sink = sink;
+        }
+
+        private record Held(long sequence, Manifest.Entry entry) {}
+
+        private static final class Group {
+            final String name;
+            final String prefix;
+            final ManifestEtag etag = new ManifestEtag();
+            final List<Held> held = new ArrayList<>();
+            boolean complete;
+            /** Passed on as it comes, as changed (past {@link #MAX_HELD}, or open beside such a group). */
+            boolean streaming;
+
+            Group(String name) {
+                this.name = name;
+                this.prefix = name + "/";
+            }
+        }
+
+        void accept(Manifest.Entry entry) throws IOException {
+            String path = entry.path();
+            int slash = path.indexOf('/');
+            String name = slash < 0 ? path : path.substring(0, slash);
+            Group group = null;
+            boolean streaming = false;
+            for (Group candidate : open) {
+                if (candidate.name.equals(name)) {
+                    group = candidate;
+                } else if (!candidate.complete && path.compareTo(candidate.prefix) > 0
+                        && !path.startsWith(candidate.prefix)) {
+                    candidate.complete = true;
+                }
+                streaming |= candidate.streaming && !candidate.complete;
+            }
+            if (group == null) {
+                group = new Group(name);
+                group.streaming = streaming;
+                open.addLast(group);
+            }
+            group.etag.add(entry);
+            if (group.streaming) {
+                sink.write(entry);
+            } else {
+                group.held.add(new Held(sequence++, entry));
+            }
+            if (slash < 0 && !entry.isDirectory()) {
+                group.complete = true; // a file or a link: nothing below it
+            }
+            drain();
+        }
+
+        /** @return the version's fingerprints, every group passed on */
+        ManifestHistory.Fingerprints finish() throws IOException {
+            for (Group group : open) {
+                group.complete = true;
+            }
+            drain();
+            return now.build();
+        }
+
+        private void drain() throws IOException {
+            List<Held> out = new ArrayList<>();
+            while (!open.isEmpty() && open.peekFirst().complete) {
+                Group done = open.removeFirst();
+                String fingerprint = done.etag.value();
+                now.add(done.name, fingerprint);
+                if (!done.streaming && (before == null || !before.same(done.name, fingerprint))) {
+                    out.addAll(done.held);
+                }
+            }
+            if (!open.isEmpty() && !open.peekFirst().streaming && open.peekFirst().held.size() > MAX_HELD) {
+                for (Group group : open) {
+                    out.addAll(group.held);
+                    group.held.clear();
+                    group.streaming = true;
+                }
+            }
+            out.sort((a, b) -> Long.compare(a.sequence(), b.sequence()));
+            for (Held held : out) {
+                sink.write(held.entry());
+            }
+        }
     }
 }

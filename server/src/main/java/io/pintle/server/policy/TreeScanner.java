@@ -1,17 +1,15 @@
 package io.pintle.server.policy;
 
 import io.pintle.api.dto.Manifest;
+import io.pintle.api.dto.ManifestEtag;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.security.MessageDigest;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
 import java.util.PriorityQueue;
@@ -158,7 +156,7 @@ public final class TreeScanner {
     private final class Walk {
         private final Path root;
         private final Visitor visitor;
-        private final Etag etag = new Etag();
+        private final ManifestEtag etag = new ManifestEtag();
         /** Entries listed so far (every name read from a directory counts, whether described or not). */
         private int listed;
         private int files;
@@ -311,35 +309,15 @@ public final class TreeScanner {
     }
 
     /**
-     * The manifest's strong ETag: a digest of every field of every entry, so that any change to the tree (a
-     * file's content, mode or time, an entry added, removed or renamed) gives a new one.
+     * The manifest's strong ETag ({@link ManifestEtag}).
      *
      * @param entries the entries, in manifest order
      * @return the ETag, quoted
      */
     static String etag(List<Manifest.Entry> entries) {
-        Etag etag = new Etag();
+        ManifestEtag etag = new ManifestEtag();
         entries.forEach(etag::add);
         return etag.value();
-    }
-
-    /** The manifest's ETag, computed as its entries go by. */
-    private static final class Etag {
-        private final MessageDigest sha256 = DigestCache.sha256();
-        private final StringBuilder line = new StringBuilder(256);
-
-        void add(Manifest.Entry entry) {
-            line.setLength(0);
-            line.append(entry.path()).append('\0').append(entry.type()).append('\0').append(entry.size())
-                    .append('\0').append(entry.mode()).append('\0').append(entry.mtime()).append('\0')
-                    .append(entry.sha256()).append('\0').append(entry.target()).append('\n');
-            sha256.update(line.toString().getBytes(StandardCharsets.UTF_8));
-        }
-
-        /** @return the ETag, quoted (the digest is finished: call once) */
-        String value() {
-            return "\"m-" + HexFormat.of().formatHex(sha256.digest(), 0, 16) + "\"";
-        }
     }
 
     /** The path names a file, not a directory. */

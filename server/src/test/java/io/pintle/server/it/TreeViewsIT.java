@@ -317,6 +317,124 @@ class TreeViewsIT {
     }
 
     @Test
+    void aChangeListNamesWhatChangedSinceAVersionAndWaitsForTheNextChange(@TempDir Path dir) throws Exception {
+        Sandbox sandbox = Sandbox.create(dir);
+        NodeKeys relay = sandbox.addNode("relay-1", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
+        for (String node : List.of("n1", "n2", "n3")) {
+            rudderTree(sandbox, "relay-1/share/" + node, 4);
+        }
+        Path share = sandbox.share().resolve("relay-1/share");
+        try (TestServer server = TestServer.start(sandbox)) {
+            PintleClient client = server.client(relay);
+            String path = "/policies/relay-1/share/?view=manifest";
+            HttpResponse<String> first = get(client, path + "&since=", null);
+            assertThat(first.statusCode()).isEqualTo(200);
+            assertThat(first.body()).doesNotContain("\"since\"").doesNotContain("\"removed\"");
+            Manifest whole = JSON.readValue(first.body(), Manifest.class);
+            assertThat(whole).isEqualTo(JSON.readValue(get(client, path, null).body(), Manifest.class));
+
+            replace(share.resolve("n2/rules/cfengine-community/promises.cf"), "bundle agent main { } # 2\n");
+            deleteTree(share.resolve("n3"));
+            HttpResponse<String> second = get(client, path + "&since=" + encode(whole.etag()), null);
+            Manifest changes = JSON.readValue(second.body(), Manifest.class);
+            assertThat(second.headers().firstValue("etag")).hasValue(changes.etag());
+            assertThat(changes.since()).isEqualTo(whole.etag());
+            assertThat(changes.removed()).containsExactly("n3");
+            assertThat(changes.entries()).extracting(Manifest.Entry::path).allMatch(p -> p.startsWith("n2"))
+                    .contains("n2", "n2/rules/cfengine-community/promises.cf");
+            assertThat(changes.files()).isEqualTo(8); // the whole version's: n1's 4 and n2's 4
+
+            // Unchanged since: 304 with If-None-Match; a wait answers at the next change, relative to since.
+            assertThat(get(client, path + "&since=" + encode(changes.etag()), changes.etag()).statusCode())
+                    .isEqualTo(304);
+            CompletableFuture<HttpResponse<String>> waiting = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return get(client, path + "&wait=30&since=" + encode(changes.etag()), changes.etag());
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            awaitWaiters(server, 1, List.of(waiting));
+            replace(share.resolve("n1/rules/cfengine-community/promises.cf"), "bundle agent main { } # 3\n");
+            HttpResponse<String> woken = waiting.get(30, TimeUnit.SECONDS);
+            Manifest next = JSON.readValue(woken.body(), Manifest.class);
+            assertThat(next.since()).isEqualTo(changes.etag());
+            assertThat(next.removed()).isEmpty();
+            assertThat(next.entries()).extracting(Manifest.Entry::path).allMatch(p -> p.startsWith("n1"));
+        }
+    }
+
+    @Test
+    void anArchiveOfOnlySomeDirectoriesHoldsEachOfThemWholeAndNothingElse(@TempDir Path dir) throws Exception {
+        Sandbox sandbox = Sandbox.create(dir);
+        NodeKeys relay = sandbox.addNode("relay-1", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
+        for (String node : List.of("n1", "n2", "n3")) {
+            rudderTree(sandbox, "relay-1/share/" + node, 5);
+        }
+        Path share = sandbox.share().resolve("relay-1/share");
+        // A directory that leads out of the tree is left out (and logged), as a missing one.
+        Files.createSymbolicLink(share.resolve("n4"), dir);
+        try (TestServer server = TestServer.start(sandbox)) {
+            PintleClient client = server.client(relay);
+            HttpResponse<byte[]> archive = client.httpClient().send(PolicyServingIT.request(client,
+                    "/policies/relay-1/share/?view=archive&only=n3&only=n1&only=missing&only=n4&only=n1").build(),
+                    HttpResponse.BodyHandlers.ofByteArray());
+            assertThat(archive.statusCode()).isEqualTo(200);
+            assertThat(archive.headers().firstValue("content-type")).hasValue("application/gzip");
+            assertThat(archive.headers().firstValue("etag")).as("several versions: no one ETag").isEmpty();
+            Map<String, byte[]> files = untar(new ByteArrayInputStream(archive.body()));
+            Map<String, String> expected = new TreeMap<>();
+            for (String node : List.of("n1", "n3")) {
+                onDisk(share.resolve(node)).forEach((path, sha) -> {
+                    if (!sha.equals("dir")) {
+                        expected.put(node + "/" + path, sha);
+                    }
+                });
+            }
+            Map<String, String> got = new TreeMap<>();
+            for (Map.Entry<String, byte[]> file : files.entrySet()) {
+                got.put(file.getKey(), sha256(file.getValue()));
+            }
+            assertThat(got).isEqualTo(expected);
+            // In name order, each directory whole before the next.
+            assertThat(new ArrayList<>(files.keySet())).isSorted();
+        }
+    }
+
+    @Test
+    void sinceAndOnlyAreRefusedWhereTheyDoNotApply(@TempDir Path dir) throws Exception {
+        Sandbox sandbox = Sandbox.create(dir);
+        NodeKeys relay = sandbox.addNode("relay-1", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
+        NodeKeys other = sandbox.addNode("node-2", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
+        rudderTree(sandbox, "relay-1/share/n1", 3);
+        try (TestServer server = TestServer.start(sandbox)) {
+            PintleClient client = server.client(relay);
+            String share = "/policies/relay-1/share/";
+            assertProblem(get(client, share + "?view=archive&since=", null), 400, "bad-query");
+            assertProblem(get(client, share + "n1/rules/rudder.json?since=x", null), 400, "bad-query");
+            assertProblem(get(client, share + "?view=manifest&only=n1", null), 400, "bad-query");
+            assertProblem(get(client, share + "?view=archive&only=n1&wait=5", null), 400, "bad-query");
+            assertProblem(get(client, share + "?view=archive&only=..", null), 400, "bad-name");
+            assertProblem(get(client, share + "?view=archive&only=n1%2Frules", null), 400, "bad-name");
+            assertProblem(get(client, share + "?view=archive&only=", null), 400, "bad-name");
+            StringBuilder many = new StringBuilder(share + "?view=archive");
+            for (int i = 0; i <= io.pintle.api.Routes.MAX_ONLY; i++) {
+                many.append("&only=n").append(i);
+            }
+            assertProblem(get(client, many.toString(), null), 400, "too-many-names");
+            assertProblem(get(client, share + "n1/rules/cfengine-community/promises.cf?view=archive&only=x", null), 404,
+                    "not-a-directory");
+            // Another node's tree: refused whatever the parameters.
+            assertThat(get(server.client(other), share + "?view=archive&only=n1", null).statusCode()).isEqualTo(403);
+            assertThat(get(server.client(other), share + "?view=manifest&since=", null).statusCode()).isEqualTo(403);
+        }
+    }
+
+    private static String encode(String value) {
+        return java.net.URLEncoder.encode(value, StandardCharsets.UTF_8);
+    }
+
+    @Test
     void everyManifestDescribesOneSideOfRepeatedRulesSwaps(@TempDir Path dir) throws Exception {
         Sandbox sandbox = Sandbox.create(dir);
         NodeKeys node = sandbox.addNode("node-1", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
@@ -486,7 +604,7 @@ class TreeViewsIT {
         Files.move(temporary, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     }
 
-    private static void deleteTree(Path root) throws IOException {
+    static void deleteTree(Path root) throws IOException {
         try (Stream<Path> walk = Files.walk(root)) {
             for (Path path : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
                 Files.delete(path);

@@ -32,6 +32,7 @@ import java.io.OutputStream;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -184,8 +185,13 @@ public final class FileHandler extends Handler.Abstract {
      */
     private record Target(Path root, Path share, String relative) {}
 
-    /** One file request, parsed: what it names, which view, and its conditions. */
-    private record Ask(Exchange exchange, Target target, View view, boolean get, FileConditions.Headers conditions) {}
+    /**
+     * One file request, parsed: what it names, which view, and its conditions.
+     *
+     * @param since a manifest's {@code ?since=} (empty when given empty), null when absent
+     */
+    private record Ask(Exchange exchange, Target target, View view, boolean get, FileConditions.Headers conditions,
+            String since) {}
 
     @Override
     public boolean handle(Request request, Response response, Callback callback) throws Exception {
@@ -236,8 +242,20 @@ public final class FileHandler extends Handler.Abstract {
             default -> throw new IllegalStateException("not a file route: " + route);
         };
         View view = View.parse(query.getValue(Routes.VIEW));
-        Ask ask = new Ask(exchange, target, view, get, conditions(request.getHeaders()));
+        String since = query.getValue(Routes.SINCE);
+        List<String> only = query.getValues(Routes.ONLY);
+        if (only == null) {
+            only = List.of();
+        }
+        checkViewParameters(view, since, only, query.getValue(Routes.WAIT));
+        Ask ask = new Ask(exchange, target, view, get, conditions(request.getHeaders()), since);
         exchange.authorize();
+        if (!only.isEmpty()) {
+            List<String> names = onlyNames(only);
+            onWorker(request, response, callback, exchange, () -> serveSubtrees(ask, names, request, response,
+                    callback));
+            return;
+        }
         if (route == Route.SHARED_FOLDER && !get) {
             String hash = query.getValue(Routes.HASH);
             // relayd reads an absent and an empty hash alike, as "no hash": the file's plain HEAD (200 or 404),
@@ -558,7 +576,9 @@ public final class FileHandler extends Handler.Abstract {
         // Not closed after a failure: closing ends the response as if it were whole.
         OutputStream body = Content.Sink.asOutputStream(response);
         try {
-            if (ask.view() == View.MANIFEST) {
+            if (ask.view() == View.MANIFEST && ask.since() != null) {
+                manifests.write(scanner, tree, ask.since(), body);
+            } else if (ask.view() == View.MANIFEST) {
                 manifests.write(scanner, tree, body);
             } else {
                 TreeArchive.write(scanner, tree, body);
@@ -569,6 +589,104 @@ public final class FileHandler extends Handler.Abstract {
             }
             LOG.debug("tree {} changed before its {} was sent: {}", tree.root(), ask.view(), e.getMessage());
             out.remove(HttpHeader.ETAG);
+            out.remove("Content-Disposition");
+            throw treeChanged();
+        }
+        body.close();
+        callback.succeeded();
+    }
+
+    /** {@code since} is a manifest's, {@code only} an archive's that does not wait; anything else is refused. */
+    private static void checkViewParameters(View view, String since, List<String> only, String wait) {
+        if (since != null && view != View.MANIFEST) {
+            throw new PintleException.InvalidRequest("bad-query", "'" + Routes.SINCE + "' goes with ?"
+                    + Routes.VIEW + "=" + Routes.VIEW_MANIFEST + " only");
+        }
+        if (!only.isEmpty() && view != View.ARCHIVE) {
+            throw new PintleException.InvalidRequest("bad-query", "'" + Routes.ONLY + "' goes with ?"
+                    + Routes.VIEW + "=" + Routes.VIEW_ARCHIVE + " only");
+        }
+        if (!only.isEmpty() && wait != null) {
+            throw new PintleException.InvalidRequest("bad-query", "an archive of '" + Routes.ONLY
+                    + "' names has no ETag to wait on; drop '" + Routes.WAIT + "'");
+        }
+    }
+
+    /** The names of {@code ?only=}: each one top-level name, at most {@link Routes#MAX_ONLY}; sorted, once each. */
+    private static List<String> onlyNames(List<String> only) {
+        if (only.size() > Routes.MAX_ONLY) {
+            throw new PintleException.InvalidRequest("too-many-names", only.size() + " '" + Routes.ONLY
+                    + "' names; at most " + Routes.MAX_ONLY + " in one request");
+        }
+        java.util.TreeSet<String> names = new java.util.TreeSet<>();
+        for (String name : only) {
+            if (name.isEmpty() || name.equals(".") || name.equals("..") || name.indexOf('/') >= 0
+                    || name.indexOf('\\') >= 0 || name.indexOf('\0') >= 0) {
+                throw new PintleException.InvalidRequest("bad-name", "'" + Routes.ONLY + "' takes names of "
+                        + "directories directly below this one, not '" + Problems.printable(name) + "'");
+            }
+            names.add(name);
+        }
+        return List.copyOf(names);
+    }
+
+    /**
+     * {@code ?view=archive&only=}: the named directories below the requested one, each scanned just before it is
+     * written and checked to be that version as it goes; a name that is no directory there is left out. Once a
+     * byte is sent, a directory that changed during its write cuts the response (those before it are whole).
+     */
+    private void serveSubtrees(Ask ask, List<String> names, Request request, Response response, Callback callback)
+            throws IOException {
+        Path directory = real(ask, request);
+        if (!Files.isDirectory(directory)) {
+            throw new PintleException.NotFound("not-a-directory",
+                    "this path is a file; views '" + Routes.VIEW_MANIFEST + "' and '" + Routes.VIEW_ARCHIVE
+                            + "' are for directories");
+        }
+        HttpFields.Mutable out = response.getHeaders();
+        out.put(NO_CACHE);
+        response.setStatus(HttpStatus.OK_200);
+        String archiveName = directory.getFileName() == null ? "archive" : directory.getFileName().toString();
+        out.put(HttpHeader.CONTENT_TYPE, MediaTypes.TAR_GZIP);
+        out.put("Content-Disposition", "attachment; filename=\"" + Problems.printable(archiveName) + ".tar.gz\"");
+        if (!ask.get()) {
+            response.write(true, null, callback);
+            return;
+        }
+        String relative = ask.target().relative();
+        String base = relative.isEmpty() || relative.endsWith("/") ? relative : relative + "/";
+        OutputStream body = Content.Sink.asOutputStream(response);
+        try {
+            TreeArchive.Writer archive = new TreeArchive.Writer(body);
+            for (String name : names) {
+                Path subtree;
+                try {
+                    subtree = SafePaths.resolve(ask.target().root(), base + URIUtil.encodePath(name) + "/");
+                } catch (UnsafePathException e) {
+                    throw pathRejected(ask.exchange(), request, e);
+                } catch (SafePaths.EscapeException e) {
+                    refusedPath(ask.exchange(), request, e.getMessage());
+                    continue; // left out, as a missing directory: the others are still served
+                } catch (NoSuchFileException | java.nio.file.NotDirectoryException gone) {
+                    continue;
+                }
+                TreeVersion tree;
+                try {
+                    tree = scanner.scan(subtree, false);
+                } catch (NoSuchFileException | TreeScanner.NotADirectoryException gone) {
+                    continue;
+                } catch (TreeScanner.TreeTooLargeException e) {
+                    throw new PintleException.InvalidRequest("tree-too-large", "'" + Problems.printable(name)
+                            + "' is too large for an archive: " + e.getMessage().replace(subtree.toString(),
+                                    "that directory"));
+                }
+                archive.add(scanner, tree, name + "/");
+            }
+            archive.finish();
+        } catch (FileVersion.FileChangedException e) {
+            if (response.isCommitted()) {
+                throw e;
+            }
             out.remove("Content-Disposition");
             throw treeChanged();
         }
@@ -687,7 +805,7 @@ public final class FileHandler extends Handler.Abstract {
             throw new IllegalStateException("cannot read " + id.file(root), e);
         }
         Ask ask = new Ask(exchange, null, View.FILE, HttpMethod.GET.is(request.getMethod()),
-                conditions(request.getHeaders()));
+                conditions(request.getHeaders()), null);
         serveFile(ask, new Found(version, null, null), response, callback);
     }
 
