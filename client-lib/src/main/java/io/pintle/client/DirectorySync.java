@@ -89,7 +89,7 @@ public final class DirectorySync {
      * Most bytes read past the end of an archive's last entry (the tar's end blocks and record padding, the gzip
      * trailer) to reach the end of the response, so that the stream ends instead of being cancelled.
      */
-    private static final int ARCHIVE_TAIL_BYTES = 64 * 1024;
+    static final int ARCHIVE_TAIL_BYTES = 64 * 1024;
 
     /** Largest manifest accepted: about 200 bytes an entry, so room for a million entries. */
     private static final int MAX_MANIFEST_BYTES = 256 * 1024 * 1024;
@@ -98,11 +98,11 @@ public final class DirectorySync {
             new ObjectMapper().configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false);
 
     private final HttpClient http;
-    private final URI base;
-    private final Duration requestTimeout;
+    final URI base;
+    final Duration requestTimeout;
     private final int parallelism;
-    private final TreeSwap swap;
-    private final SecureRandom random = new SecureRandom();
+    final TreeSwap swap;
+    final SecureRandom random = new SecureRandom();
     private final boolean staleScan;
     private final RetryListener retries;
 
@@ -243,6 +243,48 @@ public final class DirectorySync {
         return run(remoteDirPath, localDir, wait);
     }
 
+    /**
+     * Syncs many directories of one remote parent from a manifest of that parent the caller already holds (whole,
+     * or a change list of {@code ?since=}), as a relay follows its share: no manifest request per directory, and
+     * their files in one {@code ?view=archive&only=} request per {@value Routes#MAX_ONLY} directories that need any.
+     * Each directory is synced as {@link #sync} would (its lock, a staging tree, an atomic swap, its sidecar state,
+     * which a later {@link #sync} of it trusts) and succeeds or fails on its own, with no retry: one the server
+     * changed since the manifest is told as {@link SubtreeOutcome#stale}, and a next manifest brings it. A directory
+     * whose sidecar already names its version is not looked at. No look for what an interrupted sync left (see
+     * {@link #removeStaleIn}).
+     *
+     * @param remoteParentPath the parent on the server, as a URL path (as for {@link #sync})
+     * @param localParent the local parent; created when missing
+     * @param parent the parent's manifest (or change list), holding every entry below each name
+     * @param names the directories to sync, each a top-level directory of {@code parent}
+     * @return one outcome per name, in name order
+     * @throws IOException when the local parent cannot be created or a lock file opened
+     * @throws InterruptedException when interrupted; directories not yet swapped in are as they were
+     */
+    public List<SubtreeOutcome> syncSubtrees(String remoteParentPath, Path localParent, Manifest parent,
+            java.util.Collection<String> names) throws IOException, InterruptedException {
+        return new SubtreeSync(this).run(remoteParentPath, localParent, parent, names);
+    }
+
+    /**
+     * Each named top-level directory's own manifest, cut from a manifest of its parent (whole or change list):
+     * the entries below it with their paths made relative to it, and its ETag, the one the server's manifest of
+     * that directory has.
+     *
+     * @param parent a manifest of the parent
+     * @param names top-level names
+     * @return by name, in name order; a name that is no directory of {@code parent} is left out
+     */
+    public static java.util.SortedMap<String, Manifest> subtreeManifests(Manifest parent, Set<String> names) {
+        java.util.SortedMap<String, Manifest> manifests = new java.util.TreeMap<>();
+        SubtreeSync.split(parent, new java.util.TreeSet<>(names)).forEach((name, manifest) -> {
+            if (manifest != null) {
+                manifests.put(name, manifest);
+            }
+        });
+        return manifests;
+    }
+
     private SyncResult run(String remoteDirPath, Path localDir, Duration wait)
             throws ProblemException, IOException, InterruptedException {
         String remote = directoryPath(remoteDirPath);
@@ -302,7 +344,7 @@ public final class DirectorySync {
         }
     }
 
-    private static FileLock tryLock(FileChannel channel, Path local) throws SyncException, IOException {
+    static FileLock tryLock(FileChannel channel, Path local) throws SyncException, IOException {
         FileLock lock;
         try {
             lock = channel.tryLock();
@@ -470,7 +512,7 @@ public final class DirectorySync {
         }
     }
 
-    private static InputStream gunzip(InputStream body, String what) throws AttemptFailure {
+    static InputStream gunzip(InputStream body, String what) throws AttemptFailure {
         try {
             return new GzipCompressorInputStream(body);
         } catch (IOException e) {
@@ -478,7 +520,7 @@ public final class DirectorySync {
         }
     }
 
-    private static TarArchiveEntry next(TarArchiveInputStream tar, String what) throws AttemptFailure {
+    static TarArchiveEntry next(TarArchiveInputStream tar, String what) throws AttemptFailure {
         try {
             return tar.getNextEntry();
         } catch (IOException e) {
@@ -589,7 +631,7 @@ public final class DirectorySync {
         }
     }
 
-    private HttpResponse<InputStream> send(HttpRequest request, AtomicInteger requests, String what)
+    HttpResponse<InputStream> send(HttpRequest request, AtomicInteger requests, String what)
             throws AttemptFailure, InterruptedException {
         requests.incrementAndGet();
         try {
@@ -606,7 +648,7 @@ public final class DirectorySync {
      * Reads what is left of a body, at most {@code limit} bytes, so that it ends rather than being cancelled by
      * its close (see {@link InterruptibleBody}); more than that is left to the cancel.
      */
-    private static void readToEnd(InputStream body, int limit, String what) throws AttemptFailure {
+    static void readToEnd(InputStream body, int limit, String what) throws AttemptFailure {
         byte[] buffer = new byte[8192];
         long left = limit;
         try {
@@ -626,7 +668,7 @@ public final class DirectorySync {
     }
 
     /** Anything but 200 ends the attempt: 503 (overload, a file changing) is retried, other errors are final. */
-    private static void expectOk(HttpResponse<InputStream> response, InputStream body, String what)
+    static void expectOk(HttpResponse<InputStream> response, InputStream body, String what)
             throws AttemptFailure, ProblemException {
         int status = response.statusCode();
         if (status == 200) {
@@ -647,7 +689,7 @@ public final class DirectorySync {
     }
 
     /** The swap failed: the old tree stays, and so does its state (without it, the next sync rehashes). */
-    private static void restoreQuietly(SyncState state, Path local) {
+    static void restoreQuietly(SyncState state, Path local) {
         try {
             state.write(local);
         } catch (IOException e) {
@@ -655,7 +697,7 @@ public final class DirectorySync {
         }
     }
 
-    private static void deleteQuietly(Path tree) {
+    static void deleteQuietly(Path tree) {
         try {
             StagingTree.delete(tree);
         } catch (IOException leftForTheNextSync) {
