@@ -6,12 +6,15 @@ import io.pintle.api.Routes;
 import io.pintle.api.dto.Manifest;
 import io.pintle.client.DirectorySync;
 import io.pintle.client.PintleClient;
+import io.pintle.client.SubtreeOutcome;
+import io.pintle.client.SyncException;
 import io.pintle.client.SyncResult;
 import io.pintle.server.config.ServerConfig;
 import io.pintle.server.policy.ShareTree;
 import io.pintle.server.reload.RelaySyncTargets;
 import io.pintle.server.reload.ServerSnapshot;
 import java.io.IOException;
+import java.net.URLEncoder;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
@@ -20,12 +23,9 @@ import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -41,9 +41,9 @@ import org.slf4j.LoggerFactory;
  *
  * <ul>
  *   <li>its nodes' policies: the root's {@code /policies/<relay>/share/<node>/} into {@code {share}/<node>}, each
- *       node's directory synced and swapped in atomically on its own (client-lib's sync: manifest diff, only
- *       changed files, verified, staged, swapped), a node that cannot be synced holding up no other, node
- *       directories gone upstream removed here;
+ *       node's directory synced and swapped in atomically on its own (client-lib's {@code syncSubtrees}: what
+ *       changed, from the share's change list; the files of up to 64 nodes per archive request; verified, staged,
+ *       swapped), a node that cannot be synced holding up no other, node directories gone upstream removed here;
  *   <li>{@code /common/} into {@code {share}/common};
  *   <li>the shared folder into {@code [paths] shared_folder}.
  * </ul>
@@ -71,9 +71,18 @@ public final class RelaySync {
     private final Duration firstRetry;
     private final Duration lastRetry;
     private final List<Thread> threads = new ArrayList<>();
-    /** The share's manifest ETag, and each node directory's fingerprint, as last synced (share thread only). */
+    /**
+     * Whether the share follows change lists and fetches many nodes per archive; false only for benchmarks
+     * ({@code -Dpintle.bench.relayBatch=false}: each node its own manifest and archive, as before issue 39).
+     */
+    private final boolean batched = !"false".equals(System.getProperty("pintle.bench.relayBatch"));
+    /**
+     * The share's manifest ETag as last synced, each node directory's ETag (of its own manifest) as last synced,
+     * and whether the last round left no node behind (share thread only).
+     */
     private String shareEtag;
     private final Map<String, String> nodeFingerprints = new HashMap<>();
+    private boolean shareComplete;
     /** The share whose leftovers were removed (share thread only). */
     private Path cleanedShare;
     private volatile boolean running;
@@ -280,15 +289,21 @@ public final class RelaySync {
     }
 
     /**
-     * One long poll of {@code /policies/<self>/share/}: when its manifest changes, the node directories whose
-     * entries changed are synced, each on its own, and those gone upstream are removed here.
+     * One long poll of {@code /policies/<self>/share/}: when it changes, the node directories whose entries changed
+     * are synced and those gone upstream are removed here. The poll asks for a change list ({@code ?since=} the
+     * version last synced whole): only the nodes that changed, not the whole share's manifest again (6.8 MB for
+     * 5,000 nodes); after a round that left a node behind it asks for the whole manifest, which is compared node by
+     * node with what this relay holds.
      */
     private void syncShare() throws Exception {
         ServerSnapshot snapshot = snapshots.get();
         PintleClient client = client();
         String remote = Routes.POLICIES + "/" + snapshot.self().value() + "/share/";
+        String since = batched && shareComplete && shareEtag != null ? shareEtag : "";
         HttpRequest.Builder request = HttpRequest.newBuilder(client.uri(remote + "?" + Routes.VIEW + "="
-                        + Routes.VIEW_MANIFEST + (shareEtag != null ? "&" + Routes.WAIT + "=" + wait.toSeconds() : "")))
+                        + Routes.VIEW_MANIFEST
+                        + (batched ? "&" + Routes.SINCE + "=" + URLEncoder.encode(since, StandardCharsets.UTF_8) : "")
+                        + (shareEtag != null ? "&" + Routes.WAIT + "=" + wait.toSeconds() : "")))
                 .timeout(timeout(shareEtag != null));
         if (shareEtag != null) {
             request.header("If-None-Match", shareEtag);
@@ -306,7 +321,6 @@ public final class RelaySync {
             throw PintleClient.problem(response.statusCode(), response.body());
         }
         Manifest manifest = JSON.readValue(response.body(), Manifest.class);
-        Map<String, String> fingerprints = fingerprints(manifest);
         Path share = snapshot.share().root();
         if (!share.equals(cleanedShare)) {
             // Once per share (per process): what a sync cut by a crash left; each node's sync then skips its own
@@ -314,35 +328,91 @@ public final class RelaySync {
             DirectorySync.removeStaleIn(share);
             cleanedShare = share;
         }
-        List<Map.Entry<String, String>> changed = fingerprints.entrySet().stream()
-                .filter(node -> !node.getValue().equals(nodeFingerprints.get(node.getKey()))).toList();
-        syncNodes(client, remote, share, changed);
-        for (String gone : removed(share, fingerprints.keySet(), snapshot.self().value())) {
-            DirectorySync.remove(share.resolve(gone));
-            nodeFingerprints.remove(gone);
-            LOG.info("relay sync: policies of {} removed (gone upstream)", gone);
+        Map<String, Manifest> nodes = nodeManifests(manifest);
+        List<String> changed = nodes.entrySet().stream()
+                .filter(node -> !node.getValue().etag().equals(nodeFingerprints.get(node.getKey())))
+                .map(Map.Entry::getKey).toList();
+        Exception failure = batched ? syncBatched(client, remote, share, manifest, changed)
+                : syncNodes(client, remote, share, changed, nodes);
+        Set<String> gone = manifest.isChangeList()
+                ? removedSince(share, manifest.removed(), snapshot.self().value())
+                : removed(share, nodes.keySet(), snapshot.self().value());
+        for (String node : gone) {
+            DirectorySync.remove(share.resolve(node));
+            nodeFingerprints.remove(node);
+            LOG.info("relay sync: policies of {} removed (gone upstream)", node);
+        }
+        if (failure != null) {
+            shareComplete = false;
+            throw failure;
         }
         shareEtag = manifest.etag();
     }
 
     /**
-     * Syncs the changed node directories one after the other, each on its own (its own lock, staging tree and swap).
-     * A node whose sync fails keeps its previous state and its old fingerprint, so the next round tries it again;
-     * the others go on, and the first failure is thrown once they are done. A node whose every attempt got no
-     * answer ends the round at once: the connection or the policy server is not answering, and each node after it
-     * would wait as long. (Eight at a time were no faster in bench/fleet: a relay's node syncs are bound by its CPU
-     * and disk, about 100 nodes/s.)
+     * Syncs the changed node directories from the manifest in hand, their files in one archive request per
+     * {@value Routes#MAX_ONLY} nodes. Every node is its own sync (its lock, staging tree and swap): one that
+     * failed keeps its previous state and its old fingerprint, and the round is then incomplete, so the next one
+     * compares the whole manifest; a node the root changed again meanwhile (stale) is no failure worth a warning.
+     *
+     * @return the first failure (not stale), or null
      */
-    private void syncNodes(PintleClient client, String remote, Path share, List<Map.Entry<String, String>> changed)
-            throws Exception {
+    private Exception syncBatched(PintleClient client, String remote, Path share, Manifest manifest,
+            List<String> changed) throws Exception {
+        shareComplete = true;
+        if (changed.isEmpty()) {
+            return null;
+        }
+        Exception first = null;
+        int synced = 0;
+        int files = 0;
+        long bytes = 0;
+        for (SubtreeOutcome outcome : directorySync(client).syncSubtrees(remote, share, manifest, changed)) {
+            if (outcome.ok()) {
+                nodeFingerprints.put(outcome.name(), outcome.etag());
+                if (outcome.changed()) {
+                    synced++;
+                    files += outcome.filesDownloaded();
+                    bytes += outcome.bytesDownloaded();
+                }
+                continue;
+            }
+            shareComplete = false;
+            if (outcome.stale()) {
+                LOG.debug("relay sync: {} is behind (next round): {}", outcome.name(), outcome.failure());
+            } else if (first == null) {
+                first = new SyncException("relay sync of the policies of " + outcome.name() + " failed: "
+                        + outcome.failure(), null);
+            } else {
+                LOG.warn("relay sync of the policies of {} failed: {}", outcome.name(), outcome.failure());
+            }
+        }
+        if (synced > 0) {
+            LOG.info("relay sync: policies of {} node(s) updated ({} files, {} bytes){}", synced, files, bytes,
+                    manifest.isChangeList() ? "" : ", from the whole share's manifest");
+        }
+        return first;
+    }
+
+    /**
+     * The previous way ({@code -Dpintle.bench.relayBatch=false}, for benchmarks): the changed node directories
+     * one after the other, each a sync of its own (its manifest, then its files or archive). A node whose sync
+     * fails keeps its previous state and its old fingerprint, so the next round tries it again; the others go on.
+     * A node whose every attempt got no answer ends the round at once: the connection or the policy server is not
+     * answering, and each node after it would wait as long.
+     *
+     * @return the first failure, or null
+     */
+    private Exception syncNodes(PintleClient client, String remote, Path share, List<String> changed,
+            Map<String, Manifest> nodes) throws Exception {
         Exception first = null;
         DirectorySync sync = directorySync(client).withoutStaleScan();
-        for (Map.Entry<String, String> node : changed) {
+        for (String node : changed) {
             try {
-                SyncResult result = sync.sync(remote + node.getKey() + "/", share.resolve(node.getKey()));
-                nodeFingerprints.put(node.getKey(), node.getValue());
+                SyncResult result = sync.sync(remote + node + "/", share.resolve(node));
+                nodeFingerprints.put(node, nodes.get(node).etag());
                 if (result.changed()) {
-                    LOG.info("relay sync: policies of {} updated ({} files, {} bytes, {} removed)", node.getKey(),
+                    LOG.info("relay sync: policies of {} updated ({} files, {} bytes, {} removed)", node,
                             result.filesDownloaded(), result.bytesDownloaded(), result.removed());
                 }
             } catch (InterruptedException e) {
@@ -356,30 +426,35 @@ public final class RelaySync {
                 }
             }
         }
-        if (first != null) {
-            throw first;
-        }
+        return first;
     }
 
-    /** Per top-level directory of the manifest (a node), a digest of every entry below it. */
-    private static Map<String, String> fingerprints(Manifest manifest) throws NoSuchAlgorithmException {
-        Map<String, MessageDigest> digests = new TreeMap<>();
-        for (Manifest.Entry entry : manifest.entries()) {
-            int slash = entry.path().indexOf('/');
-            String node = slash < 0 ? entry.path() : entry.path().substring(0, slash);
-            if (slash < 0 && !entry.isDirectory() || !NODE_DIRECTORY.matcher(node).matches()) {
-                continue;
+    /**
+     * Each node directory's own manifest within the share's (whole or change list), by node: its ETag is what
+     * this relay compares with the one it last synced.
+     */
+    private static Map<String, Manifest> nodeManifests(Manifest share) {
+        Set<String> names = new TreeSet<>();
+        for (Manifest.Entry entry : share.entries()) {
+            String path = entry.path();
+            if (path.indexOf('/') < 0 && entry.isDirectory() && NODE_DIRECTORY.matcher(path).matches()) {
+                names.add(path);
             }
-            MessageDigest digest = digests.get(node);
-            if (digest == null) {
-                digest = MessageDigest.getInstance("SHA-256");
-                digests.put(node, digest);
-            }
-            digest.update(entry.toString().getBytes(StandardCharsets.UTF_8));
         }
-        Map<String, String> result = new TreeMap<>();
-        digests.forEach((node, digest) -> result.put(node, HexFormat.of().formatHex(digest.digest())));
-        return result;
+        return DirectorySync.subtreeManifests(share, names);
+    }
+
+    /** Of the names a change list says are gone, the node directories this sync made. */
+    private static Set<String> removedSince(Path share, List<String> removed, String self) {
+        Set<String> gone = new TreeSet<>();
+        for (String name : removed) {
+            Path entry = share.resolve(name);
+            if (NODE_DIRECTORY.matcher(name).matches() && !name.equals(ShareTree.COMMON) && !name.equals(self)
+                    && Files.isDirectory(entry) && DirectorySync.isSynced(entry)) {
+                gone.add(name);
+            }
+        }
+        return gone;
     }
 
     /**
