@@ -2,11 +2,14 @@ package io.pintle.server.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.pintle.api.KeyPins;
 import io.pintle.client.PintleClient;
 import io.pintle.server.testing.Await;
+import io.pintle.server.testing.LogCapture;
 import io.pintle.server.testing.NodeKeys;
 import io.pintle.server.testing.Sandbox;
 import io.pintle.server.testing.TestServer;
@@ -66,6 +69,7 @@ class RelaySyncIT {
             Await.until(PROMPT, () -> Files.exists(dir.resolve("relay/shared-folder/tools/check.sh")));
 
             // A new generation on root, published as Rudder does (rules.new, then renames).
+            ListAppender<ILoggingEvent> access = LogCapture.attach("io.pintle.access");
             long generated = System.nanoTime();
             Path rules = upstreamShare.resolve("node-x/rules");
             generation(rules.resolveSibling("rules.new"), "generation 2");
@@ -75,6 +79,14 @@ class RelaySyncIT {
             Await.until(PROMPT, () -> body(agent, policy).equals("generation 2"));
             Duration delay = Duration.ofNanos(System.nanoTime() - generated);
             assertThat(delay).isLessThan(PROMPT);
+            LogCapture.detach("io.pintle.access", access);
+            // What the relay asked the root: a change list of its share since the version it held, then the archive
+            // of the one node it names; no whole manifest of the share, no manifest per node.
+            List<String> asked = access.list.stream().map(ILoggingEvent::getFormattedMessage)
+                    .filter(line -> line.contains("relay-1 [")).toList();
+            assertThat(asked).anyMatch(line -> line.contains("GET /policies/relay-1/share/?view=manifest&since=%22m-"));
+            assertThat(asked).anyMatch(line -> line.contains("GET /policies/relay-1/share/?view=archive&only=node-x "));
+            assertThat(asked).noneMatch(line -> line.contains("/policies/relay-1/share/node-x/?view=manifest"));
             if (CurlIT.available("curl")) {
                 // The agent as Rudder runs it: curl with its certificate, the relay's key pinned.
                 CurlIT.Result curl = CurlIT.curl(List.of("-sS", "--tlsv1.3", "--fail", "--pinnedpubkey",
