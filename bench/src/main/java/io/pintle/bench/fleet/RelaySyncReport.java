@@ -13,11 +13,13 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.function.ToDoubleFunction;
+import java.util.regex.Pattern;
 
 /** {@code bench/relaysync}'s Markdown report and its plot (the same name, .png). */
 final class RelaySyncReport {
     /** The harness's CPU while it watched, above which its scans may have been late: a note says so. */
     private static final double BUSY_HARNESS = 0.8;
+    private static final Pattern RETRY_DELAY = Pattern.compile("next attempt in \\d+ ms");
 
     /**
      * One generation's figures and what came before it.
@@ -266,8 +268,11 @@ final class RelaySyncReport {
         for (Measured m : measured) {
             if (!m.relayWarnings().isEmpty()) {
                 Map<String, Integer> distinct = new LinkedHashMap<>();
-                m.relayWarnings().forEach(w -> distinct.merge(w.length() > 200 ? w.substring(0, 200) + "…" : w, 1,
-                        Integer::sum));
+                for (String warning : m.relayWarnings()) {
+                    // One kind whatever the retry's delay.
+                    String kind = RETRY_DELAY.matcher(warning).replaceAll("next attempt in … ms");
+                    distinct.merge(kind.length() > 200 ? kind.substring(0, 200) + "…" : kind, 1, Integer::sum);
+                }
                 List<String> parts = new ArrayList<>();
                 distinct.entrySet().stream().limit(4).forEach(e -> parts.add(e.getValue() + "× `"
                         + e.getKey().replace("`", "'").replace("|", "/") + "`"));
