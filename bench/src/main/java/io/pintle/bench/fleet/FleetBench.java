@@ -4,16 +4,13 @@ import io.pintle.bench.harness.CommandLine;
 import io.pintle.bench.harness.HarnessMain;
 import io.pintle.bench.sync.Ports;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -226,14 +223,10 @@ public final class FleetBench {
             return;
         }
         PROGRESS.println("starting the root");
-        servers.add(FleetServer.start("root", layout.rootDir(), layout.rootDir(), FleetLayout.rootHost(), port,
-                "root", "", "", true, options));
+        servers.add(startRoot(layout, port, options));
         for (int relay = 1; relay <= options.relays(); relay++) {
             PROGRESS.println("starting relay-" + relay);
-            servers.add(FleetServer.start("relay-" + relay, layout.relayDir(relay), layout.relayDir(relay),
-                    FleetLayout.relayHost(relay), port, "relay", "",
-                    "[upstream]\nurl = \"https://" + FleetLayout.rootHost() + ":" + port + "\"\nkey_hash = \""
-                            + layout.serverPin(0) + "\"\n", true, options));
+            servers.add(startRelay(layout, relay, port, options));
         }
         // The relays' first sync: every node's archive present on its relay.
         long deadline = System.nanoTime() + Duration.ofMinutes(20).toNanos();
@@ -246,6 +239,25 @@ public final class FleetBench {
                 Thread.sleep(200);
             }
         }
+    }
+
+    /** Starts the root under socket activation, with {@code options}' JVM options; returns once it is ready. */
+    static FleetServer startRoot(FleetLayout layout, int port, FleetOptions options)
+            throws IOException, InterruptedException {
+        return FleetServer.start("root", layout.rootDir(), layout.rootDir(), FleetLayout.rootHost(), port, "root", "",
+                "", true, options);
+    }
+
+    /**
+     * Starts relay {@code relay} (1-based) under socket activation, its upstream the root, with {@code options}'
+     * JVM options; returns once it is ready (its sync goes on).
+     */
+    static FleetServer startRelay(FleetLayout layout, int relay, int port, FleetOptions options)
+            throws IOException, InterruptedException {
+        return FleetServer.start("relay-" + relay, layout.relayDir(relay), layout.relayDir(relay),
+                FleetLayout.relayHost(relay), port, "relay", "",
+                "[upstream]\nurl = \"https://" + FleetLayout.rootHost() + ":" + port + "\"\nkey_hash = \""
+                        + layout.serverPin(0) + "\"\n", true, options);
     }
 
     private void startHaproxy(int port) throws IOException, InterruptedException {
@@ -341,10 +353,7 @@ public final class FleetBench {
     private void generation() throws IOException {
         long begin = System.currentTimeMillis();
         moments.put("generation", begin);
-        byte[] filler = FleetLayout.randomBytes(options.policyBytes(), 3);
-        for (int node = 0; node < layout.nodes(); node++) {
-            layout.writePolicies(node, 2, filler);
-        }
+        layout.writeGeneration(2);
         generationWritten = System.currentTimeMillis();
         moments.put("generation written", generationWritten);
         notes.add(String.format("Generation written on the root (%,d nodes' rules/, rules.new then renames) in %.1f s.",
@@ -371,7 +380,7 @@ public final class FleetBench {
             boolean all = true;
             for (int relay = 1; relay <= options.relays(); relay++) {
                 List<Integer> left = pending.get(relay);
-                left.removeIf(node -> startsWith(layout.servedArchive(node), layout.archiveHead(node, 2)));
+                left.removeIf(node -> layout.serves(node, 2));
                 if (left.isEmpty() && relaySynced.get(relay) == 0) {
                     relaySynced.set(relay, System.currentTimeMillis());
                 }
@@ -385,15 +394,6 @@ public final class FleetBench {
             } catch (InterruptedException e) {
                 return;
             }
-        }
-    }
-
-    private static boolean startsWith(Path file, String head) {
-        byte[] expected = head.getBytes(StandardCharsets.US_ASCII);
-        try (InputStream in = Files.newInputStream(file)) {
-            return Arrays.equals(in.readNBytes(expected.length), expected);
-        } catch (IOException e) {
-            return false;
         }
     }
 

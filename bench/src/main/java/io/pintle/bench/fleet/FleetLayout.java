@@ -6,6 +6,7 @@ import io.pintle.server.tls.SelfSigned;
 import io.pintle.server.uploads.Htpasswd;
 import java.io.BufferedWriter;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -19,6 +20,7 @@ import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.List;
 import java.util.Locale;
@@ -436,9 +438,33 @@ final class FleetLayout {
         }
     }
 
+    /**
+     * Writes generation {@code generation} of every node's policies on the root, node after node, as Rudder's
+     * generation does (each with {@link #writePolicies}); every archive shares one filler, seeded by the generation.
+     */
+    void writeGeneration(int generation) throws IOException {
+        byte[] filler = randomBytes(options.policyBytes(), generation + 1);
+        for (int node = 0; node < nodes(); node++) {
+            writePolicies(node, generation, filler);
+        }
+    }
+
     /** @return how a served archive starts for {@code generation} (to tell generations apart on a relay) */
     String archiveHead(int node, int generation) {
         return "rudder.tar.bz2 of " + nodeId(node) + " generation " + generation + "\n";
+    }
+
+    /**
+     * @return whether node {@code node}'s own server serves generation {@code generation} of its archive (false
+     *     while the file is missing or cannot be read)
+     */
+    boolean serves(int node, int generation) {
+        byte[] expected = archiveHead(node, generation).getBytes(StandardCharsets.US_ASCII);
+        try (InputStream in = Files.newInputStream(servedArchive(node))) {
+            return Arrays.equals(in.readNBytes(expected.length), expected);
+        } catch (IOException e) {
+            return false;
+        }
     }
 
     static byte[] randomBytes(int size, long seed) {

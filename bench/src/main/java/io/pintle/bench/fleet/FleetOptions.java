@@ -51,6 +51,11 @@ record FleetOptions(int nodes, int relays, double rootShare, int replicas, doubl
             + "[--policy-bytes 40960] [--library-bytes 179200] [--report-bytes 16384] [--inventory-bytes 204800] "
             + "[--threads 2048] [--channels 0] [--pintle-jvm-options 'OPTIONS'] [--server-cpus 0] [--agent-cpus 1] [--commit C]";
 
+    /** A node's rudder.tar.bz2: Rudder's are 35–110 KB; the low end, for the disk. */
+    static final int DEFAULT_POLICY_BYTES = 40 * 1024;
+    /** The common library's archive. */
+    static final int DEFAULT_LIBRARY_BYTES = 175 * 1024;
+
     static FleetOptions parse(String[] args) {
         int nodes = 20_000;
         int relays = 3;
@@ -66,8 +71,8 @@ record FleetOptions(int nodes, int relays, double rootShare, int replicas, doubl
         int relayRestartAt = 0;
         int rootRestartAt = 0;
         int killAt = 0;
-        int policyBytes = 40 * 1024;
-        int libraryBytes = 175 * 1024;
+        int policyBytes = DEFAULT_POLICY_BYTES;
+        int libraryBytes = DEFAULT_LIBRARY_BYTES;
         int reportBytes = 16 * 1024;
         int inventoryBytes = 200 * 1024;
         int threads = 2048;
@@ -144,6 +149,14 @@ record FleetOptions(int nodes, int relays, double rootShare, int replicas, doubl
             throw new IllegalArgumentException("a share is in [0, 1]: " + text + "; " + USAGE);
         }
         return value;
+    }
+
+    /** @return these options with the servers' JVM options replaced */
+    FleetOptions withPintleJvmOptions(List<String> options) {
+        return new FleetOptions(nodes, relays, rootShare, replicas, rsaShare, serverKey, intervalSeconds,
+                splaySeconds, compression, durationSeconds, generationAt, relayRestartAt, rootRestartAt, killAt,
+                policyBytes, libraryBytes, reportBytes, inventoryBytes, threads, channels, List.copyOf(options),
+                pintleJar, wrapper, serverCpus, agentCpus, commit, work, output);
     }
 
     /** @return the scheduled agent runs per second, on average over an interval */

@@ -101,6 +101,9 @@ final class FleetServer implements AutoCloseable {
         for (String sub : List.of("uploads/inventories", "uploads/inventory-updates", "uploads/reports")) {
             Files.createDirectories(dir.resolve(sub));
         }
+        // A server closed before (bench/relaysync starts its relays again in their directories): its restart
+        // loop would stop at once.
+        Files.deleteIfExists(dir.resolve("stop"));
         List<String> command = new ArrayList<>(io.pintle.bench.harness.CommandLine.taskset(options.serverCpus()));
         String java = ProcessHandle.current().info().command().orElse("java");
         String javaHome = Path.of(java).getParent().getParent().toString();

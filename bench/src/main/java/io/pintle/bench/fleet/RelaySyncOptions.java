@@ -1,0 +1,135 @@
+package io.pintle.bench.fleet;
+
+import io.pintle.bench.harness.CommandLine;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * {@code bench/relaysync}'s options: the fleet's shape without agents, and the two variants of the relays' JVM
+ * options it compares.
+ *
+ * @param nodes the nodes, all behind the relays (none on the root)
+ * @param relays the relays
+ * @param serverKey the root's and relays' key: {@code ec} (P-256) or {@code rsa} (RSA-4096)
+ * @param policyBytes each node's rudder.tar.bz2
+ * @param rounds rounds of one generation per variant (A then B, then B then A, ...)
+ * @param syncLimitSeconds how long after a generation is written the relays may take to serve it
+ * @param a variant A (also the root's JVM options)
+ * @param b variant B
+ * @param pintleJar the server's jar
+ * @param wrapper deploy/bin/pintle
+ * @param serverCpus taskset CPU list for the root and the relays, or null
+ * @param harnessCpus taskset CPU list for this harness (the generation's writer and the relays' watcher), or null
+ * @param commit what was measured
+ * @param work the work directory
+ * @param output the report; the plot goes next to it (same name, .png)
+ * @param command the command line as the user typed it, for the report
+ */
+record RelaySyncOptions(int nodes, int relays, String serverKey, int policyBytes, int rounds, int syncLimitSeconds,
+        Variant a, Variant b, Path pintleJar, Path wrapper, String serverCpus, String harnessCpus, String commit,
+        Path work, Path output, String command) {
+    /** What B adds to A's options by default: the relay's previous sync, one node directory at a time. */
+    static final String ONE_AT_A_TIME = "-Dpintle.bench.relayBatch=false";
+
+    static final String USAGE = "usage: RelaySyncBench --pintle-jar JAR --wrapper deploy/bin/pintle --work DIR "
+            + "--output FILE [--nodes 15000] [--relays 3] [--server-key ec|rsa] [--policy-bytes 40960] [--rounds 3] "
+            + "[--sync-limit 600] [--a-jvm-options 'OPTIONS'] [--b-jvm-options 'OPTIONS (default: A's "
+            + ONE_AT_A_TIME + ")'] [--a-label batched] [--b-label 'one node at a time'] [--server-cpus 0] "
+            + "[--harness-cpus 1] [--commit C] [--command 'bench/relaysync ...']";
+
+    /**
+     * One set of the relays' JVM options.
+     *
+     * @param key "A" or "B"
+     * @param label what the report calls it
+     * @param jvmOptions the relays' JVM options
+     */
+    record Variant(String key, String label, List<String> jvmOptions) {
+        Variant {
+            jvmOptions = List.copyOf(jvmOptions);
+        }
+
+        /** @return "A (batched)" */
+        String title() {
+            return key + " (" + label + ")";
+        }
+    }
+
+    static RelaySyncOptions parse(String[] args) {
+        int nodes = 15_000;
+        int relays = 3;
+        String serverKey = "ec";
+        int policyBytes = FleetOptions.DEFAULT_POLICY_BYTES;
+        int rounds = 3;
+        int syncLimit = 600;
+        String aJvm = CommandLine.UNIT_JVM_OPTIONS;
+        String bJvm = null;
+        String aLabel = "batched";
+        String bLabel = "one node at a time";
+        Path jar = null;
+        Path wrapper = null;
+        String serverCpus = null;
+        String harnessCpus = null;
+        String commit = "unknown";
+        Path work = null;
+        Path output = null;
+        String command = null;
+        CommandLine line = new CommandLine(USAGE, args);
+        while (line.next()) {
+            switch (line.option()) {
+                case "--nodes" -> nodes = line.intValue(1, 200_000);
+                case "--relays" -> relays = line.intValue(1, 50);
+                case "--server-key" -> serverKey = line.value();
+                case "--policy-bytes" -> policyBytes = line.intValue(128, 64 << 20);
+                case "--rounds" -> rounds = line.intValue(1, 100);
+                case "--sync-limit" -> syncLimit = line.intValue(10, 86_400);
+                case "--a-jvm-options" -> aJvm = line.value();
+                case "--b-jvm-options" -> bJvm = line.value();
+                case "--a-label" -> aLabel = line.value();
+                case "--b-label" -> bLabel = line.value();
+                case "--pintle-jar" -> jar = Path.of(line.value());
+                case "--wrapper" -> wrapper = Path.of(line.value());
+                case "--server-cpus" -> serverCpus = CommandLine.cpusOrNull(line.value());
+                case "--harness-cpus" -> harnessCpus = CommandLine.cpusOrNull(line.value());
+                case "--commit" -> commit = line.value();
+                case "--work" -> work = Path.of(line.value());
+                case "--output" -> output = Path.of(line.value());
+                case "--command" -> command = line.value();
+                default -> throw line.unknown();
+            }
+        }
+        if (jar == null || wrapper == null || work == null || output == null) {
+            throw line.unknown();
+        }
+        if (!serverKey.equals("rsa") && !serverKey.equals("ec")) {
+            throw new IllegalArgumentException("--server-key is ec or rsa; " + USAGE);
+        }
+        if (nodes < relays) {
+            throw new IllegalArgumentException("--nodes must be at least --relays (every relay has nodes); " + USAGE);
+        }
+        Variant a = new Variant("A", aLabel, CommandLine.jvmOptions(aJvm));
+        Variant b = new Variant("B", bLabel, CommandLine.jvmOptions(bJvm != null ? bJvm : aJvm + " " + ONE_AT_A_TIME));
+        return new RelaySyncOptions(nodes, relays, serverKey, policyBytes, rounds, syncLimit, a, b, jar, wrapper,
+                serverCpus, harnessCpus, commit, work, output,
+                command != null ? command : "RelaySyncBench " + String.join(" ", args));
+    }
+
+    /**
+     * @param round 1-based
+     * @return the variants in the order this round measures them: A then B in odd rounds, B then A in even ones
+     */
+    List<Variant> order(int round) {
+        return round % 2 == 1 ? List.of(a, b) : List.of(b, a);
+    }
+
+    /**
+     * @return the fleet's options for {@link FleetLayout} and {@link FleetServer}: these nodes all behind the relays,
+     *     EC P-256 node keys (no agent connects: only the relays' node lists and certificate bundles need them),
+     *     the fleet's other sizes, A's JVM options, no agents' schedule to speak of
+     */
+    FleetOptions fleet() {
+        return new FleetOptions(nodes, relays, 0, 0, 0, serverKey, 300, 240, 1, 10, 0, 0, 0, 0, policyBytes,
+                FleetOptions.DEFAULT_LIBRARY_BYTES, 16 * 1024, 200 * 1024, 1, 0, a.jvmOptions(), pintleJar, wrapper,
+                serverCpus, harnessCpus, commit, work, output);
+    }
+}
