@@ -109,6 +109,16 @@ public final class RelaySyncBench {
                                 + "%d s of their restart; measured anyway.", round, variant.title(),
                                 SETTLE_LIMIT.toSeconds()));
                     }
+                    for (int warmup = 1; warmup <= options.warmupGenerations(); warmup++) {
+                        generation++;
+                        PROGRESS.printf("round %d, %s: warm-up generation %d%n", round, variant.title(), generation);
+                        layout.writeGeneration(generation);
+                        if (Double.isNaN(settle(generation))) {
+                            notes.add(String.format("Round %d, %s: warm-up generation %d not seen everywhere, or "
+                                    + "the servers not quiet, within %d s; measured anyway.", round,
+                                    variant.title(), generation, SETTLE_LIMIT.toSeconds()));
+                        }
+                    }
                     generation++;
                     PROGRESS.printf("round %d, %s: in sync and quiet after %s s; writing generation %d%n", round,
                             variant.title(), FleetReport.fmt(settle), generation);

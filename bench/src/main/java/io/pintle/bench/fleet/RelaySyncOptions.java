@@ -13,6 +13,8 @@ import java.util.List;
  * @param serverKey the root's and relays' key: {@code ec} (P-256) or {@code rsa} (RSA-4096)
  * @param policyBytes each node's rudder.tar.bz2
  * @param rounds rounds of one generation per variant (A then B, then B then A, ...)
+ * @param warmupGenerations generations written and waited for after each restart of the relays, not measured (a
+ *     relay restarted is a cold JVM: its first generation is mostly its JIT's work)
  * @param syncLimitSeconds how long after a generation is written the relays may take to serve it
  * @param a variant A (also the root's JVM options)
  * @param b variant B
@@ -25,7 +27,8 @@ import java.util.List;
  * @param output the report; the plot goes next to it (same name, .png)
  * @param command the command line as the user typed it, for the report
  */
-record RelaySyncOptions(int nodes, int relays, String serverKey, int policyBytes, int rounds, int syncLimitSeconds,
+record RelaySyncOptions(int nodes, int relays, String serverKey, int policyBytes, int rounds, int warmupGenerations,
+        int syncLimitSeconds,
         Variant a, Variant b, Path pintleJar, Path wrapper, String serverCpus, String harnessCpus, String commit,
         Path work, Path output, String command) {
     /** What B adds to A's options by default: the relay's previous sync, one node directory at a time. */
@@ -33,7 +36,7 @@ record RelaySyncOptions(int nodes, int relays, String serverKey, int policyBytes
 
     static final String USAGE = "usage: RelaySyncBench --pintle-jar JAR --wrapper deploy/bin/pintle --work DIR "
             + "--output FILE [--nodes 15000] [--relays 3] [--server-key ec|rsa] [--policy-bytes 40960] [--rounds 3] "
-            + "[--sync-limit 600] [--a-jvm-options 'OPTIONS'] [--b-jvm-options 'OPTIONS (default: A's "
+            + "[--warmup-generations 1] [--sync-limit 600] [--a-jvm-options 'OPTIONS'] [--b-jvm-options 'OPTIONS (default: A's "
             + ONE_AT_A_TIME + ")'] [--a-label batched] [--b-label 'one node at a time'] [--server-cpus 0] "
             + "[--harness-cpus 1] [--commit C] [--command 'bench/relaysync ...']";
 
@@ -61,6 +64,7 @@ record RelaySyncOptions(int nodes, int relays, String serverKey, int policyBytes
         String serverKey = "ec";
         int policyBytes = FleetOptions.DEFAULT_POLICY_BYTES;
         int rounds = 3;
+        int warmup = 1;
         int syncLimit = 600;
         String aJvm = CommandLine.UNIT_JVM_OPTIONS;
         String bJvm = null;
@@ -82,6 +86,7 @@ record RelaySyncOptions(int nodes, int relays, String serverKey, int policyBytes
                 case "--server-key" -> serverKey = line.value();
                 case "--policy-bytes" -> policyBytes = line.intValue(128, 64 << 20);
                 case "--rounds" -> rounds = line.intValue(1, 100);
+                case "--warmup-generations" -> warmup = line.intValue(0, 10);
                 case "--sync-limit" -> syncLimit = line.intValue(10, 86_400);
                 case "--a-jvm-options" -> aJvm = line.value();
                 case "--b-jvm-options" -> bJvm = line.value();
@@ -109,7 +114,7 @@ record RelaySyncOptions(int nodes, int relays, String serverKey, int policyBytes
         }
         Variant a = new Variant("A", aLabel, CommandLine.jvmOptions(aJvm));
         Variant b = new Variant("B", bLabel, CommandLine.jvmOptions(bJvm != null ? bJvm : aJvm + " " + ONE_AT_A_TIME));
-        return new RelaySyncOptions(nodes, relays, serverKey, policyBytes, rounds, syncLimit, a, b, jar, wrapper,
+        return new RelaySyncOptions(nodes, relays, serverKey, policyBytes, rounds, warmup, syncLimit, a, b, jar, wrapper,
                 serverCpus, harnessCpus, commit, work, output,
                 command != null ? command : "RelaySyncBench " + String.join(" ", args));
     }

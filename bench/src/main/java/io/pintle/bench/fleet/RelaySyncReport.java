@@ -143,8 +143,9 @@ final class RelaySyncReport {
         }
         line("| rounds | %d: %s; before every generation the relays are stopped and started again with the "
                 + "variant's options (their share kept), then waited for: every node served with the current "
-                + "generation and every server JVM under %.0f %% of a core over 2 s |", options.rounds(),
-                String.join(", ", orders), 100 * RelaySyncBench.QUIET_CORES);
+                + "generation and every server JVM under %.0f %% of a core over 2 s; then %d warm-up generation(s), "
+                + "each waited for the same way, not measured (a relay restarted is a cold JVM) |", options.rounds(),
+                String.join(", ", orders), 100 * RelaySyncBench.QUIET_CORES, options.warmupGenerations());
         line("| watch | from the end of the writing, every %d ms, the first line of each relay node's served "
                 + "rudder.tar.bz2 not yet seen with the generation; limit %d s |", RelaySyncBench.POLL_MILLIS,
                 options.syncLimitSeconds());

@@ -9,6 +9,7 @@ import io.pintle.api.dto.ManifestEtag;
 import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -83,6 +84,67 @@ public final class TreeManifest {
         end(generator, before == null ? null : removed(before, now));
         history.put(tree.root(), tree.etag(), now);
         return before != null;
+    }
+
+    /**
+     * A change list computed whole before it is sent (its ETag goes first): see {@link #changes}.
+     *
+     * @param version what was read: its ETag, totals, directories
+     * @param since the version it is relative to
+     * @param entries those of the top-level entries that changed, in manifest order
+     * @param removed the top-level names gone since
+     * @param fingerprints the version's top level, to remember once it is sent
+     */
+    public record ChangeList(TreeVersion version, String since, List<Manifest.Entry> entries, List<String> removed,
+            ManifestHistory.Fingerprints fingerprints) {}
+
+    /**
+     * @param root a tree's real path
+     * @param since one of its versions' ETag
+     * @return that version's top level when it is held, else null
+     */
+    public ManifestHistory.Fingerprints held(Path root, String since) {
+        return history.get(root, since);
+    }
+
+    /**
+     * A change list read in one pass with {@link TreeScanner#walkByTopLevel}: each top-level directory one version
+     * of its own, the tree as a whole not checked, so that a tree whose node directories are being replaced one
+     * after the other (a generation) still gets an answer. Holds the changed entries, not the tree.
+     *
+     * @param scanner reads the tree
+     * @param root the tree's real path
+     * @param since the version asked about
+     * @param before its top level ({@link #held})
+     * @param watched whether the version must list its directories (for a change wait)
+     * @return the change list, to {@link #write(ChangeList, OutputStream)} and then {@link #remember}
+     * @throws IOException as {@link TreeScanner#walkByTopLevel}
+     */
+    public ChangeList changes(TreeScanner scanner, Path root, String since, ManifestHistory.Fingerprints before,
+            boolean watched) throws IOException {
+        List<Manifest.Entry> changed = new ArrayList<>();
+        TopLevel top = new TopLevel(before, changed::add);
+        TreeVersion version = scanner.walkByTopLevel(root, watched, (entry, stat) -> top.accept(entry));
+        ManifestHistory.Fingerprints now = top.finish();
+        return new ChangeList(version, since, changed, removed(before, now), now);
+    }
+
+    /**
+     * @param changes a change list
+     * @param output where the JSON goes; flushed, not closed
+     * @throws IOException if the output fails
+     */
+    public void write(ChangeList changes, OutputStream output) throws IOException {
+        JsonGenerator generator = start(changes.version(), changes.since(), output);
+        for (Manifest.Entry entry : changes.entries()) {
+            entries.writeValue(generator, entry);
+        }
+        end(generator, changes.removed());
+    }
+
+    /** Holds a change list's version once it was sent, for the next {@code since}. */
+    public void remember(ChangeList changes) {
+        history.put(changes.version().root(), changes.version().etag(), changes.fingerprints());
     }
 
     private JsonGenerator start(TreeVersion tree, String since, OutputStream output) throws IOException {

@@ -152,6 +152,160 @@ public final class TreeScanner {
         }
     }
 
+    /**
+     * One pass over a tree whose top-level directories change each on its own — a relay's share during a
+     * generation, where Rudder renames each node's {@code rules.new} over its {@code rules} — for a change list:
+     * every entry handed out in manifest order, each top-level directory read whole (its own entry and everything
+     * below it) as one version of its own, and read again, up to {@link #ATTEMPTS} times, when it changed while it
+     * was read; one gone meanwhile is left out. The tree as a whole is not checked to be one version, as {@link
+     * #scan} and {@link #replay} check it: what is handed out may never have been on disk at one instant, but each
+     * top-level directory of it was, and a tree at rest gives the ETag {@link #scan} gives. Holds one top-level
+     * directory's entries at a time (and those of the few whose names sort between it and its contents).
+     *
+     * @param root the real path of a directory
+     * @param watched whether the version lists the tree's directories (for a change wait)
+     * @param visitor receives every entry
+     * @return what was handed out: its ETag, totals and (when watched) directories
+     * @throws FileVersion.FileChangedException if a top-level directory changed during every attempt
+     * @throws TreeTooLargeException as {@link #scan}
+     * @throws NotADirectoryException if the path names something else than a directory
+     * @throws NoSuchFileException if the directory is gone
+     * @throws IOException if it cannot be read, or what the visitor throws
+     */
+    public TreeVersion walkByTopLevel(Path root, boolean watched, Visitor visitor) throws IOException {
+        if (FileStat.of(root).kind() != FileStat.Kind.DIRECTORY) {
+            throw new NotADirectoryException(root);
+        }
+        List<String> names = new ArrayList<>();
+        try (DirectoryStream<Path> children = Files.newDirectoryStream(root)) {
+            for (Path child : children) {
+                if (names.size() >= maxEntries) {
+                    throw new TreeTooLargeException(root + " has more than " + maxEntries + " entries");
+                }
+                names.add(child.getFileName().toString());
+            }
+        }
+        Collections.sort(names);
+        ByTopLevel pass = new ByTopLevel(root, watched, visitor);
+        pass.listed = names.size();
+        // As Walk.directory: a directory's contents come when the walk reaches its name followed by '/'.
+        PriorityQueue<String> subtrees = new PriorityQueue<>();
+        for (String name : names) {
+            while (!subtrees.isEmpty() && subtrees.peek().compareTo(name) < 0) {
+                pass.flush(subtrees.poll());
+            }
+            if (pass.read(name)) {
+                subtrees.add(name + "/");
+            }
+        }
+        while (!subtrees.isEmpty()) {
+            pass.flush(subtrees.poll());
+        }
+        List<Path> directories = new ArrayList<>();
+        if (watched) {
+            directories.add(root);
+            directories.addAll(pass.directories);
+        }
+        return new TreeVersion(root, pass.etag.value(), pass.files, pass.bytes, directories);
+    }
+
+    /** An entry read, held until its turn comes. */
+    private record Held(Manifest.Entry entry, FileStat stat) {}
+
+    /** {@link #walkByTopLevel}'s state: what was handed out so far, and the contents read ahead of their turn. */
+    private final class ByTopLevel {
+        private final Path root;
+        private final boolean watched;
+        private final Visitor visitor;
+        private final ManifestEtag etag = new ManifestEtag();
+        private final List<Path> directories = new ArrayList<>();
+        private final java.util.Map<String, List<Held>> below = new java.util.HashMap<>();
+        private int listed;
+        private int files;
+        private long bytes;
+
+        ByTopLevel(Path root, boolean watched, Visitor visitor) {
+            this.root = root;
+            this.watched = watched;
+            this.visitor = visitor;
+        }
+
+        /**
+         * Reads one top-level entry: a directory whole (handed out now, its contents held for their turn), anything
+         * else as the walk describes it.
+         *
+         * @return whether it is a directory whose contents wait for their turn
+         */
+        boolean read(String name) throws IOException {
+            Path child = root.resolve(name);
+            FileVersion.FileChangedException last = null;
+            for (int attempt = 1; attempt <= ATTEMPTS; attempt++) {
+                FileStat before;
+                try {
+                    before = FileStat.of(child);
+                } catch (NoSuchFileException gone) {
+                    return false;
+                }
+                List<Held> items = new ArrayList<>();
+                Walk walk = new Walk(root, (entry, stat) -> items.add(new Held(entry, stat)));
+                try {
+                    if (before.kind() != FileStat.Kind.DIRECTORY) {
+                        Pending pending = walk.describe(root, "", name);
+                        if (pending != null) {
+                            walk.hand(pending);
+                        }
+                    } else {
+                        walk.directory(child, name + "/", 1);
+                    }
+                    if (!FileStat.of(child).equals(before)) {
+                        throw new FileVersion.FileChangedException(child + " changed while it was read");
+                    }
+                } catch (NoSuchFileException | NotADirectoryException | FileVersion.FileChangedException changed) {
+                    LOG.debug("{} changed during read {} of {}: {}", child, attempt, ATTEMPTS, changed.getMessage());
+                    last = changed instanceof FileVersion.FileChangedException c ? c
+                            : new FileVersion.FileChangedException(child + " changed while it was read");
+                    continue;
+                }
+                listed += walk.listed;
+                if (listed > maxEntries) {
+                    throw new TreeTooLargeException(root + " has more than " + maxEntries + " entries");
+                }
+                files += walk.files;
+                bytes += walk.bytes;
+                if (before.kind() != FileStat.Kind.DIRECTORY) {
+                    for (Held held : items) {
+                        hand(held);
+                    }
+                    return false;
+                }
+                hand(new Held(new Manifest.Entry(name, Manifest.Types.DIRECTORY, null, before.octalMode(),
+                        before.modified().toString(), null, null), before));
+                if (watched) {
+                    directories.add(child);
+                    for (Held held : items) {
+                        if (held.entry().isDirectory()) {
+                            directories.add(held.stat().path());
+                        }
+                    }
+                }
+                below.put(name + "/", items);
+                return true;
+            }
+            throw last;
+        }
+
+        void flush(String key) throws IOException {
+            for (Held held : below.remove(key)) {
+                hand(held);
+            }
+        }
+
+        private void hand(Held held) throws IOException {
+            etag.add(held.entry());
+            visitor.entry(held.entry(), held.stat());
+        }
+    }
+
     /** One walk of a tree: what it has counted so far, and the digests it is waiting for. */
     private final class Walk {
         private final Path root;

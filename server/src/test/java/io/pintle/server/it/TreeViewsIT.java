@@ -365,6 +365,76 @@ class TreeViewsIT {
     }
 
     @Test
+    void changeListsAreAnsweredWhileNodeDirectoriesAreReplacedOneAfterTheOther(@TempDir Path dir) throws Exception {
+        Sandbox sandbox = Sandbox.create(dir);
+        NodeKeys relay = sandbox.addNode("relay-1", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
+        Path share = Files.createDirectories(sandbox.share().resolve("relay-1/share"));
+        List<String> nodes = new ArrayList<>();
+        for (int i = 0; i < 40; i++) {
+            nodes.add(String.format("node-%02d", i));
+            publish(share.resolve(nodes.get(i)), 0);
+        }
+        try (TestServer server = TestServer.start(sandbox)) {
+            PintleClient client = server.client(relay);
+            String path = "/policies/relay-1/share/?view=manifest&since=";
+            Manifest last = JSON.readValue(get(client, path, null).body(), Manifest.class);
+            // A generation that never ends: node after node, rules.new filled then renamed over rules.
+            java.util.concurrent.atomic.AtomicBoolean writing = new java.util.concurrent.atomic.AtomicBoolean(true);
+            CompletableFuture<Integer> generations = CompletableFuture.supplyAsync(() -> {
+                int written = 0;
+                try {
+                    for (int number = 1; writing.get(); number++) {
+                        for (String node : nodes) {
+                            publish(share.resolve(node), number);
+                            written++;
+                        }
+                    }
+                } catch (IOException e) {
+                    throw new IllegalStateException(e);
+                }
+                return written;
+            });
+            try {
+                for (int round = 0; round < 15; round++) {
+                    HttpResponse<String> response = get(client, path + encode(last.etag()), null);
+                    assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+                    Manifest changes = JSON.readValue(response.body(), Manifest.class);
+                    assertThat(changes.since()).as("held, so a change list").isEqualTo(last.etag());
+                    // Each node directory listed is one version of it: the two files of its rules/ are of one
+                    // generation (a rules.new being filled may be there too, as it was at that instant).
+                    Map<String, List<String>> digests = new TreeMap<>();
+                    for (Manifest.Entry entry : changes.entries()) {
+                        if (entry.isFile() && entry.path().split("/")[1].equals("rules")) {
+                            digests.computeIfAbsent(entry.path().split("/")[0], n -> new ArrayList<>())
+                                    .add(entry.sha256());
+                        }
+                    }
+                    digests.forEach((node, files) -> assertThat(files).as(node).hasSize(2).containsOnly(files.get(0)));
+                    last = changes;
+                }
+            } finally {
+                writing.set(false);
+            }
+            assertThat(generations.get(30, TimeUnit.SECONDS)).isPositive();
+        }
+    }
+
+    /** A node's generation as Rudder publishes it: rules.new filled, then renamed over rules. */
+    private static void publish(Path node, int number) throws IOException {
+        Path next = Files.createDirectories(node.resolve("rules.new"));
+        Files.writeString(next.resolve("rudder.tar.bz2"), "generation " + number + "\n");
+        Files.writeString(next.resolve("promises.cf"), "generation " + number + "\n");
+        Path rules = node.resolve("rules");
+        if (Files.exists(rules)) {
+            Path old = Files.move(rules, node.resolve("rules.old"));
+            Files.move(next, rules);
+            deleteTree(old);
+        } else {
+            Files.move(next, rules);
+        }
+    }
+
+    @Test
     void anArchiveOfOnlySomeDirectoriesHoldsEachOfThemWholeAndNothingElse(@TempDir Path dir) throws Exception {
         Sandbox sandbox = Sandbox.create(dir);
         NodeKeys relay = sandbox.addNode("relay-1", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);

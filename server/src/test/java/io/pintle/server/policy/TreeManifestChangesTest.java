@@ -1,6 +1,7 @@
 package io.pintle.server.policy;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.pintle.api.dto.Manifest;
@@ -73,6 +74,47 @@ class TreeManifestChangesTest {
         assertThat(none.since()).isEqualTo(now.etag());
         assertThat(none.entries()).isEmpty();
         assertThat(none.removed()).isEmpty();
+    }
+
+    @Test
+    void aPassByTopLevelDirectoryGivesTheScansEtagAtRestAndEachDirectoryWholeWhileOthersAreReplaced(
+            @TempDir Path dir) throws Exception {
+        for (String node : List.of("a", "a-b", "b", "c")) {
+            generation(dir.resolve(node), "rules", node + " 1");
+        }
+        write(dir.resolve("top-file"), "x");
+        TreeVersion scanned = scanner.scan(dir, false);
+        List<Manifest.Entry> passed = new ArrayList<>();
+        TreeVersion version = scanner.walkByTopLevel(dir, false, (entry, stat) -> passed.add(entry));
+        assertThat(version.etag()).isEqualTo(scanned.etag());
+        assertThat(version.files()).isEqualTo(scanned.files());
+        assertThat(passed).isEqualTo(whole(dir).entries());
+
+        // While the pass hands out b, c's rules/ is replaced as Rudder does: a scan and its replay would find the tree
+        // changed; the pass reads c after, whole, as its new version.
+        TreeVersion before = scanner.scan(dir, false);
+        List<Manifest.Entry> during = new ArrayList<>();
+        boolean[] swapped = {false};
+        scanner.walkByTopLevel(dir, false, (entry, stat) -> {
+            if (entry.path().startsWith("b/") && !swapped[0]) {
+                swapped[0] = true;
+                try {
+                    generation(dir.resolve("c"), "rules.new", "c 2");
+                    Files.move(dir.resolve("c/rules"), dir.resolve("c/rules.old"));
+                    Files.move(dir.resolve("c/rules.new"), dir.resolve("c/rules"));
+                    deleteTree(dir.resolve("c/rules.old"));
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            }
+            during.add(entry);
+        });
+        assertThat(swapped[0]).isTrue();
+        assertThat(during).isEqualTo(whole(dir).entries()); // c's new version, whole
+        assertThat(during).filteredOn(entry -> entry.path().equals("c/rules/promises.cf")).singleElement()
+                .extracting(Manifest.Entry::sha256).isEqualTo(sha256("bundle agent main { } # c 2\n"));
+        assertThatThrownBy(() -> scanner.replay(before, (entry, stat) -> {}))
+                .isInstanceOf(FileVersion.FileChangedException.class);
     }
 
     @Test
@@ -174,6 +216,16 @@ class TreeManifestChangesTest {
         String text = out.toString(StandardCharsets.UTF_8);
         assertThat(text).doesNotContain("since").doesNotContain("removed");
         return JSON.readValue(text, Manifest.class);
+    }
+
+    private static void generation(Path node, String rules, String content) throws Exception {
+        write(node.resolve(rules).resolve("rudder.tar.bz2"), content);
+        write(node.resolve(rules).resolve("promises.cf"), "bundle agent main { } # " + content + "\n");
+    }
+
+    private static String sha256(String content) throws Exception {
+        return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256")
+                .digest(content.getBytes(StandardCharsets.UTF_8)));
     }
 
     private static String top(String path) {

@@ -16,6 +16,7 @@ import io.pintle.server.policy.DigestCache;
 import io.pintle.server.policy.FileCache;
 import io.pintle.server.policy.FileStat;
 import io.pintle.server.policy.FileVersion;
+import io.pintle.server.policy.ManifestHistory;
 import io.pintle.server.policy.SafePaths;
 import io.pintle.server.policy.TreeArchive;
 import io.pintle.server.policy.TreeManifest;
@@ -268,6 +269,11 @@ public final class FileHandler extends Handler.Abstract {
             }
         }
         int waitSeconds = Exchange.waitSeconds(query.getValue(Routes.WAIT));
+        if (view == View.MANIFEST && since != null && !since.isEmpty()) {
+            onWorker(request, response, callback, exchange, () -> serveChanges(ask, waitSeconds, request, response,
+                    callback));
+            return;
+        }
         if (waitSeconds > 0 && ask.conditions().ifNoneMatch() != null) {
             onWorker(request, response, callback, exchange, () -> respondOrPark(ask, waitSeconds, request, response,
                     callback));
@@ -694,6 +700,77 @@ public final class FileHandler extends Handler.Abstract {
         callback.succeeded();
     }
 
+    /**
+     * {@code ?view=manifest&since=<etag>}: when the version is held, a change list read in one pass with each
+     * top-level directory one version of its own ({@link TreeManifest#changes}), so that a share whose node
+     * directories are being replaced one after the other during a generation still gets an answer, where a whole
+     * manifest would find the tree changed and fail; with {@code wait}, parked as any manifest while nothing
+     * changed. A version no longer held: the whole manifest, as any manifest request.
+     */
+    private void serveChanges(Ask ask, int waitSeconds, Request request, Response response, Callback callback)
+            throws IOException {
+        Path directory = real(ask, request);
+        String ifNoneMatch = ask.conditions().ifNoneMatch();
+        boolean waiting = waitSeconds > 0 && ifNoneMatch != null;
+        ManifestHistory.Fingerprints before = manifests.held(directory, ask.since());
+        if (before == null) {
+            if (waiting) {
+                respondOrPark(ask, waitSeconds, request, response, callback);
+            } else {
+                serveTree(ask, tree(ask, request, false), response, callback);
+            }
+            return;
+        }
+        TreeManifest.ChangeList changes = changes(ask, directory, before, waiting);
+        String etag = changes.version().etag();
+        if (waiting && FileConditions.matches(ifNoneMatch, etag, false)) {
+            park(ask, directory, observation(ask, directory, changes.version()), waitSeconds, request, response,
+                    callback, () -> serveChanges(ask, 0, request, response, callback));
+            return;
+        }
+        HttpFields.Mutable out = response.getHeaders();
+        out.put(HttpHeader.ETAG, etag);
+        out.put(NO_CACHE);
+        FileConditions.Outcome outcome = FileConditions.evaluate(ask.get(), ask.conditions(),
+                new FileConditions.Representation(etag, null, -1));
+        if (answeredWithoutBody(outcome, response, callback)) {
+            return;
+        }
+        response.setStatus(HttpStatus.OK_200);
+        out.put(JSON_TYPE);
+        if (!ask.get()) {
+            response.write(true, null, callback);
+            return;
+        }
+        OutputStream body = Content.Sink.asOutputStream(response);
+        manifests.write(changes, body);
+        body.close();
+        manifests.remember(changes);
+        callback.succeeded();
+    }
+
+    /** {@link TreeManifest#changes}, its refusals mapped as {@link #tree}'s. */
+    private TreeManifest.ChangeList changes(Ask ask, Path directory, ManifestHistory.Fingerprints before,
+            boolean watched) {
+        try {
+            return manifests.changes(scanner, directory, ask.since(), before, watched);
+        } catch (TreeScanner.NotADirectoryException e) {
+            throw new PintleException.NotFound("not-a-directory",
+                    "this path is a file; views '" + Routes.VIEW_MANIFEST + "' and '" + Routes.VIEW_ARCHIVE
+                            + "' are for directories");
+        } catch (TreeScanner.TreeTooLargeException e) {
+            LOG.warn("refused a change list: {}", e.getMessage());
+            throw new PintleException.InvalidRequest("tree-too-large", e.getMessage().replace(directory.toString(),
+                    "this directory") + "; ask for a subdirectory");
+        } catch (NoSuchFileException e) {
+            throw notFound();
+        } catch (FileVersion.FileChangedException e) {
+            throw treeChanged();
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot read " + directory, e);
+        }
+    }
+
     private static PintleException treeChanged() {
         return new PintleException.Unavailable("file-changed", "the tree kept changing while it was being read; "
                 + "retry", 1);
@@ -836,6 +913,21 @@ public final class FileHandler extends Handler.Abstract {
             }
             now = observation(ask, path, tree);
         }
+        park(ask, path, now, waitSeconds, request, response, callback, () -> {
+            if (ask.view() == View.FILE) {
+                serveFile(ask, lookup(ask, request), response, callback);
+            } else {
+                serveTree(ask, tree(ask, request, false), response, callback);
+            }
+        });
+    }
+
+    /**
+     * Parks a request whose {@code If-None-Match} is the current ETag, holding no thread and no worker, until the
+     * ETag changes ({@code answer} runs, authorised again on the then current snapshot) or the wait is over (304).
+     */
+    private void park(Ask ask, Path path, ChangeWaits.Observation now, int waitSeconds, Request request,
+            Response response, Callback callback, Step answer) {
         String etag = now.etag();
         Exchange exchange = ask.exchange();
         AtomicReference<Throwable> gone = new AtomicReference<>();
@@ -844,11 +936,7 @@ public final class FileHandler extends Handler.Abstract {
             public void changed() {
                 onWorker(request, response, callback, exchange, () -> {
                     reauthorize(ask);
-                    if (ask.view() == View.FILE) {
-                        serveFile(ask, lookup(ask, request), response, callback);
-                    } else {
-                        serveTree(ask, tree(ask, request, false), response, callback);
-                    }
+                    answer.run();
                 });
             }
 
