@@ -524,21 +524,30 @@ public final class FileHandler extends Handler.Abstract {
         Path directory = real(ask, request);
         try {
             return scanner.scan(directory, watched);
-        } catch (TreeScanner.NotADirectoryException e) {
-            throw new PintleException.NotFound("not-a-directory",
+        } catch (IOException e) {
+            throw unreadTree(e, directory, ask.view().name().toLowerCase(Locale.ROOT));
+        }
+    }
+
+    /** What a tree view's failure to read its tree answers: 404, 400 {@code tree-too-large}, 503 or a 500. */
+    private static RuntimeException unreadTree(IOException e, Path directory, String what) {
+        if (e instanceof TreeScanner.NotADirectoryException) {
+            return new PintleException.NotFound("not-a-directory",
                     "this path is a file; views '" + Routes.VIEW_MANIFEST + "' and '" + Routes.VIEW_ARCHIVE
                             + "' are for directories");
-        } catch (TreeScanner.TreeTooLargeException e) {
-            LOG.warn("refused a {}: {}", ask.view().name().toLowerCase(Locale.ROOT), e.getMessage());
-            throw new PintleException.InvalidRequest("tree-too-large", e.getMessage().replace(directory.toString(),
-                    "this directory") + "; ask for a subdirectory");
-        } catch (NoSuchFileException e) {
-            throw notFound();
-        } catch (FileVersion.FileChangedException e) {
-            throw treeChanged();
-        } catch (IOException e) {
-            throw new IllegalStateException("cannot scan " + directory, e);
         }
+        if (e instanceof TreeScanner.TreeTooLargeException) {
+            LOG.warn("refused a {}: {}", what, e.getMessage());
+            return new PintleException.InvalidRequest("tree-too-large", e.getMessage().replace(directory.toString(),
+                    "this directory") + "; ask for a subdirectory");
+        }
+        if (e instanceof NoSuchFileException) {
+            return notFound();
+        }
+        if (e instanceof FileVersion.FileChangedException) {
+            return treeChanged();
+        }
+        return new IllegalStateException("cannot scan " + directory, e);
     }
 
     /** The real path of what a request names (a file or a directory), refusals mapped. */
@@ -754,20 +763,8 @@ public final class FileHandler extends Handler.Abstract {
             boolean watched) {
         try {
             return manifests.changes(scanner, directory, ask.since(), before, watched);
-        } catch (TreeScanner.NotADirectoryException e) {
-            throw new PintleException.NotFound("not-a-directory",
-                    "this path is a file; views '" + Routes.VIEW_MANIFEST + "' and '" + Routes.VIEW_ARCHIVE
-                            + "' are for directories");
-        } catch (TreeScanner.TreeTooLargeException e) {
-            LOG.warn("refused a change list: {}", e.getMessage());
-            throw new PintleException.InvalidRequest("tree-too-large", e.getMessage().replace(directory.toString(),
-                    "this directory") + "; ask for a subdirectory");
-        } catch (NoSuchFileException e) {
-            throw notFound();
-        } catch (FileVersion.FileChangedException e) {
-            throw treeChanged();
         } catch (IOException e) {
-            throw new IllegalStateException("cannot read " + directory, e);
+            throw unreadTree(e, directory, "change list");
         }
     }
 
