@@ -46,6 +46,13 @@ public final class TreeScanner {
     /** Scans of a tree that keeps changing are retried this many times before giving up. */
     static final int ATTEMPTS = 4;
 
+    /**
+     * Reads of one top-level directory that changed while it was read ({@link #walkByTopLevel}), a pause growing
+     * from 1 to 64 ms before each new one: Rudder's replacement of a node's {@code rules} takes milliseconds, and the
+     * reads right after one that failed would fall into the same replacement.
+     */
+    static final int TOP_LEVEL_ATTEMPTS = 8;
+
     /** Trees deeper than this are refused (a loop of bind mounts, or a hostile tree). */
     static final int MAX_DEPTH = 64;
 
@@ -156,8 +163,8 @@ public final class TreeScanner {
      * One pass over a tree whose top-level directories change each on its own — a relay's share during a
      * generation, where Rudder renames each node's {@code rules.new} over its {@code rules} — for a change list:
      * every entry handed out in manifest order, each top-level directory read whole (its own entry and everything
-     * below it) as one version of its own, and read again, up to {@link #ATTEMPTS} times, when it changed while it
-     * was read; one gone meanwhile is left out. The tree as a whole is not checked to be one version, as {@link
+     * below it) as one version of its own, and read again, up to {@link #TOP_LEVEL_ATTEMPTS} times with a growing
+     * pause, when it changed while it was read; one gone meanwhile is left out. The tree as a whole is not checked to be one version, as {@link
      * #scan} and {@link #replay} check it: what is handed out may never have been on disk at one instant, but each
      * top-level directory of it was, and a tree at rest gives the ETag {@link #scan} gives. Holds one top-level
      * directory's entries at a time (and those of the few whose names sort between it and its contents).
@@ -239,7 +246,10 @@ public final class TreeScanner {
         boolean read(String name) throws IOException {
             Path child = root.resolve(name);
             FileVersion.FileChangedException last = null;
-            for (int attempt = 1; attempt <= ATTEMPTS; attempt++) {
+            for (int attempt = 1; attempt <= TOP_LEVEL_ATTEMPTS; attempt++) {
+                if (attempt > 1) {
+                    pause(attempt);
+                }
                 FileStat before;
                 try {
                     before = FileStat.of(child);
@@ -261,7 +271,8 @@ public final class TreeScanner {
                         throw new FileVersion.FileChangedException(child + " changed while it was read");
                     }
                 } catch (NoSuchFileException | NotADirectoryException | FileVersion.FileChangedException changed) {
-                    LOG.debug("{} changed during read {} of {}: {}", child, attempt, ATTEMPTS, changed.getMessage());
+                    LOG.debug("{} changed during read {} of {}: {}", child, attempt, TOP_LEVEL_ATTEMPTS,
+                            changed.getMessage());
                     last = changed instanceof FileVersion.FileChangedException c ? c
                             : new FileVersion.FileChangedException(child + " changed while it was read");
                     continue;
@@ -292,6 +303,16 @@ public final class TreeScanner {
                 return true;
             }
             throw last;
+        }
+
+        /** Before read {@code attempt} of a directory that changed: 1, 2, 4 ... 64 ms, 127 ms in all. */
+        private static void pause(int attempt) throws java.io.InterruptedIOException {
+            try {
+                Thread.sleep(1L << (attempt - 2));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new java.io.InterruptedIOException("interrupted while a directory was read again");
+            }
         }
 
         void flush(String key) throws IOException {
