@@ -378,7 +378,10 @@ class TreeViewsIT {
             PintleClient client = server.client(relay);
             String path = "/policies/relay-1/share/?view=manifest&since=";
             Manifest last = JSON.readValue(get(client, path, null).body(), Manifest.class);
-            // A generation that never ends: node after node, rules.new filled then renamed over rules.
+            // A generation that never ends: node after node, rules.new filled then renamed over rules, 2 ms apart,
+            // so each node is replaced about every 100 ms, far more often than Rudder does (once a generation). With
+            // no pause each node was replaced every ~12 ms, faster than one read of it with its new files hashed:
+            // no reader can then see it at rest, and the server rightly answers 503 after its 8 reads.
             java.util.concurrent.atomic.AtomicBoolean writing = new java.util.concurrent.atomic.AtomicBoolean(true);
             CompletableFuture<Integer> generations = CompletableFuture.supplyAsync(() -> {
                 int written = 0;
@@ -387,9 +390,10 @@ class TreeViewsIT {
                         for (String node : nodes) {
                             publish(share.resolve(node), number);
                             written++;
+                            Thread.sleep(2);
                         }
                     }
-                } catch (IOException e) {
+                } catch (IOException | InterruptedException e) {
                     throw new IllegalStateException(e);
                 }
                 return written;
