@@ -21,10 +21,11 @@ import java.util.List;
  * tree changed since it was scanned, the write fails before the closing {@code ]}}, so a reader sees a truncated
  * document, never a manifest that does not match its ETag.
  *
- * <p>Asked {@code ?since=}, it also fingerprints each top-level entry with everything below it, remembers the
- * version in its {@link ManifestHistory}, and, when it still holds the version named, writes only the top-level
- * entries whose fingerprint differs (a change list). A top-level entry's entries are held until its fingerprint is
- * known (a node's directory: a handful), at most {@value #MAX_HELD} of them: past that it is written as changed.
+ * <p>Asked {@code ?since=}, it also fingerprints each top-level entry with everything below it and remembers the
+ * version in its {@link ManifestHistory}; when it still holds the version named, {@link #changes} reads only the
+ * top-level entries whose fingerprint differs (a change list). A top-level entry's entries are held until its
+ * fingerprint is known (a node's directory: a handful), at most {@value #MAX_HELD} of them: past that it is
+ * written as changed.
  */
 public final class TreeManifest {
     /** Turns the generator's 8 KB flushes into 64 KiB writes to the response. */
@@ -63,27 +64,22 @@ public final class TreeManifest {
     }
 
     /**
-     * The answer to {@code ?since=}: a change list when the history holds {@code since}, else the whole manifest;
-     * either way the version is remembered once written.
+     * The whole manifest, its version remembered for the next {@code ?since=} (asked with an empty {@code since},
+     * or one no longer held: see {@link #changes} for a held one).
      *
      * @param scanner walks the tree again
      * @param tree the version to describe
-     * @param since the ETag asked for (quoted), or empty
      * @param output where the JSON goes; flushed, not closed
-     * @return whether a change list was written (else the whole manifest)
      * @throws FileVersion.FileChangedException if the tree is no longer that version
      * @throws IOException if the tree cannot be read or the output fails
      */
-    public boolean write(TreeScanner scanner, TreeVersion tree, String since, OutputStream output)
-            throws IOException {
-        ManifestHistory.Fingerprints before = since.isEmpty() ? null : history.get(tree.root(), since);
-        JsonGenerator generator = start(tree, before == null ? null : since, output);
-        TopLevel top = new TopLevel(before, entry -> entries.writeValue(generator, entry));
+    public void writeRemembered(TreeScanner scanner, TreeVersion tree, OutputStream output) throws IOException {
+        JsonGenerator generator = start(tree, null, output);
+        TopLevel top = new TopLevel(null, entry -> entries.writeValue(generator, entry));
         scanner.replay(tree, (entry, stat) -> top.accept(entry));
         ManifestHistory.Fingerprints now = top.finish();
-        end(generator, before == null ? null : removed(before, now));
+        end(generator, null);
         history.put(tree.root(), tree.etag(), now);
-        return before != null;
     }
 
     /**
