@@ -164,10 +164,11 @@ public final class TreeScanner {
      * generation, where Rudder renames each node's {@code rules.new} over its {@code rules} — for a change list:
      * every entry handed out in manifest order, each top-level directory read whole (its own entry and everything
      * below it) as one version of its own, and read again, up to {@link #TOP_LEVEL_ATTEMPTS} times with a growing
-     * pause, when it changed while it was read; one gone meanwhile is left out. The tree as a whole is not checked to be one version, as {@link
-     * #scan} and {@link #replay} check it: what is handed out may never have been on disk at one instant, but each
-     * top-level directory of it was, and a tree at rest gives the ETag {@link #scan} gives. Holds one top-level
-     * directory's entries at a time (and those of the few whose names sort between it and its contents).
+     * pause, when it changed while it was read; one gone meanwhile is left out. The tree as a whole is not checked
+     * to be one version, as {@link #scan} and {@link #replay} check it: what is handed out may never have been on
+     * disk at one instant, but each top-level directory of it was, and a tree at rest gives the ETag {@link #scan}
+     * gives. Holds one top-level directory's entries at a time (and those of the few whose names sort between it
+     * and its contents).
      *
      * @param root the real path of a directory
      * @param watched whether the version lists the tree's directories (for a change wait)
@@ -183,16 +184,7 @@ public final class TreeScanner {
         if (FileStat.of(root).kind() != FileStat.Kind.DIRECTORY) {
             throw new NotADirectoryException(root);
         }
-        List<String> names = new ArrayList<>();
-        try (DirectoryStream<Path> children = Files.newDirectoryStream(root)) {
-            for (Path child : children) {
-                if (names.size() >= maxEntries) {
-                    throw new TreeTooLargeException(root + " has more than " + maxEntries + " entries");
-                }
-                names.add(child.getFileName().toString());
-            }
-        }
-        Collections.sort(names);
+        List<String> names = sortedNames(root, root, 0);
         ByTopLevel pass = new ByTopLevel(root, watched, visitor);
         pass.listed = names.size();
         // As Walk.directory: a directory's contents come when the walk reaches its name followed by '/'.
@@ -214,6 +206,27 @@ public final class TreeScanner {
             directories.addAll(pass.directories);
         }
         return new TreeVersion(root, pass.etag.value(), pass.files, pass.bytes, directories);
+    }
+
+    /**
+     * @param root the tree's root (for the message)
+     * @param directory a directory of it
+     * @param listed the entries of the tree listed so far
+     * @return the directory's names, sorted
+     * @throws TreeTooLargeException as soon as the tree has more than {@code maxEntries} entries
+     */
+    private List<String> sortedNames(Path root, Path directory, int listed) throws IOException {
+        List<String> names = new ArrayList<>();
+        try (DirectoryStream<Path> children = Files.newDirectoryStream(directory)) {
+            for (Path child : children) {
+                if (listed + names.size() >= maxEntries) {
+                    throw new TreeTooLargeException(root + " has more than " + maxEntries + " entries");
+                }
+                names.add(child.getFileName().toString());
+            }
+        }
+        Collections.sort(names);
+        return names;
     }
 
     /** An entry read, held until its turn comes. */
@@ -360,16 +373,8 @@ public final class TreeScanner {
             if (depth >= MAX_DEPTH) {
                 throw new TreeTooLargeException(root + " is more than " + MAX_DEPTH + " directories deep");
             }
-            List<String> names = new ArrayList<>();
-            try (DirectoryStream<Path> children = Files.newDirectoryStream(directory)) {
-                for (Path child : children) {
-                    if (++listed > maxEntries) {
-                        throw new TreeTooLargeException(root + " has more than " + maxEntries + " entries");
-                    }
-                    names.add(child.getFileName().toString());
-                }
-            }
-            Collections.sort(names);
+            List<String> names = sortedNames(root, directory, listed);
+            listed += names.size();
             // Subdirectories whose contents come later, by their name followed by '/'.
             PriorityQueue<String> subtrees = new PriorityQueue<>();
             ArrayDeque<Pending> window = new ArrayDeque<>();

@@ -532,9 +532,7 @@ public final class FileHandler extends Handler.Abstract {
     /** What a tree view's failure to read its tree answers: 404, 400 {@code tree-too-large}, 503 or a 500. */
     private static RuntimeException unreadTree(IOException e, Path directory, String what) {
         if (e instanceof TreeScanner.NotADirectoryException) {
-            return new PintleException.NotFound("not-a-directory",
-                    "this path is a file; views '" + Routes.VIEW_MANIFEST + "' and '" + Routes.VIEW_ARCHIVE
-                            + "' are for directories");
+            return notADirectory();
         }
         if (e instanceof TreeScanner.TreeTooLargeException) {
             LOG.warn("refused a {}: {}", what, e.getMessage());
@@ -567,32 +565,15 @@ public final class FileHandler extends Handler.Abstract {
      * the client gets a 503 {@code file-changed} when nothing was sent yet, a cut response otherwise.
      */
     private void serveTree(Ask ask, TreeVersion tree, Response response, Callback callback) throws IOException {
+        if (!startView(ask, tree.root(), tree.etag(), response, callback)) {
+            return;
+        }
         HttpFields.Mutable out = response.getHeaders();
-        out.put(HttpHeader.ETAG, tree.etag());
-        out.put(NO_CACHE);
-        FileConditions.Outcome outcome = FileConditions.evaluate(ask.get(), ask.conditions(),
-                new FileConditions.Representation(tree.etag(), null, -1));
-        if (answeredWithoutBody(outcome, response, callback)) {
-            return;
-        }
-        response.setStatus(HttpStatus.OK_200);
-        if (ask.view() == View.MANIFEST) {
-            out.put(JSON_TYPE);
-        } else {
-            Path directory = tree.root();
-            String name = directory.getFileName() == null ? "archive" : directory.getFileName().toString();
-            out.put(HttpHeader.CONTENT_TYPE, MediaTypes.TAR_GZIP);
-            out.put("Content-Disposition", "attachment; filename=\"" + Problems.printable(name) + ".tar.gz\"");
-        }
-        if (!ask.get()) {
-            response.write(true, null, callback);
-            return;
-        }
         // Not closed after a failure: closing ends the response as if it were whole.
         OutputStream body = Content.Sink.asOutputStream(response);
         try {
             if (ask.view() == View.MANIFEST && ask.since() != null) {
-                manifests.write(scanner, tree, ask.since(), body);
+                manifests.writeRemembered(scanner, tree, body);
             } else if (ask.view() == View.MANIFEST) {
                 manifests.write(scanner, tree, body);
             } else {
@@ -654,20 +635,12 @@ public final class FileHandler extends Handler.Abstract {
             throws IOException {
         Path directory = real(ask, request);
         if (!Files.isDirectory(directory)) {
-            throw new PintleException.NotFound("not-a-directory",
-                    "this path is a file; views '" + Routes.VIEW_MANIFEST + "' and '" + Routes.VIEW_ARCHIVE
-                            + "' are for directories");
+            throw notADirectory();
         }
-        HttpFields.Mutable out = response.getHeaders();
-        out.put(NO_CACHE);
-        response.setStatus(HttpStatus.OK_200);
-        String archiveName = directory.getFileName() == null ? "archive" : directory.getFileName().toString();
-        out.put(HttpHeader.CONTENT_TYPE, MediaTypes.TAR_GZIP);
-        out.put("Content-Disposition", "attachment; filename=\"" + Problems.printable(archiveName) + ".tar.gz\"");
-        if (!ask.get()) {
-            response.write(true, null, callback);
+        if (!startView(ask, directory, null, response, callback)) {
             return;
         }
+        HttpFields.Mutable out = response.getHeaders();
         String relative = ask.target().relative();
         String base = relative.isEmpty() || relative.endsWith("/") ? relative : relative + "/";
         OutputStream body = Content.Sink.asOutputStream(response);
@@ -737,18 +710,7 @@ public final class FileHandler extends Handler.Abstract {
                     callback, () -> serveChanges(ask, 0, request, response, callback));
             return;
         }
-        HttpFields.Mutable out = response.getHeaders();
-        out.put(HttpHeader.ETAG, etag);
-        out.put(NO_CACHE);
-        FileConditions.Outcome outcome = FileConditions.evaluate(ask.get(), ask.conditions(),
-                new FileConditions.Representation(etag, null, -1));
-        if (answeredWithoutBody(outcome, response, callback)) {
-            return;
-        }
-        response.setStatus(HttpStatus.OK_200);
-        out.put(JSON_TYPE);
-        if (!ask.get()) {
-            response.write(true, null, callback);
+        if (!startView(ask, directory, etag, response, callback)) {
             return;
         }
         OutputStream body = Content.Sink.asOutputStream(response);
@@ -766,6 +728,43 @@ public final class FileHandler extends Handler.Abstract {
         } catch (IOException e) {
             throw unreadTree(e, directory, "change list");
         }
+    }
+
+    /**
+     * A directory view's status and headers: its ETag and the request's conditions (when it has one: an archive of
+     * {@code only} names has none), no-cache, the view's type.
+     *
+     * @return whether the body is to be written (false: a 304, a 412 or a HEAD already answered)
+     */
+    private static boolean startView(Ask ask, Path directory, String etag, Response response, Callback callback) {
+        HttpFields.Mutable out = response.getHeaders();
+        out.put(NO_CACHE);
+        if (etag != null) {
+            out.put(HttpHeader.ETAG, etag);
+            FileConditions.Outcome outcome = FileConditions.evaluate(ask.get(), ask.conditions(),
+                    new FileConditions.Representation(etag, null, -1));
+            if (answeredWithoutBody(outcome, response, callback)) {
+                return false;
+            }
+        }
+        response.setStatus(HttpStatus.OK_200);
+        if (ask.view() == View.MANIFEST) {
+            out.put(JSON_TYPE);
+        } else {
+            String name = directory.getFileName() == null ? "archive" : directory.getFileName().toString();
+            out.put(HttpHeader.CONTENT_TYPE, MediaTypes.TAR_GZIP);
+            out.put("Content-Disposition", "attachment; filename=\"" + Problems.printable(name) + ".tar.gz\"");
+        }
+        if (!ask.get()) {
+            response.write(true, null, callback);
+            return false;
+        }
+        return true;
+    }
+
+    private static PintleException notADirectory() {
+        return new PintleException.NotFound("not-a-directory", "this path is a file; views '" + Routes.VIEW_MANIFEST
+                + "' and '" + Routes.VIEW_ARCHIVE + "' are for directories");
     }
 
     private static PintleException treeChanged() {
