@@ -101,7 +101,7 @@ public final class DirectorySync {
     final URI base;
     final Duration requestTimeout;
     private final int parallelism;
-    final TreeSwap swap;
+    private final TreeSwap swap;
     final SecureRandom random = new SecureRandom();
     private final boolean staleScan;
     private final RetryListener retries;
@@ -383,7 +383,6 @@ public final class DirectorySync {
         }
         StagingTree staging = StagingTree.create(local, random);
         boolean swapped = false;
-        boolean stateDeleted = false;
         try {
             Set<TreePath> linked = staging.prepare(tree, plan, local);
             boolean reuseNothing = plan.link().isEmpty() && plan.copy().isEmpty();
@@ -392,12 +391,7 @@ public final class DirectorySync {
             Transfer transfer = archive
                     ? downloadArchive(remote, tree, plan, staging, requests)
                     : downloadFiles(remote, tree, plan, staging, requests);
-            staging.applyMetadata(tree, linked);
-            // No sidecar while the trees trade places: a crash in between must not leave a state that
-            // describes the old tree under the new one's name (or the reverse).
-            Files.deleteIfExists(SyncState.file(local));
-            stateDeleted = true;
-            Path old = swap.swap(staging.root(), local, random);
+            Path old = swapIn(staging, tree, linked, local, state);
             swapped = true;
             next.write(local);
             if (old != null) {
@@ -408,10 +402,30 @@ public final class DirectorySync {
         } finally {
             if (!swapped) {
                 deleteQuietly(staging.root());
-                if (stateDeleted && state != null) {
-                    restoreQuietly(state, local);
-                }
             }
+        }
+    }
+
+    /**
+     * Swaps a complete staged tree in for {@code local}: its metadata applied, then, with no sidecar while the trees
+     * trade places (a crash in between must not leave a state that describes the old tree under the new one's
+     * name, or the reverse), the swap. The caller then writes the new state and deletes the previous tree.
+     *
+     * @param previous the state of the tree being replaced, put back if the swap fails; or null
+     * @return where the previous tree now is, or null when there was none
+     * @throws IOException when the metadata or the swap fails: {@code local} and its state are then as they were
+     */
+    Path swapIn(StagingTree staging, ManifestTree tree, Set<TreePath> linked, Path local, SyncState previous)
+            throws IOException {
+        staging.applyMetadata(tree, linked);
+        Files.deleteIfExists(SyncState.file(local));
+        try {
+            return swap.swap(staging.root(), local, random);
+        } catch (IOException | RuntimeException e) {
+            if (previous != null) {
+                restoreQuietly(previous, local);
+            }
+            throw e;
         }
     }
 
@@ -689,7 +703,7 @@ public final class DirectorySync {
     }
 
     /** The swap failed: the old tree stays, and so does its state (without it, the next sync rehashes). */
-    static void restoreQuietly(SyncState state, Path local) {
+    private static void restoreQuietly(SyncState state, Path local) {
         try {
             state.write(local);
         } catch (IOException e) {

@@ -351,15 +351,8 @@ final class SubtreeSync {
                     + " files");
             return;
         }
-        boolean stateDeleted = false;
-        boolean swapped = false;
         try {
-            node.staging.applyMetadata(node.tree, node.linked);
-            // No sidecar while the trees trade places (see DirectorySync).
-            Files.deleteIfExists(SyncState.file(node.local));
-            stateDeleted = true;
-            Path old = sync.swap.swap(node.staging.root(), node.local, sync.random);
-            swapped = true;
+            Path old = sync.swapIn(node.staging, node.tree, node.linked, node.local, node.state);
             node.staging = null;
             new SyncState(SyncState.FORMAT, node.remote, node.manifest).write(node.local);
             if (old != null) {
@@ -367,9 +360,6 @@ final class SubtreeSync {
             }
             node.outcome = SubtreeOutcome.done(node.name, node.manifest.etag(), true, node.files, node.bytes);
         } catch (IOException e) {
-            if (!swapped && stateDeleted && node.state != null) {
-                DirectorySync.restoreQuietly(node.state, node.local);
-            }
             node.outcome = SubtreeOutcome.failed(node.name, "syncing " + node.local + " failed: " + e, false);
         }
     }
