@@ -65,7 +65,7 @@ public final class TreeManifest {
 
     /**
      * The whole manifest, its version remembered for the next {@code ?since=} (asked with an empty {@code since},
-     * or one no longer held: see {@link #changes} for a held one).
+     * or one no longer held: see {@link #changes} for a held one) before the document's end is written.
      *
      * @param scanner walks the tree again
      * @param tree the version to describe
@@ -77,9 +77,9 @@ public final class TreeManifest {
         JsonGenerator generator = start(tree, null, output);
         TopLevel top = new TopLevel(null, entry -> entries.writeValue(generator, entry));
         scanner.replay(tree, (entry, stat) -> top.accept(entry));
-        ManifestHistory.Fingerprints now = top.finish();
+        // Held before the last bytes go: the client may send its next since as soon as it has them.
+        history.put(tree.root(), tree.etag(), top.finish());
         end(generator, null);
-        history.put(tree.root(), tree.etag(), now);
     }
 
     /**
@@ -89,7 +89,7 @@ public final class TreeManifest {
      * @param since the version it is relative to
      * @param entries those of the top-level entries that changed, in manifest order
      * @param removed the top-level names gone since
-     * @param fingerprints the version's top level, to remember once it is sent
+     * @param fingerprints the version's top level, to remember before it is sent
      */
     public record ChangeList(TreeVersion version, String since, List<Manifest.Entry> entries, List<String> removed,
             ManifestHistory.Fingerprints fingerprints) {}
@@ -113,7 +113,7 @@ public final class TreeManifest {
      * @param since the version asked about
      * @param before its top level ({@link #held})
      * @param watched whether the version must list its directories (for a change wait)
-     * @return the change list, to {@link #write(ChangeList, OutputStream)} and then {@link #remember}
+     * @return the change list, to {@link #remember} and then {@link #write(ChangeList, OutputStream)}
      * @throws IOException as {@link TreeScanner#walkByTopLevel}
      */
     public ChangeList changes(TreeScanner scanner, Path root, String since, ManifestHistory.Fingerprints before,
@@ -138,7 +138,10 @@ public final class TreeManifest {
         end(generator, changes.removed());
     }
 
-    /** Holds a change list's version once it was sent, for the next {@code since}. */
+    /**
+     * Holds a change list's version for the next {@code since}: before it is written, since the client may ask
+     * again as soon as it has read it (a version held that no client got costs memory, never correctness).
+     */
     public void remember(ChangeList changes) {
         history.put(changes.version().root(), changes.version().etag(), changes.fingerprints());
     }

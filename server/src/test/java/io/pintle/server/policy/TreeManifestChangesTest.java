@@ -210,8 +210,8 @@ class TreeManifestChangesTest {
             manifests.writeRemembered(scanner, scanner.scan(dir, false), out);
         } else {
             TreeManifest.ChangeList changes = manifests.changes(scanner, dir, since, before, false);
-            manifests.write(changes, out);
             manifests.remember(changes);
+            manifests.write(changes, out);
         }
         return JSON.readValue(out.toByteArray(), Manifest.class);
     }

@@ -713,10 +713,10 @@ public final class FileHandler extends Handler.Abstract {
         if (!startView(ask, directory, etag, response, callback)) {
             return;
         }
+        manifests.remember(changes);
         OutputStream body = Content.Sink.asOutputStream(response);
         manifests.write(changes, body);
         body.close();
-        manifests.remember(changes);
         callback.succeeded();
     }
 
