@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Map;
 
 /**
  * {@code bench/relaysync}: how fast a policy generation goes from the root through its relays, A against B, and at
@@ -250,7 +251,10 @@ public final class RelaySyncBench {
             logSizes[relay] = Files.size(relays.get(relay).log());
         }
         ProcessHandle self = ProcessHandle.current();
+        List<Map<Long, ProcessCpu.ThreadCpu>> threadsBegin = jvms.stream().map(j -> ProcessCpu.threads(j.pid()))
+                .toList();
         double[] cpuBegin = jvms.stream().mapToDouble(RelaySyncBench::cpuMillis).toArray();
+        double[] systemBegin = jvms.stream().mapToDouble(j -> ProcessCpu.systemMillis(List.of(j))).toArray();
         double harnessBegin = cpuMillis(self);
         double machineBegin = ProcessCpu.machineBusyMillis();
         long begin = System.currentTimeMillis();
@@ -259,6 +263,13 @@ public final class RelaySyncBench {
         double harnessWritten = cpuMillis(self);
         Watch watch = watch(generation, written, options.syncLimitSeconds() * 1000L);
         double[] cpuEnd = jvms.stream().mapToDouble(RelaySyncBench::cpuMillis).toArray();
+        double[] systemEnd = jvms.stream().mapToDouble(j -> ProcessCpu.systemMillis(List.of(j))).toArray();
+        List<Map<String, Double>> threads = new ArrayList<>();
+        for (int jvm = 0; jvm < jvms.size(); jvm++) {
+            threads.add(RelaySyncGeneration.grouped(ProcessCpu.threadsSince(threadsBegin.get(jvm),
+                    ProcessCpu.threads(jvms.get(jvm).pid())), (cpuEnd[jvm] - cpuBegin[jvm]) / 1000,
+                    (systemEnd[jvm] - systemBegin[jvm]) / 1000));
+        }
         double harnessEnd = cpuMillis(self);
         double machineEnd = ProcessCpu.machineBusyMillis();
         long end = System.currentTimeMillis();
@@ -269,14 +280,15 @@ public final class RelaySyncBench {
             double cpu = cpuEnd[relay] - cpuBegin[relay];
             servers += cpu;
             relayFigures.add(new RelaySyncGeneration.Relay("relay-" + relay, nodesOf(relay),
-                    watch.syncedMillis()[relay - 1], cpu / 1000, watch.nodeSeconds().get(relay - 1)));
+                    watch.syncedMillis()[relay - 1], cpu / 1000, watch.nodeSeconds().get(relay - 1),
+                    threads.get(relay)));
         }
         double rootCpu = cpuEnd[0] - cpuBegin[0];
         servers += rootCpu;
         double harness = harnessEnd - harnessBegin;
         double others = (machineEnd - machineBegin - servers - harness) / (end - begin);
         RelaySyncGeneration figures = new RelaySyncGeneration(round, variant.key(), generation, begin, written, end,
-                rootCpu / 1000, relayFigures, (harnessWritten - harnessBegin) / Math.max(1, written - begin),
+                rootCpu / 1000, threads.get(0), relayFigures, (harnessWritten - harnessBegin) / Math.max(1, written - begin),
                 (harnessEnd - harnessWritten) / Math.max(1, end - written), Math.max(0, others));
         List<String> warnings = new ArrayList<>();
         for (int relay = 0; relay < logSizes.length; relay++) {

@@ -1,6 +1,8 @@
 package io.pintle.bench.fleet;
 
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * One generation measured by {@code bench/relaysync}: written on the root, then watched on every relay until each
@@ -14,6 +16,7 @@ import java.util.List;
  * @param writtenMillis when every node's {@code rules/} was written
  * @param endMillis when the last relay was seen synced, or when the watch gave up
  * @param rootCpuSeconds the root JVM's CPU time (user + system) from begin to end
+ * @param rootThreadSeconds that time by {@link #THREAD_ROWS} row ({@link #grouped})
  * @param relays each relay's figures, in order
  * @param harnessWriteCores this harness's CPU while it wrote, in cores (1: one core busy all the time)
  * @param harnessWatchCores its CPU while it watched the relays (written to end), in cores
@@ -21,8 +24,64 @@ import java.util.List;
  *     the root's, the relays' and this harness's)
  */
 record RelaySyncGeneration(int round, String variant, int generation, long beginMillis, long writtenMillis,
-        long endMillis, double rootCpuSeconds, List<Relay> relays, double harnessWriteCores, double harnessWatchCores,
-        double otherCores) {
+        long endMillis, double rootCpuSeconds, Map<String, Double> rootThreadSeconds, List<Relay> relays,
+        double harnessWriteCores, double harnessWatchCores, double otherCores) {
+
+    /** A JVM's threads by what they do, in the report's order; "other" is the rest, threads that ended too. */
+    static final List<String> THREAD_GROUPS = List.of("JIT compilers", "GC and VM", "relay sync", "HTTP client",
+            "server threads", "other");
+
+    /** Not a group: of all the threads' time, the part spent in the kernel (system time: file and socket calls). */
+    static final String KERNEL = "of which in the kernel";
+
+    /** The rows of a JVM's CPU by thread: {@link #THREAD_GROUPS}, then {@link #KERNEL}. */
+    static final List<String> THREAD_ROWS = List.of("JIT compilers", "GC and VM", "relay sync", "HTTP client",
+            "server threads", "other", KERNEL);
+
+    /**
+     * @param name a thread's name as /proc has it (its first 15 characters)
+     * @return its group, one of {@link #THREAD_GROUPS}
+     */
+    static String threadGroup(String name) {
+        if (name.startsWith("C1 CompilerThre") || name.startsWith("C2 CompilerThre")) {
+            return "JIT compilers";
+        }
+        if (name.startsWith("GC Thread") || name.startsWith("G1 ") || name.startsWith("VM ")) {
+            return "GC and VM";
+        }
+        if (name.startsWith("pintle-relay-sy")) {
+            return "relay sync"; // pintle-relay-sync-share, -common, -nodes-list...
+        }
+        if (name.startsWith("HttpClient-")) {
+            return "HTTP client"; // the relay's JDK HttpClient: its selector and workers
+        }
+        if (name.startsWith("pintle-")) {
+            return "server threads"; // Jetty's pool, the access log, the watch, the scheduler
+        }
+        return "other";
+    }
+
+    /**
+     * @param byName CPU milliseconds per thread name over a window ({@code ProcessCpu.threadsSince})
+     * @param totalSeconds the process's CPU seconds over the same window
+     * @param systemSeconds of those, the system time
+     * @return seconds per {@link #THREAD_ROWS} row, in that order; "other" is the total less the named groups
+     *     (so it holds threads that ended in the window), never below 0
+     */
+    static Map<String, Double> grouped(Map<String, Double> byName, double totalSeconds, double systemSeconds) {
+        Map<String, Double> groups = new LinkedHashMap<>();
+        THREAD_GROUPS.forEach(group -> groups.put(group, 0.0));
+        byName.forEach((name, millis) -> {
+            String group = threadGroup(name);
+            if (!group.equals("other")) {
+                groups.merge(group, millis / 1000, Double::sum);
+            }
+        });
+        double named = groups.values().stream().mapToDouble(Double::doubleValue).sum();
+        groups.put("other", Math.max(0, totalSeconds - named));
+        groups.put(KERNEL, systemSeconds);
+        return groups;
+    }
 
     /**
      * @param name relay-N
@@ -30,8 +89,10 @@ record RelaySyncGeneration(int round, String variant, int generation, long begin
      * @param syncedMillis when every one of them was seen served with the generation, 0 if not within the limit
      * @param cpuSeconds its JVM's CPU time from begin to end
      * @param nodeSeconds sorted, for each node seen with the generation, seconds from written until it was seen
+     * @param threadSeconds its CPU time by {@link #THREAD_ROWS} row ({@link #grouped})
      */
-    record Relay(String name, int nodes, long syncedMillis, double cpuSeconds, double[] nodeSeconds) {
+    record Relay(String name, int nodes, long syncedMillis, double cpuSeconds, double[] nodeSeconds,
+            Map<String, Double> threadSeconds) {
         boolean synced() {
             return syncedMillis > 0;
         }
@@ -39,6 +100,7 @@ record RelaySyncGeneration(int round, String variant, int generation, long begin
 
     RelaySyncGeneration {
         relays = List.copyOf(relays);
+        rootThreadSeconds = Map.copyOf(rootThreadSeconds);
     }
 
     double writeSeconds() {
@@ -97,6 +159,17 @@ record RelaySyncGeneration(int round, String variant, int generation, long begin
     /** @return one relay's CPU milliseconds per node of its own */
     double relayCpuMillisPerNode(Relay relay) {
         return 1000 * relay.cpuSeconds() / relay.nodes();
+    }
+
+    /** @return the root's CPU milliseconds in threads of {@code group} per node behind the relays */
+    double rootThreadMillisPerNode(String group) {
+        return 1000 * rootThreadSeconds.getOrDefault(group, Double.NaN) / relayNodes();
+    }
+
+    /** @return the relays' CPU milliseconds in threads of {@code group} per node, all relays pooled */
+    double relayThreadMillisPerNode(String group) {
+        return 1000 * relays.stream().mapToDouble(r -> r.threadSeconds().getOrDefault(group, Double.NaN)).sum()
+                / relayNodes();
     }
 
     private static double maxOrNan(double a, double b) {

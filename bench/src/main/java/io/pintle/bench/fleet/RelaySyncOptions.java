@@ -14,7 +14,8 @@ import java.util.List;
  * @param policyBytes each node's rudder.tar.bz2
  * @param rounds rounds of one generation per variant (A then B, then B then A, ...)
  * @param warmupGenerations generations written and waited for after each restart of the relays, not measured (a
- *     relay restarted is a cold JVM: its first generation is mostly its JIT's work)
+ *     relay restarted is a cold JVM: with one warm-up generation, half of the next one's relay CPU was still its
+ *     JIT compilers'; a relay in service has run for days)
  * @param syncLimitSeconds how long after a generation is written the relays may take to serve it
  * @param a variant A (also the root's JVM options)
  * @param b variant B
@@ -36,7 +37,7 @@ record RelaySyncOptions(int nodes, int relays, String serverKey, int policyBytes
 
     static final String USAGE = "usage: RelaySyncBench --pintle-jar JAR --wrapper deploy/bin/pintle --work DIR "
             + "--output FILE [--nodes 15000] [--relays 3] [--server-key ec|rsa] [--policy-bytes 40960] [--rounds 3] "
-            + "[--warmup-generations 1] [--sync-limit 600] [--a-jvm-options 'OPTIONS'] [--b-jvm-options 'OPTIONS (default: A's "
+            + "[--warmup-generations 3] [--sync-limit 600] [--a-jvm-options 'OPTIONS'] [--b-jvm-options 'OPTIONS (default: A's "
             + ONE_AT_A_TIME + ")'] [--a-label batched] [--b-label 'one node at a time'] [--server-cpus 0] "
             + "[--harness-cpus 1] [--commit C] [--command 'bench/relaysync ...']";
 
@@ -64,7 +65,7 @@ record RelaySyncOptions(int nodes, int relays, String serverKey, int policyBytes
         String serverKey = "ec";
         int policyBytes = FleetOptions.DEFAULT_POLICY_BYTES;
         int rounds = 3;
-        int warmup = 1;
+        int warmup = 3;
         int syncLimit = 600;
         String aJvm = CommandLine.UNIT_JVM_OPTIONS;
         String bJvm = null;

@@ -231,6 +231,29 @@ final class RelaySyncReport {
         row("relay CPU ms per node of its own", a, b, RelaySyncSummary::relayCpuMillisPerNode);
         row("harness CPU % while watching", a, b, RelaySyncSummary::harnessWatchPercent);
         line("");
+        line("### Where the CPU went: ms per node, by thread");
+        line("");
+        line("Each JVM's threads from `/proc/<pid>/task/*/stat` at the writing's beginning and at the last relay "
+                + "synced, grouped by name: JIT compilers (C1, C2), GC and VM (G1's threads, the VM thread), relay "
+                + "sync (`pintle-relay-sync-*`: manifests, archives, files on disk), HTTP client (the relay's JDK "
+                + "HttpClient: its selector and workers, TLS), server threads (every other `pintle-*`: Jetty's "
+                + "pool, the access log, the watch), other (the rest, and threads that ended meanwhile); the last row "
+                + "is the part of all of them spent in the kernel (system time: file and socket calls). Medians "
+                + "of the generations; the relays' over their own nodes, the root's over every relay node.");
+        line("");
+        line("| thread group | relays, %s | relays, %s | B/A | root, %s | root, %s | B/A |", options.a().title(),
+                options.b().title(), options.a().title(), options.b().title());
+        line("|---|---:|---:|---:|---:|---:|---:|");
+        for (String group : RelaySyncGeneration.THREAD_ROWS) {
+            double relayA = a.relayThreadMillisPerNode().get(group);
+            double relayB = b.relayThreadMillisPerNode().get(group);
+            double rootA = a.rootThreadMillisPerNode().get(group);
+            double rootB = b.rootThreadMillisPerNode().get(group);
+            line("| %s | %s | %s | %s | %s | %s | %s |", group, FleetReport.fmt(relayA), FleetReport.fmt(relayB),
+                    FleetReport.fmt(RelaySyncSummary.ratio(relayB, relayA)), FleetReport.fmt(rootA),
+                    FleetReport.fmt(rootB), FleetReport.fmt(RelaySyncSummary.ratio(rootB, rootA)));
+        }
+        line("");
     }
 
     private void row(String name, RelaySyncSummary a, RelaySyncSummary b, ToDoubleFunction<RelaySyncSummary> figure) {

@@ -1,7 +1,10 @@
 package io.pintle.bench.fleet;
 
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.function.BiFunction;
 import java.util.function.ToDoubleFunction;
 
 /**
@@ -20,10 +23,13 @@ import java.util.function.ToDoubleFunction;
  * @param rootCpuMillisPerNode the root's CPU per node behind the relays
  * @param relayCpuMillisPerNode the relays' CPU per node of their own
  * @param harnessWatchPercent the harness's CPU while it watched, in % of one core
+ * @param rootThreadMillisPerNode {@code rootCpuMillisPerNode} by thread group
+ * @param relayThreadMillisPerNode {@code relayCpuMillisPerNode} by thread group
  */
 record RelaySyncSummary(String variant, int generations, double writeSeconds, double maxSyncedAfterWritten,
         double maxSyncedAfterBegin, double nodesPerSecond, double rootCpuSeconds, double relaysCpuSeconds,
-        double rootCpuMillisPerNode, double relayCpuMillisPerNode, double harnessWatchPercent) {
+        double rootCpuMillisPerNode, double relayCpuMillisPerNode, double harnessWatchPercent,
+        Map<String, Double> rootThreadMillisPerNode, Map<String, Double> relayThreadMillisPerNode) {
 
     /**
      * @param variant the variant to summarize
@@ -40,7 +46,18 @@ record RelaySyncSummary(String variant, int generations, double writeSeconds, do
                 median(mine, RelaySyncGeneration::rootCpuSeconds), median(mine, RelaySyncGeneration::relaysCpuSeconds),
                 median(mine, RelaySyncGeneration::rootCpuMillisPerNode),
                 median(mine, RelaySyncGeneration::relayCpuMillisPerNode),
-                median(mine, g -> 100 * g.harnessWatchCores()));
+                median(mine, g -> 100 * g.harnessWatchCores()),
+                byGroup(mine, RelaySyncGeneration::rootThreadMillisPerNode),
+                byGroup(mine, RelaySyncGeneration::relayThreadMillisPerNode));
+    }
+
+    private static Map<String, Double> byGroup(List<RelaySyncGeneration> generations,
+            BiFunction<RelaySyncGeneration, String, Double> figure) {
+        Map<String, Double> medians = new LinkedHashMap<>();
+        for (String group : RelaySyncGeneration.THREAD_ROWS) {
+            medians.put(group, median(generations, g -> figure.apply(g, group)));
+        }
+        return medians;
     }
 
     private static double median(List<RelaySyncGeneration> generations,

@@ -4,6 +4,8 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Collection;
+import java.util.HashMap;
+import java.util.Map;
 
 /**
  * CPU time of processes from {@code /proc/<pid>/stat} (user + system, in clock ticks of 10 ms): the servers' and
@@ -75,6 +77,56 @@ public final class ProcessCpu {
     public static double childrenMillis() {
         long[] fields = fields(ProcessHandle.current().pid());
         return (fields[2] + fields[3]) * MILLIS_PER_TICK;
+    }
+
+    /**
+     * One thread's CPU time at a moment.
+     *
+     * @param name its name as /proc has it (comm: the first 15 characters of the JVM's thread name)
+     * @param millis user + system so far
+     */
+    public record ThreadCpu(String name, double millis) {}
+
+    /**
+     * @param pid a process
+     * @return its threads' CPU time so far, by thread id; empty if the process is gone
+     */
+    public static Map<Long, ThreadCpu> threads(long pid) {
+        Map<Long, ThreadCpu> threads = new HashMap<>();
+        try (var tasks = Files.newDirectoryStream(Path.of("/proc/" + pid + "/task"))) {
+            for (Path task : tasks) {
+                try {
+                    String stat = Files.readString(task.resolve("stat"));
+                    int open = stat.indexOf('(');
+                    int close = stat.lastIndexOf(')');
+                    String[] rest = stat.substring(close + 2).split(" ");
+                    threads.put(Long.parseLong(task.getFileName().toString()), new ThreadCpu(
+                            stat.substring(open + 1, close),
+                            (Long.parseLong(rest[11]) + Long.parseLong(rest[12])) * MILLIS_PER_TICK));
+                } catch (IOException | RuntimeException e) {
+                    // the thread ended while being read
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            return Map.of();
+        }
+        return threads;
+    }
+
+    /**
+     * @param before {@link #threads} at the beginning
+     * @param after at the end
+     * @return the CPU each thread alive at the end used since the beginning, by name (threads of one name summed),
+     *     in milliseconds; what threads that ended meanwhile used is in none
+     */
+    public static Map<String, Double> threadsSince(Map<Long, ThreadCpu> before, Map<Long, ThreadCpu> after) {
+        Map<String, Double> used = new HashMap<>();
+        after.forEach((tid, now) -> {
+            ThreadCpu then = before.get(tid);
+            double millis = now.millis() - (then != null && then.name().equals(now.name()) ? then.millis() : 0);
+            used.merge(now.name(), millis, Double::sum);
+        });
+        return used;
     }
 
     /** @return utime, stime, cutime, cstime; zeros if the process is gone */
