@@ -167,13 +167,26 @@ public final class RelaySyncBench {
         return ready;
     }
 
-    /** Stops every relay's JVM and starts them again with {@code variant}'s options, in their own directories. */
+    /**
+     * Stops every relay's JVM and starts them again with {@code variant}'s options, in their own directories; with
+     * {@code --root-options variant}, the root's too, before them.
+     */
     private double[] restartRelays(RelaySyncOptions.Variant variant) throws IOException, InterruptedException {
         synchronized (this) {
             for (FleetServer relay : relays) {
                 relay.close();
             }
             relays.clear();
+            if (options.rootFollowsVariant()) {
+                root.close();
+                root = null;
+            }
+        }
+        if (options.rootFollowsVariant()) {
+            FleetServer started = FleetBench.startRoot(layout, port, fleet.withPintleJvmOptions(variant.jvmOptions()));
+            synchronized (this) {
+                root = started;
+            }
         }
         return startRelays(variant);
     }

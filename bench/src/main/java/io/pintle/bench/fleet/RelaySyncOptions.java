@@ -16,6 +16,8 @@ import java.util.List;
  * @param warmupGenerations generations written and waited for after each restart of the relays, not measured (a
  *     relay restarted is a cold JVM: with one warm-up generation, half of the next one's relay CPU was still its
  *     JIT compilers'; a relay in service has run for days)
+ * @param rootFollowsVariant whether the root is restarted with each variant's JVM options too ({@code
+ *     --root-options variant}, to compare a change on the root's side), or always runs with A's ({@code a})
  * @param syncLimitSeconds how long after a generation is written the relays may take to serve it
  * @param a variant A (also the root's JVM options)
  * @param b variant B
@@ -29,15 +31,15 @@ import java.util.List;
  * @param command the command line as the user typed it, for the report
  */
 record RelaySyncOptions(int nodes, int relays, String serverKey, int policyBytes, int rounds, int warmupGenerations,
-        int syncLimitSeconds,
-        Variant a, Variant b, Path pintleJar, Path wrapper, String serverCpus, String harnessCpus, String commit,
+        boolean rootFollowsVariant, int syncLimitSeconds, Variant a, Variant b, Path pintleJar, Path wrapper, String serverCpus, String harnessCpus, String commit,
         Path work, Path output, String command) {
     /** What B adds to A's options by default: the relay's previous sync, one node directory at a time. */
     static final String ONE_AT_A_TIME = "-Dpintle.bench.relayBatch=false";
 
     static final String USAGE = "usage: RelaySyncBench --pintle-jar JAR --wrapper deploy/bin/pintle --work DIR "
             + "--output FILE [--nodes 15000] [--relays 3] [--server-key ec|rsa] [--policy-bytes 40960] [--rounds 3] "
-            + "[--warmup-generations 3] [--sync-limit 600] [--a-jvm-options 'OPTIONS'] [--b-jvm-options 'OPTIONS (default: A's "
+            + "[--warmup-generations 3] [--root-options a|variant] [--sync-limit 600] [--a-jvm-options 'OPTIONS'] "
+            + "[--b-jvm-options 'OPTIONS (default: A's "
             + ONE_AT_A_TIME + ")'] [--a-label batched] [--b-label 'one node at a time'] [--server-cpus 0] "
             + "[--harness-cpus 1] [--commit C] [--command 'bench/relaysync ...']";
 
@@ -69,6 +71,7 @@ record RelaySyncOptions(int nodes, int relays, String serverKey, int policyBytes
         int syncLimit = 600;
         String aJvm = CommandLine.UNIT_JVM_OPTIONS;
         String bJvm = null;
+        boolean rootFollows = false;
         String aLabel = "batched";
         String bLabel = "one node at a time";
         Path jar = null;
@@ -88,6 +91,11 @@ record RelaySyncOptions(int nodes, int relays, String serverKey, int policyBytes
                 case "--policy-bytes" -> policyBytes = line.intValue(128, 64 << 20);
                 case "--rounds" -> rounds = line.intValue(1, 100);
                 case "--warmup-generations" -> warmup = line.intValue(0, 10);
+                case "--root-options" -> rootFollows = switch (line.value()) {
+                    case "a" -> false;
+                    case "variant" -> true;
+                    default -> throw new IllegalArgumentException("--root-options is a or variant; " + USAGE);
+                };
                 case "--sync-limit" -> syncLimit = line.intValue(10, 86_400);
                 case "--a-jvm-options" -> aJvm = line.value();
                 case "--b-jvm-options" -> bJvm = line.value();
@@ -115,7 +123,8 @@ record RelaySyncOptions(int nodes, int relays, String serverKey, int policyBytes
         }
         Variant a = new Variant("A", aLabel, CommandLine.jvmOptions(aJvm));
         Variant b = new Variant("B", bLabel, CommandLine.jvmOptions(bJvm != null ? bJvm : aJvm + " " + ONE_AT_A_TIME));
-        return new RelaySyncOptions(nodes, relays, serverKey, policyBytes, rounds, warmup, syncLimit, a, b, jar, wrapper,
+        return new RelaySyncOptions(nodes, relays, serverKey, policyBytes, rounds, warmup, rootFollows, syncLimit, a, b,
+                jar, wrapper,
                 serverCpus, harnessCpus, commit, work, output,
                 command != null ? command : "RelaySyncBench " + String.join(" ", args));
     }

@@ -133,7 +133,12 @@ final class RelaySyncReport {
         line("| a generation | every node's `rules/` on the root (rudder.tar.bz2 of %,d B, 3 small files) written "
                 + "as Rudder's generation does: `rules.new` filled, then renamed over `rules` |", options.policyBytes());
         line("| servers | `deploy/bin/pintle serve` under socket activation, as the package runs it (bench/fleet's) |");
-        line("| root's JVM options | `%s` (always A's) |", String.join(" ", options.a().jvmOptions()));
+        if (options.rootFollowsVariant()) {
+            line("| root's JVM options | each variant's, the root restarted with the relays (`--root-options "
+                    + "variant`) |");
+        } else {
+            line("| root's JVM options | `%s` (always A's) |", String.join(" ", options.a().jvmOptions()));
+        }
         line("| %s: relays' JVM options | `%s` |", options.a().title(), String.join(" ", options.a().jvmOptions()));
         line("| %s: relays' JVM options | `%s` |", options.b().title(), String.join(" ", options.b().jvmOptions()));
         List<String> orders = new ArrayList<>();

@@ -11,11 +11,10 @@ import java.nio.file.attribute.FileTime;
 import java.security.MessageDigest;
 import java.util.HexFormat;
 import java.util.zip.Deflater;
+import java.util.zip.GZIPOutputStream;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
 import org.apache.commons.compress.archivers.tar.TarConstants;
-import org.apache.commons.compress.compressors.gzip.GzipCompressorOutputStream;
-import org.apache.commons.compress.compressors.gzip.GzipParameters;
 
 /**
  * Writes one {@link TreeVersion} as a {@code tar.gz} stream as its tree is walked again ({@link
@@ -27,6 +26,10 @@ import org.apache.commons.compress.compressors.gzip.GzipParameters;
  *
  * <p>Entries: directories (with a trailing {@code /}), files and symbolic links, in manifest order, with their
  * permission bits and modification times; owner and group 0 with no names, as Rudder's own archives.
+ *
+ * <p>A file that is already compressed (it starts as a bzip2, gzip, xz, zstd, lz4 or zip file does: a node's
+ * {@code rudder.tar.bz2}) is stored in the gzip stream without compression: deflating 40 KiB that do not
+ * compress cost the root about 1 ms per node and relay (bench/relaysync), storing them a tenth of that.
  */
 public final class TreeArchive {
     private static final int BUFFER_BYTES = 64 * 1024;
@@ -58,6 +61,7 @@ public final class TreeArchive {
      */
     public static final class Writer {
         private final TarArchiveOutputStream tar;
+        private final LeveledGzip gzip;
         private final ByteBuffer buffer = ByteBuffer.allocate(BUFFER_BYTES);
 
         /**
@@ -65,10 +69,7 @@ public final class TreeArchive {
          *     closed
          */
         public Writer(OutputStream output) throws IOException {
-            GzipParameters parameters = new GzipParameters();
-            parameters.setCompressionLevel(COMPRESSION_LEVEL);
-            GzipCompressorOutputStream gzip = new GzipCompressorOutputStream(
-                    new BufferedOutputStream(new NonClosing(output), BUFFER_BYTES), parameters);
+            gzip = new LeveledGzip(new BufferedOutputStream(new NonClosing(output), BUFFER_BYTES));
             // Not try-with-resources: after a failure, closing would write the gzip trailer and make the broken
             // stream look complete. Only a finished archive is closed (which writes the trailer).
             tar = new TarArchiveOutputStream(gzip, "UTF-8");
@@ -106,7 +107,7 @@ public final class TreeArchive {
                 header.setGroupName("");
                 tar.putArchiveEntry(header);
                 if (entry.isFile()) {
-                    copy(entry, stat, tar, buffer);
+                    copy(entry, stat, tar, gzip, buffer);
                 }
                 tar.closeArchiveEntry();
             });
@@ -119,9 +120,10 @@ public final class TreeArchive {
         }
     }
 
-    private static void copy(Manifest.Entry entry, FileStat expected, OutputStream tar, ByteBuffer buffer)
-            throws IOException {
+    private static void copy(Manifest.Entry entry, FileStat expected, OutputStream tar, LeveledGzip gzip,
+            ByteBuffer buffer) throws IOException {
         MessageDigest sha256 = DigestCache.sha256();
+        boolean stored = false;
         try (FileChannel channel = open(expected)) {
             long remaining = expected.size();
             while (remaining > 0) {
@@ -133,14 +135,78 @@ public final class TreeArchive {
                 if (read < 0) {
                     throw new FileVersion.FileChangedException(expected.path() + " shrank while it was archived");
                 }
+                if (STORE_COMPRESSED && remaining == expected.size() && expected.size() >= MIN_STORED_BYTES
+                        && compressed(buffer.array(), read)) {
+                    // The tar stream hands the gzip stream each 512-byte record as soon as it is full: the header
+                    // before this is deflated at the usual level, this file's bytes from here on are stored.
+                    gzip.level(Deflater.NO_COMPRESSION);
+                    stored = true;
+                }
                 sha256.update(buffer.array(), 0, read);
                 tar.write(buffer.array(), 0, read);
                 remaining -= read;
+            }
+        } finally {
+            if (stored) {
+                gzip.level(COMPRESSION_LEVEL);
             }
         }
         String sent = HexFormat.of().formatHex(sha256.digest());
         if (!sent.equals(entry.sha256())) {
             throw new FileVersion.FileChangedException(expected.path() + " changed while it was archived");
+        }
+    }
+
+    /** Smaller files are deflated whatever they hold: switching the level costs a deflate block of its own. */
+    static final int MIN_STORED_BYTES = 1024;
+
+    /** Bench-only switch ({@code -Dpintle.bench.storeCompressed=false}): every file deflated, as before. */
+    private static final boolean STORE_COMPRESSED = !"false".equals(System.getProperty("pintle.bench.storeCompressed"));
+
+    /**
+     * @param head a file's first bytes
+     * @param length how many of them were read
+     * @return whether they start as a compressed file's: bzip2 ({@code BZh1}-{@code 9}), gzip, xz, zstd, lz4
+     *     frame, zip (a local file header)
+     */
+    static boolean compressed(byte[] head, int length) {
+        return starts(head, length, 'B', 'Z', 'h') && length > 3 && head[3] >= '1' && head[3] <= '9'
+                || starts(head, length, 0x1f, 0x8b)
+                || starts(head, length, 0xfd, '7', 'z', 'X', 'Z', 0x00)
+                || starts(head, length, 0x28, 0xb5, 0x2f, 0xfd)
+                || starts(head, length, 0x04, 0x22, 0x4d, 0x18)
+                || starts(head, length, 'P', 'K', 0x03, 0x04);
+    }
+
+    private static boolean starts(byte[] head, int length, int... magic) {
+        if (length < magic.length) {
+            return false;
+        }
+        for (int i = 0; i < magic.length; i++) {
+            if ((head[i] & 0xff) != magic[i]) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * The JDK's gzip stream at {@link #COMPRESSION_LEVEL}, whose level can change between entries: the data
+     * written before a change is deflated at the old level, what follows at the new one, in one valid stream.
+     */
+    private static final class LeveledGzip extends GZIPOutputStream {
+        private int level = COMPRESSION_LEVEL;
+
+        LeveledGzip(OutputStream out) throws IOException {
+            super(out, BUFFER_BYTES);
+            def.setLevel(COMPRESSION_LEVEL);
+        }
+
+        void level(int next) {
+            if (next != level) {
+                def.setLevel(next);
+                level = next;
+            }
         }
     }
 
