@@ -418,7 +418,7 @@ final class FleetLayout {
         Path rules = rootPolicies(node);
         Path next = rules.resolveSibling("rules.new");
         Files.createDirectories(next.resolve("cfengine-community"));
-        String head = "rudder.tar.bz2 of " + nodeId(node) + " generation " + generation + "\n";
+        String head = archiveHead(node, generation);
         byte[] archive = new byte[filler.length];
         byte[] headBytes = head.getBytes(StandardCharsets.US_ASCII);
         System.arraycopy(filler, 0, archive, 0, filler.length);
@@ -449,9 +449,13 @@ final class FleetLayout {
         }
     }
 
-    /** @return how a served archive starts for {@code generation} (to tell generations apart on a relay) */
+    /**
+     * @return how a served archive starts for {@code generation} (to tell generations apart on a relay): as a bzip2
+     *     file does ({@code BZh9}, then the first block's magic), as Rudder's {@code rudder.tar.bz2} does, so that
+     *     servers see it as the compressed file it stands for
+     */
     String archiveHead(int node, int generation) {
-        return "rudder.tar.bz2 of " + nodeId(node) + " generation " + generation + "\n";
+        return "BZh91AY&SY rudder.tar.bz2 of " + nodeId(node) + " generation " + generation + "\n";
     }
 
     /**

@@ -1,0 +1,36 @@
+package io.pintle.bench.fleet;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** bench/relaysync's options: the defaults a run without them gets, and the root's options. */
+class RelaySyncOptionsTest {
+    private static RelaySyncOptions parse(String... more) {
+        List<String> args = new ArrayList<>(List.of("--pintle-jar", "pintle.jar", "--wrapper", "deploy/bin/pintle",
+                "--work", "/tmp/work", "--output", "/tmp/out.md"));
+        args.addAll(List.of(more));
+        return RelaySyncOptions.parse(args.toArray(String[]::new));
+    }
+
+    @Test
+    void byDefaultThreeWarmUpGenerationsAndTheRootRunsWithAsOptions() {
+        RelaySyncOptions options = parse();
+        assertThat(options.warmupGenerations()).isEqualTo(3);
+        assertThat(options.rootFollowsVariant()).isFalse();
+        assertThat(options.b().jvmOptions()).containsAll(options.a().jvmOptions())
+                .contains("-Dpintle.bench.relayBatch=false");
+    }
+
+    @Test
+    void theRootFollowsTheVariantWhenAsked() {
+        assertThat(parse("--root-options", "variant").rootFollowsVariant()).isTrue();
+        assertThat(parse("--root-options", "a").rootFollowsVariant()).isFalse();
+        assertThatThrownBy(() -> parse("--root-options", "b")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("--root-options is a or variant");
+        assertThat(parse("--warmup-generations", "0").warmupGenerations()).isZero();
+    }
+}
