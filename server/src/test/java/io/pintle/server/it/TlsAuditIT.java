@@ -21,6 +21,7 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSocket;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -32,8 +33,8 @@ import org.junit.jupiter.api.io.TempDir;
  * on stderr.
  *
  * <p>Only the checks that answer the issue are run (protocols, cipher categories, forward secrecy, renegotiation,
- * CRIME, Heartbleed), which keeps each run to a minute or so. testssl.sh runs without a client certificate: the
- * server only requests one, so the handshake audit is the same.
+ * CRIME, Heartbleed), which keeps each run to half a minute or so; the two servers are scanned side by side.
+ * testssl.sh runs without a client certificate: the server only requests one, so the handshake audit is the same.
  */
 class TlsAuditIT {
     /** Both the Debian name and upstream's. */
@@ -47,6 +48,14 @@ class TlsAuditIT {
 
     static String program;
 
+    @TempDir
+    static Path dir;
+    private static TestServer tls13OnlyServer;
+    private static Scan tls13OnlyScan;
+    private static Sandbox withTls12Sandbox;
+    private static TestServer withTls12Server;
+    private static Scan withTls12Scan;
+
     /**
      * testssl.sh's client-initiated renegotiation check races on a loaded machine (see
      * {@link #assertRenegotiationRefused}), so its verdict is replaced by our own probe, which runs on every TLS 1.2
@@ -54,8 +63,7 @@ class TlsAuditIT {
      */
     private static final String RACY_FINDING = "secure_client_renego";
 
-    @BeforeAll
-    static void findTestssl() {
+    private static void findTestssl() {
         program = PROGRAMS.stream().filter(TlsAuditIT::installed).findFirst().orElse(null);
         if (program == null) {
             System.err.println("""
@@ -69,61 +77,88 @@ class TlsAuditIT {
         assumeTrue(program != null, "testssl.sh is not installed: the TLS audit did not run");
     }
 
-    @Test
-    void defaultServerOffersTls13OnlyWithStrongSuitesNoRenegotiationNoCompression(@TempDir Path dir)
-            throws Exception {
-        try (TestServer server = TestServer.start(Sandbox.create(dir))) {
-            Map<String, String> findings = testssl(dir, server.port(), "--protocols", "--std", "--renegotiation",
-                    "--crime", "--heartbleed");
+    /**
+     * Starts both servers and both scans at once. Most of a testssl.sh run is its own start (hundreds of awk and
+     * openssl processes before the first probe, about 8 s of CPU here), so two runs side by side take little more
+     * than one on two cores; each test then waits for its own scan.
+     */
+    @BeforeAll
+    static void startBothScans() throws Exception {
+        findTestssl();
+        tls13OnlyServer = TestServer.start(Sandbox.create(directory("tls13-only")));
+        tls13OnlyScan = Scan.start(directory("tls13-only-scan"), tls13OnlyServer.port(), "--protocols", "--std",
+                "--renegotiation", "--crime", "--heartbleed");
+        withTls12Sandbox = Sandbox.create(directory("with-tls12"));
+        withTls12Server = TestServer.start(withTls12Sandbox, "protocols = [\"TLSv1.3\", \"TLSv1.2\"]");
+        withTls12Scan = Scan.start(directory("with-tls12-scan"), withTls12Server.port(), "--protocols", "--std",
+                "--fs", "--renegotiation", "--crime");
+    }
 
-            assertThat(findings).containsEntry("SSLv2", "not offered").containsEntry("SSLv3", "not offered")
-                    .containsEntry("TLS1", "not offered").containsEntry("TLS1_1", "not offered")
-                    .containsEntry("TLS1_2", "not offered");
-            assertThat(findings.get("TLS1_3")).startsWith("offered");
-            assertWeakCategoriesNotOffered(findings);
-            assertThat(findings).containsEntry("cipherlist_AVERAGE", "not offered") // CBC
-                    .containsEntry("cipherlist_STRONG", "offered"); // AEAD
-            assertThat(findings.get("secure_renego")).isEqualTo("TLS 1.3 only server");
-            assertThat(findings.get("secure_client_renego")).startsWith("not vulnerable");
-            assertThat(findings.get("CRIME_TLS")).isEqualTo("TLS 1.3 only server");
-            assertThat(findings.get("heartbleed")).startsWith("not vulnerable");
+    @AfterAll
+    static void stopScansAndServers() {
+        for (Scan scan : new Scan[] {tls13OnlyScan, withTls12Scan}) {
+            if (scan != null) {
+                scan.kill();
+            }
+        }
+        for (TestServer server : new TestServer[] {tls13OnlyServer, withTls12Server}) {
+            if (server != null) {
+                server.close();
+            }
         }
     }
 
     @Test
-    void withTls12EnabledOnlyEcdheAeadSuitesAreOffered(@TempDir Path dir) throws Exception {
-        Sandbox sandbox = Sandbox.create(dir);
-        try (TestServer server = TestServer.start(sandbox, "protocols = [\"TLSv1.3\", \"TLSv1.2\"]")) {
-            Map<String, String> findings = testssl(dir, server.port(), "--protocols", "--std", "--fs",
-                    "--renegotiation", "--crime");
+    void defaultServerOffersTls13OnlyWithStrongSuitesNoRenegotiationNoCompression() throws Exception {
+        Map<String, String> findings = tls13OnlyScan.findings();
 
-            assertThat(findings).containsEntry("SSLv2", "not offered").containsEntry("SSLv3", "not offered")
-                    .containsEntry("TLS1", "not offered").containsEntry("TLS1_1", "not offered")
-                    .containsEntry("TLS1_2", "offered");
-            assertThat(findings.get("TLS1_3")).startsWith("offered");
-            assertWeakCategoriesNotOffered(findings);
-            assertThat(findings).containsEntry("cipherlist_AVERAGE", "not offered") // CBC
-                    .containsEntry("cipherlist_STRONG", "offered"); // AEAD
-            // Every suite with forward secrecy, by IANA name; with the categories above (no NULL, anonymous,
-            // export, LOW, 3DES or CBC) and Jetty's exclusion of static RSA, this is everything TLS 1.2 offers.
-            // The id is PFS_ciphers in testssl.sh 3.0, FS_ciphers from 3.1.
-            String forwardSecret = findings.getOrDefault("FS_ciphers", findings.getOrDefault("PFS_ciphers", ""));
-            List<String> tls12 = new ArrayList<>();
-            for (String suite : forwardSecret.split("\\s+")) {
-                if (!suite.isEmpty() && !suite.matches("TLS_AES_.*|TLS_CHACHA20_.*")) {
-                    tls12.add(suite);
-                }
+        assertThat(findings).containsEntry("SSLv2", "not offered").containsEntry("SSLv3", "not offered")
+                .containsEntry("TLS1", "not offered").containsEntry("TLS1_1", "not offered")
+                .containsEntry("TLS1_2", "not offered");
+        assertThat(findings.get("TLS1_3")).startsWith("offered");
+        assertWeakCategoriesNotOffered(findings);
+        assertThat(findings).containsEntry("cipherlist_AVERAGE", "not offered") // CBC
+                .containsEntry("cipherlist_STRONG", "offered"); // AEAD
+        assertThat(findings.get("secure_renego")).isEqualTo("TLS 1.3 only server");
+        assertThat(findings.get("secure_client_renego")).startsWith("not vulnerable");
+        assertThat(findings.get("CRIME_TLS")).isEqualTo("TLS 1.3 only server");
+        assertThat(findings.get("heartbleed")).startsWith("not vulnerable");
+    }
+
+    @Test
+    void withTls12EnabledOnlyEcdheAeadSuitesAreOffered() throws Exception {
+        Map<String, String> findings = withTls12Scan.findings();
+
+        assertThat(findings).containsEntry("SSLv2", "not offered").containsEntry("SSLv3", "not offered")
+                .containsEntry("TLS1", "not offered").containsEntry("TLS1_1", "not offered")
+                .containsEntry("TLS1_2", "offered");
+        assertThat(findings.get("TLS1_3")).startsWith("offered");
+        assertWeakCategoriesNotOffered(findings);
+        assertThat(findings).containsEntry("cipherlist_AVERAGE", "not offered") // CBC
+                .containsEntry("cipherlist_STRONG", "offered"); // AEAD
+        // Every suite with forward secrecy, by IANA name; with the categories above (no NULL, anonymous,
+        // export, LOW, 3DES or CBC) and Jetty's exclusion of static RSA, this is everything TLS 1.2 offers.
+        // The id is PFS_ciphers in testssl.sh 3.0, FS_ciphers from 3.1.
+        String forwardSecret = findings.getOrDefault("FS_ciphers", findings.getOrDefault("PFS_ciphers", ""));
+        List<String> tls12 = new ArrayList<>();
+        for (String suite : forwardSecret.split("\\s+")) {
+            if (!suite.isEmpty() && !suite.matches("TLS_AES_.*|TLS_CHACHA20_.*")) {
+                tls12.add(suite);
             }
-            assertThat(tls12).as(forwardSecret).isNotEmpty().allMatch(suite -> suite.matches(STRONG_TLS12));
-            // Secure renegotiation (RFC 5746) is the JDK's; Pintle refuses renegotiation itself.
-            assertThat(findings.get("secure_renego")).isIn("supported", "not vulnerable");
-            // Client-initiated renegotiation is checked by our own probe below, not by testssl.sh's finding: its
-            // check decides by whether "echo R | openssl s_client" exits before the server's close arrives, which
-            // on a loaded machine it sometimes does, so a server that closes the connection is then reported
-            // "VULNERABLE" (seen twice with 4 other JVMs busy on 2 cores).
-            assertRenegotiationRefused(server, sandbox.serverPin());
-            assertThat(findings.get("CRIME_TLS")).startsWith("not vulnerable");
         }
+        assertThat(tls12).as(forwardSecret).isNotEmpty().allMatch(suite -> suite.matches(STRONG_TLS12));
+        // Secure renegotiation (RFC 5746) is the JDK's; Pintle refuses renegotiation itself.
+        assertThat(findings.get("secure_renego")).isIn("supported", "not vulnerable");
+        // Client-initiated renegotiation is checked by our own probe below, not by testssl.sh's finding: its
+        // check decides by whether "echo R | openssl s_client" exits before the server's close arrives, which
+        // on a loaded machine it sometimes does, so a server that closes the connection is then reported
+        // "VULNERABLE" (seen twice with 4 other JVMs busy on 2 cores).
+        assertRenegotiationRefused(withTls12Server, withTls12Sandbox.serverPin());
+        assertThat(findings.get("CRIME_TLS")).startsWith("not vulnerable");
+    }
+
+    private static Path directory(String name) throws IOException {
+        return Files.createDirectories(dir.resolve(name));
     }
 
     /**
@@ -161,46 +196,59 @@ class TlsAuditIT {
         }
     }
 
-    /**
-     * Runs testssl.sh with the given checks against 127.0.0.1:{@code port}.
-     *
-     * @return finding by id (the last one for an id that repeats)
-     */
-    private static Map<String, String> testssl(Path dir, int port, String... checks) throws Exception {
-        Path json = dir.resolve("testssl.json");
-        Path output = dir.resolve("testssl.txt");
-        List<String> command = new ArrayList<>(List.of(program, "--quiet", "--color", "0", "--warnings", "off",
-                "--ip", "127.0.0.1", "--nodns", "none", "--connect-timeout", "10", "--openssl-timeout", "10",
-                "--jsonfile", json.toString()));
-        command.addAll(List.of(checks));
-        command.add("127.0.0.1:" + port);
-        long start = System.nanoTime();
-        Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile())
-                .start();
-        process.getOutputStream().close();
-        boolean finished = process.waitFor(RUN_TIMEOUT_SECONDS, TimeUnit.SECONDS);
-        if (!finished) {
-            process.descendants().forEach(ProcessHandle::destroyForcibly);
-            process.destroyForcibly();
+    /** One testssl.sh run with the given checks against 127.0.0.1:{@code port}, started, not yet waited for. */
+    private record Scan(List<String> command, Process process, Path json, Path output, long start) {
+        static Scan start(Path dir, int port, String... checks) throws IOException {
+            Path json = dir.resolve("testssl.json");
+            Path output = dir.resolve("testssl.txt");
+            List<String> command = new ArrayList<>(List.of(program, "--quiet", "--color", "0", "--warnings", "off",
+                    "--ip", "127.0.0.1", "--nodns", "none", "--connect-timeout", "10", "--openssl-timeout", "10",
+                    "--jsonfile", json.toString()));
+            command.addAll(List.of(checks));
+            command.add("127.0.0.1:" + port);
+            long start = System.nanoTime();
+            Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile())
+                    .start();
+            process.getOutputStream().close();
+            return new Scan(List.copyOf(command), process, json, output, start);
         }
-        String text = Files.readString(output, StandardCharsets.UTF_8);
-        System.out.printf("TlsAuditIT: %s took %d s%n%s%n", String.join(" ", command),
-                TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start), text);
-        assertThat(finished).as("testssl.sh finished within " + RUN_TIMEOUT_SECONDS + " s:\n" + text).isTrue();
-        assertThat(process.exitValue()).as(text).isZero();
-        Map<String, String> findings = new LinkedHashMap<>();
-        for (JsonNode finding : new ObjectMapper().readTree(json.toFile())) {
-            String id = finding.path("id").asText();
-            String severity = finding.path("severity").asText();
-            assertThat(severity).as("testssl.sh scan problem %s: %s\n%s", id, finding.path("finding").asText(), text)
-                    .isNotIn("WARN", "FATAL");
-            if (!id.equals(RACY_FINDING)) {
-                assertThat(severity).as("testssl.sh finding %s: %s", id, finding.path("finding").asText())
-                        .isNotIn("MEDIUM", "HIGH", "CRITICAL");
+
+        /**
+         * Waits for the run and reads its findings, each below MEDIUM (but the racy one).
+         *
+         * @return finding by id (the last one for an id that repeats)
+         */
+        Map<String, String> findings() throws Exception {
+            boolean finished = process.waitFor(RUN_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+            if (!finished) {
+                kill();
             }
-            findings.put(id, finding.path("finding").asText());
+            String text = Files.readString(output, StandardCharsets.UTF_8);
+            System.out.printf("TlsAuditIT: %s took %d s%n%s%n", String.join(" ", command),
+                    TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start), text);
+            assertThat(finished).as("testssl.sh finished within " + RUN_TIMEOUT_SECONDS + " s:\n" + text).isTrue();
+            assertThat(process.exitValue()).as(text).isZero();
+            Map<String, String> findings = new LinkedHashMap<>();
+            for (JsonNode finding : new ObjectMapper().readTree(json.toFile())) {
+                String id = finding.path("id").asText();
+                String severity = finding.path("severity").asText();
+                assertThat(severity).as("testssl.sh scan problem %s: %s\n%s", id, finding.path("finding").asText(),
+                        text).isNotIn("WARN", "FATAL");
+                if (!id.equals(RACY_FINDING)) {
+                    assertThat(severity).as("testssl.sh finding %s: %s", id, finding.path("finding").asText())
+                            .isNotIn("MEDIUM", "HIGH", "CRITICAL");
+                }
+                findings.put(id, finding.path("finding").asText());
+            }
+            return findings;
         }
-        return findings;
+
+        void kill() {
+            if (process.isAlive()) {
+                process.descendants().forEach(ProcessHandle::destroyForcibly);
+                process.destroyForcibly();
+            }
+        }
     }
 
     private static boolean installed(String name) {
