@@ -262,7 +262,8 @@ public final class ConfigLoader {
             Path backup = raw.rudderBackup() == null ? defaults.rudderBackup()
                     : raw.rudderBackup().isEmpty() ? null : path("delivery.rudder_backup", raw.rudderBackup());
             return new ServerConfig.Delivery(seconds(raw.silentAfterSeconds(), defaults.silentAfter()), backup,
-                    or(raw.buildArchives(), defaults.buildArchives()));
+                    or(raw.buildArchives(), defaults.buildArchives()),
+                    seconds(raw.sampleSeconds(), defaults.sampleEvery()));
         }
 
         private ServerConfig.Admin admin(RawAdmin raw) throws ConfigException {
@@ -788,7 +789,8 @@ public final class ConfigLoader {
     record RawDelivery(
             @JsonProperty("silent_after_seconds") Integer silentAfterSeconds,
             @JsonProperty("rudder_backup") String rudderBackup,
-            @JsonProperty("build_archives") Boolean buildArchives) {}
+            @JsonProperty("build_archives") Boolean buildArchives,
+            @JsonProperty("sample_seconds") Integer sampleSeconds) {}
 
     record RawAdmin(
             @JsonProperty("listen") String listen,

@@ -946,20 +946,27 @@ public record ServerConfig(
      * @param rudderBackup where Rudder's webapp keeps each node's previous generation ({@code rudder.dir.backup}:
      *     {@code <backup>/<node path>/rules}), read by a rollback; null when Rudder's backup is off
      * @param buildArchives build {@code rules/rudder.tar.bz2} from the tree when Rudder's hook has not (yet)
+     * @param sampleEvery how often the share of nodes on the current version is sampled and the delivery state
+     *     saved ({@code sample_seconds}; read at start)
      */
-    public record Delivery(Duration silentAfter, Path rudderBackup, boolean buildArchives) {
-        /** Rudder's backup directory, an hour of silence, archives built. */
+    public record Delivery(Duration silentAfter, Path rudderBackup, boolean buildArchives, Duration sampleEvery) {
+        /** Rudder's backup directory, an hour of silence, archives built, a sample every 10 s. */
         public static final Delivery DEFAULTS = new Delivery(Duration.ofHours(1),
-                Path.of("/var/rudder/share/backup"), true);
+                Path.of("/var/rudder/share/backup"), true, Duration.ofSeconds(10));
 
         public Delivery {
             Objects.requireNonNull(silentAfter);
+            Objects.requireNonNull(sampleEvery);
         }
 
         void validate(Path source) throws ConfigException {
             if (silentAfter.compareTo(Duration.ofMinutes(1)) < 0 || silentAfter.compareTo(Duration.ofDays(30)) > 0) {
                 throw new ConfigException(source + ": 'delivery.silent_after_seconds' must be between 60 and 2592000 "
                         + "(30 days), got " + silentAfter.toSeconds());
+            }
+            if (sampleEvery.compareTo(Duration.ofSeconds(1)) < 0 || sampleEvery.compareTo(Duration.ofMinutes(10)) > 0) {
+                throw new ConfigException(source + ": 'delivery.sample_seconds' must be between 1 and 600, got "
+                        + sampleEvery.toSeconds());
             }
         }
     }

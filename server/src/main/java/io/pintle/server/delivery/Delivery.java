@@ -24,12 +24,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Policy delivery as one service: the doors report requests, fetches and uploads here; the admin API, the status
- * page and the metrics read node states, the summary and the curve. Every {@link #TICK} it samples the curve and
- * saves the log when it changed ({@link DeliveryStore}); at stop it saves once more.
+ * page and the metrics read node states, the summary and the curve. Every {@code [delivery] sample_seconds} (10 by
+ * default) it samples the curve and saves the log when it changed ({@link DeliveryStore}); at stop it saves once
+ * more.
  */
 public final class Delivery {
-    /** How often the curve is sampled and the log saved. */
-    public static final Duration TICK = Duration.ofSeconds(10);
     private static final Logger LOG = LoggerFactory.getLogger(Delivery.class);
 
     private final Supplier<ServerSnapshot> snapshots;
@@ -240,15 +239,18 @@ public final class Delivery {
 
     // ---- lifecycle
 
-    /** Restores what the last process saved, then samples and saves every {@link #TICK}. */
+    /**
+     * Restores what the last process saved, then samples and saves every {@code [delivery] sample_seconds} of the
+     * configuration it starts with.
+     */
     public synchronized void start() {
         ServerSnapshot snapshot = snapshots.get();
         store = new DeliveryStore(snapshot.config().paths().state());
         log.restore(store.load());
         saved = log.changes();
         tick();
-        ticks = scheduler.scheduleWithFixedDelay(this::guardedTick, TICK.toMillis(), TICK.toMillis(),
-                TimeUnit.MILLISECONDS);
+        long every = snapshot.config().delivery().sampleEvery().toMillis();
+        ticks = scheduler.scheduleWithFixedDelay(this::guardedTick, every, every, TimeUnit.MILLISECONDS);
     }
 
     /** Stops the ticks and saves once more. */

@@ -12,7 +12,7 @@ import java.util.List;
  * writer every few seconds, rare readers.
  */
 public final class DeliveryCurve {
-    /** Samples kept: a day at one every 10 s. */
+    /** Samples kept: a day at one every 10 s ({@code [delivery] sample_seconds}'s default). */
     public static final int CAPACITY = 8640;
 
     /**

@@ -8,6 +8,7 @@ import io.pintle.server.nodes.NodeId;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -191,6 +192,16 @@ class ConfigLoaderTest {
     void unknownAccessLogFormatIsRefusedNamingTheKey() {
         assertRefused(ROOT_ID + "[log]\naccess_format = \"combined\"\n", "'log.access_format'", "combined",
                 "common or json");
+    }
+
+    @Test
+    void deliverySamplesEveryTenSecondsUnlessToldAndWithinItsBounds() throws Exception {
+        assertThat(parse(ROOT_ID).delivery().sampleEvery()).isEqualTo(Duration.ofSeconds(10));
+        assertThat(parse(ROOT_ID + "[delivery]\nsample_seconds = 1\n").delivery().sampleEvery())
+                .isEqualTo(Duration.ofSeconds(1));
+        assertRefused(ROOT_ID + "[delivery]\nsample_seconds = 0\n", "'delivery.sample_seconds'", "between 1 and 600",
+                "got 0");
+        assertRefused(ROOT_ID + "[delivery]\nsample_seconds = 601\n", "'delivery.sample_seconds'", "got 601");
     }
 
     @Test

@@ -40,7 +40,8 @@ class StatusPageIT {
             nodes.add(sandbox.addNode(id, SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH));
             generation(sandbox.share(), id, 1, null);
         }
-        try (TestServer server = TestServer.start(sandbox)) {
+        // A sample a second, not the default 10 s: the curve needs three.
+        try (TestServer server = TestServer.start(sandbox, "[delivery]\nsample_seconds = 1")) {
             for (NodeKeys node : nodes) {
                 fetch(sandbox, server, node, dir);
             }
@@ -51,7 +52,7 @@ class StatusPageIT {
             fetch(sandbox, server, nodes.get(1), dir);
             assertThat(server.admin("POST", "/v1/freeze", "{\"nodes\": [\"node-4\"], \"reason\": \"canary\"}")
                     .status()).isEqualTo(200);
-            // Samples are taken every 10 s: wait for one that saw the generation and one after it.
+            // Wait for a sample that saw the generation and one after it.
             Await.until(Duration.ofSeconds(40), () -> server.admin("GET", "/v1/delivery").body()
                     .path("last_generation").isTextual() && server.admin("GET", "/v1/delivery").body()
                     .path("samples").size() >= 3);

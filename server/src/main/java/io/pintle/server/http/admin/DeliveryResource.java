@@ -12,7 +12,10 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 
-/** The delivery curve: the share of served nodes on the current version, sampled every 10 s over the last day. */
+/**
+ * The delivery curve: the share of served nodes on the current version, sampled every {@code [delivery]
+ * sample_seconds} (at the default 10 s, over the last day).
+ */
 @Path(Routes.DELIVERY)
 @Produces(MediaType.APPLICATION_JSON)
 public final class DeliveryResource {

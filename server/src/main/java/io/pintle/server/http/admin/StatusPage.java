@@ -191,7 +191,7 @@ final class StatusPage {
         if (curve.size() < 2) {
             html.append("<text x=\"").append(LEFT + plotWidth / 2).append("\" y=\"").append(TOP + plotHeight / 2)
                     .append("\" text-anchor=\"middle\" fill=\"#52606d\">")
-                    .append("collecting samples (one every 10 s)</text></svg>");
+                    .append("collecting samples</text></svg>");
             return;
         }
         long start = curve.get(0).time().toEpochMilli();
