@@ -15,6 +15,9 @@ import javax.net.ssl.SSLException;
 /** Reading HTTP/1.1 answers off a raw socket, for tests that write bytes a well-behaved client would not. */
 public final class RawHttp {
     private static final Pattern STATUS_LINE = Pattern.compile("^HTTP/1\\.1 (\\d{3}) ");
+    /** CR LF CR LF, as the last four bytes read. */
+    private static final int HEAD_END = 0x0d0a0d0a;
+    private static final Pattern CONTENT_LENGTH = Pattern.compile("(?im)^content-length:\\s*(\\d+)\\s*$");
 
     private RawHttp() {}
 
@@ -30,6 +33,43 @@ public final class RawHttp {
         try {
             for (int n; (n = in.read(buffer)) > 0; ) {
                 response.write(buffer, 0, n);
+            }
+        } catch (SocketTimeoutException | SSLException endOfExchange) {
+            // What came before the timeout or the close is the answer.
+        }
+        return response.toString(StandardCharsets.ISO_8859_1);
+    }
+
+    /**
+     * Reads one answer on a connection the server may keep open: its head, then as many body bytes as its
+     * {@code Content-Length} says (none when it has none); not waiting for a close that a kept-alive connection
+     * does not bring.
+     *
+     * @param socket a connection whose next answer is read
+     * @return the answer, or what came before the server closed the connection or the socket's read timeout
+     * @throws IOException on another read failure
+     */
+    public static String readResponse(Socket socket) throws IOException {
+        ByteArrayOutputStream response = new ByteArrayOutputStream();
+        InputStream in = socket.getInputStream();
+        try {
+            int last4 = 0;
+            while (last4 != HEAD_END) {
+                int b = in.read();
+                if (b < 0) {
+                    return response.toString(StandardCharsets.ISO_8859_1);
+                }
+                response.write(b);
+                last4 = last4 << 8 | b;
+            }
+            Matcher length = CONTENT_LENGTH.matcher(response.toString(StandardCharsets.ISO_8859_1));
+            long body = length.find() ? Long.parseLong(length.group(1)) : 0;
+            for (long read = 0; read < body; read++) {
+                int b = in.read();
+                if (b < 0) {
+                    break;
+                }
+                response.write(b);
             }
         } catch (SocketTimeoutException | SSLException endOfExchange) {
             // What came before the timeout or the close is the answer.
