@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.pintle.client.PintleClient;
 import io.pintle.server.testing.Await;
 import io.pintle.server.testing.NodeKeys;
+import io.pintle.server.testing.RawHttp;
 import io.pintle.server.testing.Sandbox;
 import io.pintle.server.testing.TestServer;
 import io.pintle.server.tls.SelfSigned;
@@ -270,7 +271,7 @@ class OverloadIT {
                 socket.getOutputStream().flush();
                 socket.setSoTimeout(5_000);
                 InputStream in = socket.getInputStream();
-                String head = readHead(in);
+                String head = RawHttp.readHead(in);
                 assertThat(head).startsWith("HTTP/1.1 200");
                 int length = Integer.parseInt(head.replaceAll("(?is).*content-length: *(\\d+).*", "$1"));
                 assertThat(length).isEqualTo(SMALL);
@@ -292,18 +293,6 @@ class OverloadIT {
         } catch (SocketException | javax.net.ssl.SSLException e) {
             return true;
         }
-    }
-
-    private static String readHead(InputStream in) throws IOException {
-        StringBuilder head = new StringBuilder();
-        while (!head.toString().endsWith("\r\n\r\n")) {
-            int c = in.read();
-            if (c < 0) {
-                break;
-            }
-            head.append((char) c);
-        }
-        return head.toString();
     }
 
     private final HttpClient admin = HttpClient.newHttpClient();

@@ -53,28 +53,40 @@ public final class RawHttp {
         ByteArrayOutputStream response = new ByteArrayOutputStream();
         InputStream in = socket.getInputStream();
         try {
-            int last4 = 0;
-            while (last4 != HEAD_END) {
-                int b = in.read();
-                if (b < 0) {
-                    return response.toString(StandardCharsets.ISO_8859_1);
+            if (readHead(in, response)) {
+                Matcher length = CONTENT_LENGTH.matcher(response.toString(StandardCharsets.ISO_8859_1));
+                if (length.find()) {
+                    response.writeBytes(in.readNBytes(Integer.parseInt(length.group(1))));
                 }
-                response.write(b);
-                last4 = last4 << 8 | b;
-            }
-            Matcher length = CONTENT_LENGTH.matcher(response.toString(StandardCharsets.ISO_8859_1));
-            long body = length.find() ? Long.parseLong(length.group(1)) : 0;
-            for (long read = 0; read < body; read++) {
-                int b = in.read();
-                if (b < 0) {
-                    break;
-                }
-                response.write(b);
             }
         } catch (SocketTimeoutException | SSLException endOfExchange) {
             // What came before the timeout or the close is the answer.
         }
         return response.toString(StandardCharsets.ISO_8859_1);
+    }
+
+    /**
+     * @param in a connection's input, at the start of an answer
+     * @return the answer's head, up to and with its empty line (less when the connection ends first)
+     * @throws IOException on a read failure
+     */
+    public static String readHead(InputStream in) throws IOException {
+        ByteArrayOutputStream head = new ByteArrayOutputStream();
+        readHead(in, head);
+        return head.toString(StandardCharsets.ISO_8859_1);
+    }
+
+    /** @return whether the head ended with its empty line (false: the connection ended first) */
+    private static boolean readHead(InputStream in, ByteArrayOutputStream into) throws IOException {
+        for (int last4 = 0; last4 != HEAD_END; ) {
+            int b = in.read();
+            if (b < 0) {
+                return false;
+            }
+            into.write(b);
+            last4 = last4 << 8 | b;
+        }
+        return true;
     }
 
     /**
