@@ -35,7 +35,7 @@ class ArchitectureTest {
     /** The plain-Java packages: the domain, and what runs it (config, cli, demo, metrics, systemd). */
     private static final Set<String> DOMAIN = Set.of("access", "acl", "nodes", "policy", "reload", "config",
             "problem", "demo", "cli", "metrics", "overload", "systemd", "remoterun", "sharedfiles", "threads", "delivery",
-            "upstream", "uploads", "watch");
+            "upstream", "uploads", "watch", "logging");
     private static final Pattern HTTP_IMPORT = Pattern.compile("^import\\s+(static\\s+)?io\\.pintle\\.server\\.http\\.",
             Pattern.MULTILINE);
     private static final Pattern INJECTED_REQUEST = Pattern.compile(

@@ -1,15 +1,21 @@
 package io.pintle.server.cli;
 
+import ch.qos.logback.classic.encoder.PatternLayoutEncoder;
 import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.CoreConstants;
 import ch.qos.logback.core.UnsynchronizedAppenderBase;
 import ch.qos.logback.core.encoder.Encoder;
+import ch.qos.logback.core.filter.Filter;
+import io.pintle.server.logging.WholeLines;
 import io.pintle.server.overload.Bounded;
 import java.io.FileDescriptor;
 import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
 import java.util.Queue;
+import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -27,10 +33,15 @@ import java.util.concurrent.locks.LockSupport;
  * default), and when it is full lines are dropped and counted, and the count is written as a line of its own. At
  * stop (Logback's, at exit: {@link Logging#flush}) what is queued is written; stderr itself is never closed.
  *
+ * <p>When this appender is its logger's only one (additivity off, no filters anywhere on the way) and its encoder
+ * writes the message alone ({@code %msg%n}), the access line is handed to it whole ({@link WholeLines}): the same
+ * bytes, without Logback's event, filter chain and pattern layout (~0.15 µs of a line's ~0.6 µs, {@code
+ * bench/accessline}). Any other routing (another pattern, a second appender, a filter) goes through Logback.
+ *
  * <p>In {@code logback.xml}: {@code <appender class="io.pintle.server.cli.AccessLogAppender">} with an
  * {@code <encoder>}, optionally {@code <queueSize>} and {@code <flushMillis>}.
  */
-public final class AccessLogAppender extends UnsynchronizedAppenderBase<ILoggingEvent> {
+public final class AccessLogAppender extends UnsynchronizedAppenderBase<ILoggingEvent> implements WholeLines {
     private final OutputStream target;
     private final Queue<byte[]> queue = new ConcurrentLinkedQueue<>();
     /** Lines in {@link #queue}, bounded by {@link #queueSize}; made at start, when the size is known. */
@@ -41,6 +52,13 @@ public final class AccessLogAppender extends UnsynchronizedAppenderBase<ILogging
     private long flushMillis = 50;
     private volatile boolean running;
     private Thread writer;
+    /** The charset of an encoder that writes the message alone, set at start; null for any other encoder. */
+    private volatile Charset plain;
+    /** Whether a filter was ever added: then every line goes through Logback's filter chain. */
+    private volatile boolean filtered;
+
+    /** The patterns that write the message alone, then a line separator: what {@link #appendWhole} writes. */
+    private static final Set<String> PLAIN_PATTERNS = Set.of("%msg%n", "%m%n", "%message%n");
 
     /** Writes to the process's stderr. */
     public AccessLogAppender() {
@@ -78,6 +96,9 @@ public final class AccessLogAppender extends UnsynchronizedAppenderBase<ILogging
             return;
         }
         queued = new Bounded(queueSize);
+        plain = encoder instanceof PatternLayoutEncoder layout && layout.getPattern() != null
+                && PLAIN_PATTERNS.contains(layout.getPattern().strip())
+                ? (layout.getCharset() != null ? layout.getCharset() : Charset.defaultCharset()) : null;
         running = true;
         // A thread of its own: Logback makes this appender from logback.xml before any server exists, and it
         // outlives every server in the process; the loop waits for lines and writes them out.
@@ -88,8 +109,27 @@ public final class AccessLogAppender extends UnsynchronizedAppenderBase<ILogging
     }
 
     @Override
+    public void addFilter(Filter<ILoggingEvent> filter) {
+        filtered = true;
+        super.addFilter(filter);
+    }
+
+    @Override
+    public boolean takesWholeLines() {
+        return isStarted() && plain != null && !filtered;
+    }
+
+    @Override
+    public void appendWhole(String message) {
+        queue(message.concat(CoreConstants.LINE_SEPARATOR).getBytes(plain));
+    }
+
+    @Override
     protected void append(ILoggingEvent event) {
-        byte[] line = encoder.encode(event);
+        queue(encoder.encode(event));
+    }
+
+    private void queue(byte[] line) {
         long count = queued.addIfRoom(1);
         if (count < 0) {
             dropped.incrementAndGet();

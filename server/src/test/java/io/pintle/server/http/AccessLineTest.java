@@ -24,4 +24,36 @@ class AccessLineTest {
         AccessLine.milliseconds(text, 7_000);
         assertThat(text).hasToString("0.007");
     }
+
+    /** Escaping: quotes and backslashes get a backslash, control characters and DEL {@code \xNN}, the rest as is. */
+    @Test
+    void quotedEscapesWhatTheNetworkCouldInjectWhereverItStands() {
+        String[] values = {"", "/policies/node-1/rules/rudder.tar.bz2", "\"", "a\"b", "end\\", "\u0001start",
+            "tab\there", "del\u007f", "caf\u00e9 \u2603", "\"\"\\\n", "x\ry\u001bz"};
+        for (String value : values) {
+            StringBuilder text = new StringBuilder("[");
+            AccessLine.quoted(text, value);
+            assertThat(text.toString()).as(value).isEqualTo("[" + escapedOneByOne(value));
+        }
+        StringBuilder text = new StringBuilder();
+        AccessLine.quoted(text, null);
+        assertThat(text).hasToString("-");
+        text.setLength(0);
+        AccessLine.quoted(text, "GET /a\"b\n");
+        assertThat(text).hasToString("GET /a\\\"b\\x0a");
+    }
+
+    private static String escapedOneByOne(String value) {
+        StringBuilder text = new StringBuilder();
+        for (char c : value.toCharArray()) {
+            if (c == '"' || c == '\\') {
+                text.append('\\').append(c);
+            } else if (c < 0x20 || c == 0x7f) {
+                text.append(String.format(Locale.ROOT, "\\x%02x", (int) c));
+            } else {
+                text.append(c);
+            }
+        }
+        return text.toString();
+    }
 }

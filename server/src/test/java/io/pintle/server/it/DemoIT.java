@@ -26,6 +26,9 @@ class DemoIT {
     private static final Pattern EXPECTATION = Pattern.compile("^# .* -> (\\d{3})$");
     /** curl's exit status when {@code --fail} meets an HTTP error (a refusal rudder-client's flags print so). */
     private static final int CURL_HTTP_ERROR = 22;
+    /** An access log line in the common format: client, -, node or -, [time], "request line", status. */
+    private static final Pattern COMMON_LINE = Pattern.compile(
+            "\\S+ - \\S+ \\[\\d{2}/\\w{3}/\\d{4}:\\d{2}:\\d{2}:\\d{2} \\+0000\\] \"[A-Z]+ \\S+ HTTP/[\\d.]+\" \\d{3} .*");
 
     @Test
     void everyCurlLineTheDemoPrintsWorksAsPrinted(@TempDir Path dir) throws Exception {
@@ -43,6 +46,11 @@ class DemoIT {
         assertThat(nodes.path("nodes")).extracting(node -> node.path("id").asText()).isNotEmpty()
                 .doesNotContain(downloaded);
         assertThat(Files.readString(log)).doesNotContain("ERROR");
+        // The shipped logback.xml's access log (the line handed whole to AccessLogAppender): one line per curl,
+        // written out by the stop, in the common format with the node's id for the archive's download.
+        assertThat(Files.readAllLines(log)).filteredOn(line -> COMMON_LINE.matcher(line).matches())
+                .hasSizeGreaterThanOrEqualTo(demo.commands().size())
+                .anyMatch(line -> line.contains(" - " + downloaded + " [") && line.contains(" 200 "));
         // A demo starts without warnings; only a machine where Conscrypt does not load may add its own.
         assertThat(Files.readAllLines(log)).filteredOn(line -> line.contains(" WARN "))
                 .allMatch(line -> line.contains("fell back to the JDK's TLS"));
