@@ -46,8 +46,8 @@ class DemoIT {
         assertThat(nodes.path("nodes")).extracting(node -> node.path("id").asText()).isNotEmpty()
                 .doesNotContain(downloaded);
         assertThat(Files.readString(log)).doesNotContain("ERROR");
-        // The shipped logback.xml's access log (the line handed whole to AccessLogAppender): one line per curl,
-        // written out by the stop, in the common format with the node's id for the archive's download.
+        // The shipped logback.xml's access log reaches stderr (WholeLinesTest checks it takes the whole way): a
+        // line per curl, written out by the stop, in the common format, the node's id on the archive's download.
         assertThat(Files.readAllLines(log)).filteredOn(line -> COMMON_LINE.matcher(line).matches())
                 .hasSizeGreaterThanOrEqualTo(demo.commands().size())
                 .anyMatch(line -> line.contains(" - " + downloaded + " [") && line.contains(" 200 "));
