@@ -3,6 +3,7 @@ package io.pintle.server.http;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.Locale;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
 class AccessLineTest {
@@ -43,17 +44,10 @@ class AccessLineTest {
         assertThat(text).hasToString("GET /a\\\"b\\x0a");
     }
 
+    /** The rule, one character at a time. */
     private static String escapedOneByOne(String value) {
-        StringBuilder text = new StringBuilder();
-        for (char c : value.toCharArray()) {
-            if (c == '"' || c == '\\') {
-                text.append('\\').append(c);
-            } else if (c < 0x20 || c == 0x7f) {
-                text.append(String.format(Locale.ROOT, "\\x%02x", (int) c));
-            } else {
-                text.append(c);
-            }
-        }
-        return text.toString();
+        return value.chars().mapToObj(c -> c == '"' || c == '\\' ? "\\" + (char) c
+                : c < 0x20 || c == 0x7f ? String.format(Locale.ROOT, "\\x%02x", c) : String.valueOf((char) c))
+                .collect(Collectors.joining());
     }
 }
