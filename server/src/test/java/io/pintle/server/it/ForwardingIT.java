@@ -58,7 +58,7 @@ class ForwardingIT {
                     .isEqualTo(1);
 
             // The root goes away: the next report waits on the relay, and says why.
-            rootServer.close();
+            rootServer.stopAsInProduction();
             Path second = AgentReports.report(made, "2026-12-06T10:05:00+00:00@node-x.log.gz", node, "run 2\n");
             assertThat(relayServer.upload("/reports/", second).statusCode()).isEqualTo(201);
             TestServer running = relayServer;
@@ -69,7 +69,7 @@ class ForwardingIT {
             assertThat(relayReports.resolve(second.getFileName())).exists();
 
             // The relay restarts: nothing lost.
-            relayServer.close();
+            relayServer.stopAsInProduction();
             assertThat(relayReports.resolve(second.getFileName())).exists();
             relayServer = TestServer.start(relay, upstream);
             assertThat(relayReports.resolve(second.getFileName())).exists();

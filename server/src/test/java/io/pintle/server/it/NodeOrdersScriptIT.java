@@ -177,7 +177,7 @@ class NodeOrdersScriptIT {
 
     @Test
     void theScriptReconnectsAfterTheRelayRestarts() throws Exception {
-        relay.close();
+        relay.stopAsInProduction();
         relay = startRelay();
         awaitChannel();
         List<JsonNode> events = RunEvents.of(rootPost(Routes.RELAY_API + "/remote-run/nodes/node-1", "application/json",

@@ -132,7 +132,7 @@ class RelaySyncIT {
                     .equals("node-z 1"));
 
             // The root goes away: the relay keeps serving what it has.
-            rootServer.close();
+            rootServer.stopAsInProduction();
             Await.quietFor(Duration.ofMillis(1500), () -> assertThat(body(agent, policy)).isEqualTo("generation 2"));
         }
     }
