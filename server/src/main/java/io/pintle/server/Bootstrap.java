@@ -169,8 +169,9 @@ public final class Bootstrap {
                 () -> snapshots.current().config().paths().sharedFiles(), SHARED_FILES_CLEANUP, threads.workers(),
                 threads.scheduler());
         RemoteRunner remoteRuns = new RemoteRunner(config.remoteRun().maxParallel(),
-                config.remoteRun().maxChannels(), config.remoteRun().reportGrace(), snapshots::current,
-                metrics::remoteRunEnded, threads.workers(), threads.scheduler());
+                config.remoteRun().maxChannels(), config.remoteRun().reportGrace(),
+                config.remoteRun().reconnectGrace(), snapshots::current, metrics::remoteRunEnded, threads.workers(),
+                threads.scheduler());
         metrics.orderChannels(remoteRuns.channels(), remoteRuns.policyUpdates());
         ObjectStore objects = new ObjectStore();
         FetchedTrees fetchedTrees = new FetchedTrees(objects, threads.workers());

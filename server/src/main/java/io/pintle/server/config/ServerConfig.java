@@ -305,6 +305,9 @@ public record ServerConfig(
      *     inventory} then do not apply. Null: Pintle starts the argv itself
      * @param transports how a neighbour that is a node (no node below it) is reached, tried in this order
      * @param maxChannels nodes' order polls parked at once (the pull channel); takes effect at start
+     * @param reportGrace after {@code timeout}, how long a node running an order from its channel has to report
+     * @param reconnectGrace how long a node whose order poll ended still counts as connected, an order for it
+     *     waiting that long for its next poll; takes effect at start
      * @param policyUpdates whether and how fast nodes holding an order channel are told to update when their
      *     policies change
      * @param remoteCommand argv of relayd's {@code rudder remote run} for nodes reached through cf-serverd
@@ -313,7 +316,8 @@ public record ServerConfig(
      */
     public record RemoteRun(boolean enabled, int port, List<String> run, List<String> update, List<String> inventory,
             Duration timeout, Duration connectTimeout, int maxParallel, Path agentSocket, List<Transport> transports,
-            int maxChannels, Duration reportGrace, PolicyUpdates policyUpdates, List<String> remoteCommand) {
+            int maxChannels, Duration reportGrace, Duration reconnectGrace, PolicyUpdates policyUpdates,
+            List<String> remoteCommand) {
         public RemoteRun {
             remoteCommand = List.copyOf(remoteCommand);
             run = List.copyOf(run);
@@ -323,6 +327,7 @@ public record ServerConfig(
             Objects.requireNonNull(timeout);
             Objects.requireNonNull(connectTimeout);
             Objects.requireNonNull(reportGrace);
+            Objects.requireNonNull(reconnectGrace);
             Objects.requireNonNull(policyUpdates);
         }
 
@@ -340,7 +345,8 @@ public record ServerConfig(
          * it keeps a relay's threads and a fleet's sudden load bounded. Nodes are reached by their order channel
          * when they hold one, else as relayd reaches them (a Rudder node runs no Pintle). After its timeout, a node
          * running an order from its channel has 30 s to send the rest of its output (it stops its agent at the
-         * timeout; what is left is a short upload).
+         * timeout; what is left is a short upload). A node whose poll ended counts as connected for 10 s more: the
+         * moment between two polls.
          */
         public static final RemoteRun DEFAULTS = defaults(Limits.DEFAULTS);
 
@@ -353,7 +359,8 @@ public record ServerConfig(
                     List.of(RUDDER_COMMAND, "agent", "update"), List.of(RUDDER_COMMAND, "agent", "inventory"),
                     Duration.ofSeconds(300), Duration.ofSeconds(10), 32, null,
                     List.of(Transport.PULL, Transport.RUDDER_REMOTE_RUN), limits.maxConnections() / 4 * 3,
-                    Duration.ofSeconds(30), PolicyUpdates.DEFAULTS, List.of(RUDDER_COMMAND, "remote", "run"));
+                    Duration.ofSeconds(30), Duration.ofSeconds(10), PolicyUpdates.DEFAULTS,
+                    List.of(RUDDER_COMMAND, "remote", "run"));
         }
 
         /**
@@ -377,6 +384,10 @@ public record ServerConfig(
             ConfigException.requireAtLeast(source, "remote_run.report_grace", reportGrace.toSeconds(), 1);
             if (reportGrace.compareTo(Duration.ofHours(1)) > 0) {
                 throw new ConfigException(source + ": 'remote_run.report_grace' must be at most 3600 seconds");
+            }
+            ConfigException.requireAtLeast(source, "remote_run.reconnect_grace", reconnectGrace.toSeconds(), 1);
+            if (reconnectGrace.compareTo(Duration.ofMinutes(10)) > 0) {
+                throw new ConfigException(source + ": 'remote_run.reconnect_grace' must be at most 600 seconds");
             }
             validateArgv(source, "remote_run.run", run);
             validateArgv(source, "remote_run.update", update);

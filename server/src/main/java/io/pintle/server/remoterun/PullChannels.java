@@ -34,13 +34,11 @@ import org.slf4j.LoggerFactory;
  * while it waited), the node runs its agent and sends the output back ({@code PUT .../orders/<order>}), framed as
  * the agent helper frames it.
  *
- * <p>A node counts as connected while its poll is parked, while it runs an order, and for {@link #RECONNECT_GRACE}
- * after its last poll ended (the moment between two polls): an order for it then waits in its queue (at most
- * {@link #MAX_QUEUED}) for the next poll. Any other node is not connected, and the caller learns it at once.
+ * <p>A node counts as connected while its poll is parked, while it runs an order, and for the reconnect grace
+ * ({@code [remote_run] reconnect_grace}) after its last poll ended (the moment between two polls): an order for it
+ * then waits in its queue (at most {@link #MAX_QUEUED}) for the next poll. Any other node is not connected, and the caller learns it at once.
  */
 public final class PullChannels implements AutoCloseable {
-    /** How long an order waits for a node that was connected a moment ago to poll again. */
-    public static final Duration RECONNECT_GRACE = Duration.ofSeconds(10);
     /** Orders waiting for one node's next poll. */
     public static final int MAX_QUEUED = 4;
     /** After an order is given, how long the node has to start its report before it is counted as never given. */
@@ -60,6 +58,8 @@ public final class PullChannels implements AutoCloseable {
 
     private final int maxParked;
     private final Duration reportGrace;
+    /** How long an order waits for a node that was connected a moment ago to poll again. */
+    private final Duration reconnectGrace;
     private final Timers timers;
     private final LongSupplier nanos;
     private final Map<NodeId, Channel> channels = new ConcurrentHashMap<>();
@@ -71,22 +71,28 @@ public final class PullChannels implements AutoCloseable {
      * @param maxParked polls parked at once, over all nodes
      * @param reportGrace after the agent's timeout, how long a node has to report ({@code [remote_run]
      *     report_grace})
+     * @param reconnectGrace how long a node whose poll ended still counts as connected ({@code [remote_run]
+     *     reconnect_grace})
      * @param scheduler the server's scheduler (poll and order timers)
      */
-    public PullChannels(int maxParked, Duration reportGrace, ScheduledExecutorService scheduler) {
-        this(maxParked, reportGrace, System::nanoTime, scheduler);
+    public PullChannels(int maxParked, Duration reportGrace, Duration reconnectGrace,
+            ScheduledExecutorService scheduler) {
+        this(maxParked, reportGrace, reconnectGrace, System::nanoTime, scheduler);
     }
 
     /**
      * @param maxParked polls parked at once, over all nodes
      * @param reportGrace after the agent's timeout, how long a node has to report
+     * @param reconnectGrace how long a node whose poll ended still counts as connected
      * @param nanos the clock that tells how long ago a node polled
      * @param scheduler the server's scheduler
      */
-    PullChannels(int maxParked, Duration reportGrace, LongSupplier nanos, ScheduledExecutorService scheduler) {
+    PullChannels(int maxParked, Duration reportGrace, Duration reconnectGrace, LongSupplier nanos,
+            ScheduledExecutorService scheduler) {
         this.maxParked = maxParked;
         this.parked = new Bounded(maxParked);
         this.reportGrace = reportGrace;
+        this.reconnectGrace = reconnectGrace;
         this.nanos = nanos;
         // Short tasks under one node's lock: they run on the scheduler itself. Closing cancels them all.
         this.timers = new Timers(scheduler);
@@ -107,7 +113,7 @@ public final class PullChannels implements AutoCloseable {
     /** A parked poll, for its request to cancel when the client goes away. */
     public interface Parked {
         /**
-         * The client is gone: forget the poll (the node stays connected for {@link #RECONNECT_GRACE}).
+         * The client is gone: forget the poll (the node stays connected for the reconnect grace).
          *
          * @return whether it was still parked (false: it was answered, and its answer completes the request)
          */
@@ -229,7 +235,7 @@ public final class PullChannels implements AutoCloseable {
         Order given;
         Entry entry;
         synchronized (channel) {
-            boolean recent = nanos.getAsLong() - channel.seen < RECONNECT_GRACE.toNanos();
+            boolean recent = nanos.getAsLong() - channel.seen < reconnectGrace.toNanos();
             if (channel.poll == null && channel.running == 0 && !recent) {
                 return null;
             }
@@ -260,9 +266,9 @@ public final class PullChannels implements AutoCloseable {
         return given;
     }
 
-    /** Under the channel's lock: a queued order waits {@link #RECONNECT_GRACE} for the node's next poll. */
+    /** Under the channel's lock: a queued order waits the reconnect grace for the node's next poll. */
     private void awaitPoll(Channel channel, Order order) {
-        order.pickup = schedule(order, RECONNECT_GRACE, () -> {
+        order.pickup = schedule(order, reconnectGrace, () -> {
             boolean waiting;
             synchronized (channel) {
                 waiting = channel.queue.remove(order);
@@ -270,7 +276,7 @@ public final class PullChannels implements AutoCloseable {
             if (waiting) {
                 orders.remove(order.id);
                 order.end(RemoteRunEvent.UNREACHABLE, null, false, "node " + order.node + " did not poll for "
-                        + "orders again within " + RECONNECT_GRACE.toSeconds() + " s (its order channel dropped)");
+                        + "orders again within " + reconnectGrace.toSeconds() + " s (its order channel dropped)");
             }
         });
     }
@@ -385,7 +391,7 @@ public final class PullChannels implements AutoCloseable {
         }
         synchronized (channel) {
             return channel.poll != null || channel.running > 0
-                    || nanos.getAsLong() - channel.seen < RECONNECT_GRACE.toNanos();
+                    || nanos.getAsLong() - channel.seen < reconnectGrace.toNanos();
         }
     }
 

@@ -68,20 +68,22 @@ public final class RemoteRunner {
      * @param maxParallel agent runs and neighbour calls in progress at once
      * @param maxChannels nodes' order polls parked at once
      * @param reportGrace after the agent's timeout, how long a node has to report an order from its channel
+     * @param reconnectGrace how long a node whose order poll ended still counts as connected
      * @param snapshots the live snapshot (for the policy updates sent over order channels)
      * @param ended told each target's status as it is reported (metrics)
      * @param workers the server's worker pool (a run, and each of its calls, blocks on one)
      * @param scheduler the server's scheduler (agent timeouts, order channel timers, policy update scans)
      */
-    public RemoteRunner(int maxParallel, int maxChannels, Duration reportGrace, Supplier<ServerSnapshot> snapshots,
-            Consumer<String> ended, Executor workers, ScheduledExecutorService scheduler) {
+    public RemoteRunner(int maxParallel, int maxChannels, Duration reportGrace, Duration reconnectGrace,
+            Supplier<ServerSnapshot> snapshots, Consumer<String> ended, Executor workers,
+            ScheduledExecutorService scheduler) {
         this.ended = ended;
         this.permits = new Semaphore(maxParallel, true);
         this.workers = Lane.of("remote runs", Integer.MAX_VALUE, workers);
         // The shared scheduler itself, not timers closed at stop: an agent stopped at stop still gets its SIGKILL
         // after the grace period.
         this.launcher = new AgentLauncher(scheduler);
-        this.channels = new PullChannels(maxChannels, reportGrace, scheduler);
+        this.channels = new PullChannels(maxChannels, reportGrace, reconnectGrace, scheduler);
         this.policyUpdates = new PolicyUpdates(channels, snapshots, workers, scheduler);
     }
 

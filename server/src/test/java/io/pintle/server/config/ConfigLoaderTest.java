@@ -539,6 +539,15 @@ class ConfigLoaderTest {
     }
 
     @Test
+    void aNodeBetweenTwoPollsCountsAsConnectedForTenSecondsUnlessSaidOtherwise() throws Exception {
+        assertThat(parse(ROOT_ID).remoteRun().reconnectGrace()).isEqualTo(java.time.Duration.ofSeconds(10));
+        assertThat(parse(ROOT_ID + "[remote_run]\nreconnect_grace = 3\n").remoteRun().reconnectGrace())
+                .isEqualTo(java.time.Duration.ofSeconds(3));
+        assertRefused(ROOT_ID + "[remote_run]\nreconnect_grace = 0\n", "remote_run.reconnect_grace");
+        assertRefused(ROOT_ID + "[remote_run]\nreconnect_grace = 601\n", "remote_run.reconnect_grace", "600");
+    }
+
+    @Test
     void theAgentHelpersSocketIsOptionalAndAUnixSocketPath() throws Exception {
         assertThat(parse(ROOT_ID).remoteRun().agentSocket()).as("default: Pintle starts the argv").isNull();
         assertThat(parse(ROOT_ID + "[remote_run]\nagent_socket = \"\"\n").remoteRun().agentSocket()).isNull();

@@ -46,6 +46,11 @@ class NodeOrdersScriptIT {
     private static final String RELAY = "127.0.0.32";
     private static final String NODE = "127.0.0.33";
     private static final int RUN_TIMEOUT_SECONDS = 20;
+    /**
+     * The relay's {@code [remote_run] reconnect_grace}: far longer than the script takes to poll again after an order
+     * (a curl started at once), shorter than the default 10 s, which the stopped script's test would wait out.
+     */
+    private static final Duration RECONNECT_GRACE = Duration.ofSeconds(3);
 
     @TempDir
     static Path dir;
@@ -164,10 +169,10 @@ class NodeOrdersScriptIT {
 
         JsonNode status = RunEvents.status(events, "node-1");
         assertThat(status.path("status").asText()).as(status.toString()).isEqualTo("unreachable");
-        // Its poll's connection closed with the script: the relay drops the channel, keeps it 10 s
-        // (PullChannels.RECONNECT_GRACE) for a reconnect, then reports the node unreachable.
-        // Measured 10.0-10.2 s; the bound leaves room for a loaded machine and stays far below the order's own
-        // deadline (timeout + 30 s = 50 s), which is what a poll never seen closed would cost.
+        // Its poll's connection closed with the script: the relay drops the channel, keeps it RECONNECT_GRACE
+        // ([remote_run] reconnect_grace) for a reconnect, then reports the node unreachable. The bound leaves room
+        // for a loaded machine and stays far below the order's own deadline (timeout + 30 s = 50 s), which is what a
+        // poll never seen closed would cost.
         assertThat(took).as(status.toString()).isLessThan(Duration.ofSeconds(25));
         System.out.println("NodeOrdersScriptIT: a stopped script's node was reported unreachable after "
                 + took.toMillis() + " ms: " + status);
@@ -192,7 +197,8 @@ class NodeOrdersScriptIT {
 
     private static TestServer startRelay() throws Exception {
         return TestServer.start(relayBox, "[upstream]\nurl = \"https://" + ROOT + ":" + port + "\"\nkey_hash = \""
-                + rootBox.serverPin() + "\"\nsync = false\n" + remoteRun("relay-1"));
+                + rootBox.serverPin() + "\"\nsync = false\n" + remoteRun("relay-1") + "reconnect_grace = "
+                + RECONNECT_GRACE.toSeconds() + "\n");
     }
 
     /** [remote_run] with a fake agent of the server's own (never run here: only the node's is). */

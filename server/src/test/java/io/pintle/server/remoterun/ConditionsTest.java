@@ -15,7 +15,7 @@ class ConditionsTest {
     private static final ServerConfig.RemoteRun CONFIG = new ServerConfig.RemoteRun(true, 443,
             ServerConfig.RemoteRun.DEFAULTS.run(), ServerConfig.RemoteRun.DEFAULTS.update(),
             ServerConfig.RemoteRun.DEFAULTS.inventory(), Duration.ofMinutes(5), Duration.ofSeconds(10), 32, null,
-            ServerConfig.RemoteRun.DEFAULTS.transports(), 7500, Duration.ofSeconds(30),
+            ServerConfig.RemoteRun.DEFAULTS.transports(), 7500, Duration.ofSeconds(30), Duration.ofSeconds(10),
             new ServerConfig.PolicyUpdates(true, 100, Duration.ZERO), RudderRemoteRun.DEFAULT_ARGV);
 
     @ParameterizedTest

@@ -3,6 +3,7 @@ package io.pintle.server.remoterun;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.pintle.server.config.ConfigLoader;
+import io.pintle.server.config.ServerConfig;
 import io.pintle.server.nodes.NodeId;
 import io.pintle.server.reload.ServerSnapshot;
 import io.pintle.server.reload.SnapshotLoader;
@@ -33,7 +34,8 @@ class PolicyUpdatesTest {
     @RegisterExtension
     final TestThreads threads = new TestThreads();
 
-    private final PullChannels channels = new PullChannels(1000, Duration.ofSeconds(30), threads.scheduler());
+    private final PullChannels channels = new PullChannels(1000, Duration.ofSeconds(30),
+            ServerConfig.RemoteRun.DEFAULTS.reconnectGrace(), threads.scheduler());
     private final Map<String, String> orders = new ConcurrentHashMap<>();
     private final java.util.concurrent.atomic.AtomicReference<ServerSnapshot> live =
             new java.util.concurrent.atomic.AtomicReference<>();

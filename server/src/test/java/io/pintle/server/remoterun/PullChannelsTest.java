@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.pintle.api.dto.RemoteRunEvent;
+import io.pintle.server.config.ServerConfig;
 import io.pintle.server.nodes.NodeId;
 import io.pintle.server.testing.Await;
 import io.pintle.server.testing.TestThreads;
@@ -25,11 +26,15 @@ class PullChannelsTest {
     private static final NodeId NODE = new NodeId("node-1");
     private static final RunOrder RUN = RunOrder.of("run", List.of("c1", "c2"), null);
 
+    /** {@code [remote_run] reconnect_grace}'s default. */
+    private static final Duration GRACE = ServerConfig.RemoteRun.DEFAULTS.reconnectGrace();
+
     @RegisterExtension
     final TestThreads threads = new TestThreads();
 
     private final AtomicLong now = new AtomicLong(1_000_000_000_000L);
-    private final PullChannels channels = new PullChannels(2, Duration.ofMillis(200), now::get, threads.scheduler());
+    private final PullChannels channels = new PullChannels(2, Duration.ofMillis(200), GRACE, now::get,
+            threads.scheduler());
     private final BlockingQueue<PullChannels.Order> activity = new LinkedBlockingQueue<>();
 
     @AfterEach
@@ -181,7 +186,7 @@ class PullChannelsTest {
         Answers poll = new Answers();
         PullChannels.Parked parked = channels.park(NODE, Duration.ofSeconds(60), poll);
         parked.cancel();
-        now.addAndGet(PullChannels.RECONNECT_GRACE.toNanos() + 1);
+        now.addAndGet(GRACE.toNanos() + 1);
 
         assertThat(channels.connected(NODE)).isFalse();
         assertThat(channels.dispatch(NODE, RUN, Duration.ofSeconds(10), activity::offer)).isNull();
