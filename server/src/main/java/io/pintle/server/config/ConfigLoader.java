@@ -471,7 +471,8 @@ public final class ConfigLoader {
                     seconds(raw.reconnectGraceSeconds(), defaults.reconnectGrace()),
                     new ServerConfig.PolicyUpdates(or(raw.policyUpdates(), updates.enabled()),
                             or(raw.policyUpdateRate(), updates.rate()),
-                            seconds(raw.policyUpdateSplaySeconds(), updates.splay())),
+                            seconds(raw.policyUpdateSplaySeconds(), updates.splay()),
+                            seconds(raw.policyUpdateScanSeconds(), updates.scan())),
                     or(raw.remoteCommand(), defaults.remoteCommand()));
         }
 
@@ -740,6 +741,7 @@ public final class ConfigLoader {
             @JsonProperty("policy_updates") Boolean policyUpdates,
             @JsonProperty("policy_update_rate") Integer policyUpdateRate,
             @JsonProperty("policy_update_splay") Integer policyUpdateSplaySeconds,
+            @JsonProperty("policy_update_scan") Integer policyUpdateScanSeconds,
             @JsonProperty("remote_command") List<String> remoteCommand) {}
 
     record RawUpstream(

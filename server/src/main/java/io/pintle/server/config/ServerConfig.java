@@ -438,16 +438,20 @@ public record ServerConfig(
      * @param rate orders released per second at most, over all nodes
      * @param splay each changed node is released at a random moment within this window after the change is seen
      *     (and never faster than {@code rate})
+     * @param scan how often the archives of the nodes holding a channel are looked at; takes effect at start
      */
-    public record PolicyUpdates(boolean enabled, int rate, Duration splay) {
+    public record PolicyUpdates(boolean enabled, int rate, Duration splay, Duration scan) {
         /**
          * On; 100 update orders a second: 20,000 nodes in under 4 minutes, within the agents' own 5-minute cycle;
-         * nodes changed together are spread over 10 s even when there are few of them.
+         * nodes changed together are spread over 10 s even when there are few of them; archives looked at every 5 s
+         * (a stat each).
          */
-        public static final PolicyUpdates DEFAULTS = new PolicyUpdates(true, 100, Duration.ofSeconds(10));
+        public static final PolicyUpdates DEFAULTS = new PolicyUpdates(true, 100, Duration.ofSeconds(10),
+                Duration.ofSeconds(5));
 
         public PolicyUpdates {
             Objects.requireNonNull(splay);
+            Objects.requireNonNull(scan);
         }
 
         void validate(Path source) throws ConfigException {
@@ -458,6 +462,10 @@ public record ServerConfig(
             ConfigException.requireAtLeast(source, "remote_run.policy_update_splay", splay.toSeconds(), 0);
             if (splay.compareTo(Duration.ofHours(1)) > 0) {
                 throw new ConfigException(source + ": 'remote_run.policy_update_splay' must be at most 3600 seconds");
+            }
+            ConfigException.requireAtLeast(source, "remote_run.policy_update_scan", scan.toSeconds(), 1);
+            if (scan.compareTo(Duration.ofMinutes(10)) > 0) {
+                throw new ConfigException(source + ": 'remote_run.policy_update_scan' must be at most 600 seconds");
             }
         }
     }

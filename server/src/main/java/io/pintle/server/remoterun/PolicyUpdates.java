@@ -26,7 +26,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * "New policy, now": every {@link #SCAN}, the policy archives of the nodes that hold an order channel are looked
+ * "New policy, now": every {@code [remote_run] policy_update_scan} (5 s by default), the policy archives of the nodes that hold an order channel are looked
  * at ({@code rules/rudder.tar.bz2}, Windows' {@code rules/dsc/rudder.zip}: one {@code stat} each); a node whose
  * archive changed since the previous look is sent an {@code update} order, so it runs {@code rudder agent update}
  * at once instead of at its next run. A generation that changes every node is not released as one herd: each
@@ -37,8 +37,6 @@ import org.slf4j.LoggerFactory;
  * <p>All state is confined to one serial {@link Lane}: the scan and the releases never run at once.
  */
 public final class PolicyUpdates implements AutoCloseable {
-    /** How often the archives of polling nodes are looked at. */
-    public static final Duration SCAN = Duration.ofSeconds(5);
     /** How often due orders are released (the rate's granularity). */
     static final Duration TICK = Duration.ofMillis(100);
     /** The archives that change when a node's policies do, below its share directory. */
@@ -56,6 +54,8 @@ public final class PolicyUpdates implements AutoCloseable {
     private final AtomicLong released = new AtomicLong();
     private volatile int pending;
     private volatile int watched;
+    /** How often the archives of polling nodes are looked at: {@code policy_update_scan}, read at start. */
+    private Duration scan;
     private double budget;
     private long lastRelease = Long.MIN_VALUE;
 
@@ -72,9 +72,10 @@ public final class PolicyUpdates implements AutoCloseable {
         this.lane = Lane.serial("policy updates", workers, scheduler);
     }
 
-    /** Starts looking and releasing. */
+    /** Starts looking (every {@code policy_update_scan} of the configuration it starts with) and releasing. */
     public void start() {
-        lane.scheduleWithFixedDelay(this::guarded, SCAN.toMillis(), SCAN.toMillis(), TimeUnit.MILLISECONDS);
+        scan = snapshots.get().config().remoteRun().policyUpdates().scan();
+        lane.scheduleWithFixedDelay(this::guarded, scan.toMillis(), scan.toMillis(), TimeUnit.MILLISECONDS);
         lane.scheduleAtFixedRate(this::release, TICK.toMillis(), TICK.toMillis(), TimeUnit.MILLISECONDS);
     }
 
@@ -156,7 +157,7 @@ public final class PolicyUpdates implements AutoCloseable {
             if (order != null && order.ended() != null) {
                 // Its queue is full (it runs orders): told again in a while.
                 if (waiting.add(node)) {
-                    due.add(new Due(now + SCAN.toNanos(), node));
+                    due.add(new Due(now + scan.toNanos(), node));
                 }
             } else if (order != null) {
                 released.incrementAndGet();

@@ -548,6 +548,15 @@ class ConfigLoaderTest {
     }
 
     @Test
+    void policyArchivesAreLookedAtEveryFiveSecondsUnlessSaidOtherwise() throws Exception {
+        assertThat(parse(ROOT_ID).remoteRun().policyUpdates().scan()).isEqualTo(java.time.Duration.ofSeconds(5));
+        assertThat(parse(ROOT_ID + "[remote_run]\npolicy_update_scan = 1\n").remoteRun().policyUpdates().scan())
+                .isEqualTo(java.time.Duration.ofSeconds(1));
+        assertRefused(ROOT_ID + "[remote_run]\npolicy_update_scan = 0\n", "remote_run.policy_update_scan");
+        assertRefused(ROOT_ID + "[remote_run]\npolicy_update_scan = 601\n", "remote_run.policy_update_scan", "600");
+    }
+
+    @Test
     void theAgentHelpersSocketIsOptionalAndAUnixSocketPath() throws Exception {
         assertThat(parse(ROOT_ID).remoteRun().agentSocket()).as("default: Pintle starts the argv").isNull();
         assertThat(parse(ROOT_ID + "[remote_run]\nagent_socket = \"\"\n").remoteRun().agentSocket()).isNull();

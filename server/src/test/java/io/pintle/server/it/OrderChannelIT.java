@@ -6,7 +6,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.pintle.api.Routes;
 import io.pintle.client.PintleClient;
-import io.pintle.server.remoterun.PolicyUpdates;
 import io.pintle.server.testing.Await;
 import io.pintle.server.testing.NodeKeys;
 import io.pintle.server.testing.RunEvents;
@@ -64,8 +63,9 @@ class OrderChannelIT {
         sandbox.register("relay-1", SelfSigned.generate(SelfSigned.KeyType.EC_P256, "relay-1").certificate(),
                 "relay-1.example.org", "root");
         sandbox.register("below-relay", below.certificate(), "below.example.org", "relay-1");
+        // Archives looked at every second rather than every 5 s: the policy update test waits for two looks.
         server = TestServer.start(sandbox, "[remote_run]\ntransports = [\"pull\"]\ntimeout = 20\n"
-                + "policy_update_splay = 0\n");
+                + "policy_update_splay = 0\npolicy_update_scan = 1\n");
         node1 = server.client(n1);
         node2 = server.client(n2);
         node3 = server.client(n3);
@@ -263,8 +263,9 @@ class OrderChannelIT {
         int watched = status().path("updates_watched").asInt();
         CompletableFuture<HttpResponse<String>> poll = poll(node6, 120);
         awaitPolling(1);
-        // The server has looked at generation 1 while node-6 polls (it looks every 5 s).
-        Await.asserted(PolicyUpdates.SCAN.multipliedBy(6),
+        // The server has looked at generation 1 while node-6 polls (it looks every second here; the bound is six
+        // looks at the default 5 s).
+        Await.asserted(Duration.ofSeconds(30),
                 () -> assertThat(status().path("updates_watched").asInt()).as("node-6's archive looked at")
                         .isGreaterThan(watched));
         assertThat(poll).isNotDone();

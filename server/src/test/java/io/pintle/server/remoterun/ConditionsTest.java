@@ -16,7 +16,8 @@ class ConditionsTest {
             ServerConfig.RemoteRun.DEFAULTS.run(), ServerConfig.RemoteRun.DEFAULTS.update(),
             ServerConfig.RemoteRun.DEFAULTS.inventory(), Duration.ofMinutes(5), Duration.ofSeconds(10), 32, null,
             ServerConfig.RemoteRun.DEFAULTS.transports(), 7500, Duration.ofSeconds(30), Duration.ofSeconds(10),
-            new ServerConfig.PolicyUpdates(true, 100, Duration.ZERO), RudderRemoteRun.DEFAULT_ARGV);
+            new ServerConfig.PolicyUpdates(true, 100, Duration.ZERO, Duration.ofSeconds(5)),
+            RudderRemoteRun.DEFAULT_ARGV);
 
     @ParameterizedTest
     @ValueSource(strings = {"a", "A9", "class_2", "9lives", "force_inventory"})
