@@ -1079,6 +1079,8 @@ public record ServerConfig(
      *     disconnected; 0 turns the check off
      * @param minRequestBytesPerSecond a client that sends a request body slower than this (over each check
      *     period) gets a 408 and its upload is dropped; 0 turns the check off
+     * @param rateCheck the check period of both floors above: how long a client's rate is measured over before it
+     *     is judged (a write pending at least this long, a request body's bytes over each period); read at start
      * @param queueTimeout how long a request may wait for a worker of its class before it gets a 503
      * @param retryAfter the {@code Retry-After} a 503 carries, on average
      * @param retryAfterJitter how far each {@code Retry-After} is drawn from {@code retryAfter}, either way, so
@@ -1098,13 +1100,14 @@ public record ServerConfig(
      * @param webapp requests proxied to the webapp ({@code [webapp] proxy})
      */
     public record Limits(int maxConnections, int acceptQueue, Duration idleTimeout, Duration headerTimeout,
-            long minResponseBytesPerSecond, long minRequestBytesPerSecond, Duration queueTimeout,
+            long minResponseBytesPerSecond, long minRequestBytesPerSecond, Duration rateCheck, Duration queueTimeout,
             Duration retryAfter, Duration retryAfterJitter, int maxWaiters, int maxWaitersPerAddress,
             int maxRequestsPerNode, int digestCacheEntries, long fileCacheBytes, int maxManifestEntries, long maxSharedFileBytes,
             Pool files, Pool api, Pool uploads, Pool webapp) {
         public Limits {
             Objects.requireNonNull(idleTimeout);
             Objects.requireNonNull(headerTimeout);
+            Objects.requireNonNull(rateCheck);
             Objects.requireNonNull(queueTimeout);
             Objects.requireNonNull(retryAfter);
             Objects.requireNonNull(retryAfterJitter);
@@ -1136,6 +1139,8 @@ public record ServerConfig(
                 1024,
                 // min_request_bytes_per_second: an upload slower than this over a check period (10 s) gets a 408.
                 1024,
+                // rate_check_seconds: long enough to average out TCP's bursts.
+                Duration.ofSeconds(10),
                 // queue_timeout_seconds: past this, a waiting agent is better told to come back later.
                 Duration.ofSeconds(30),
                 // retry_after_seconds: Puppet's advice for its equivalent (max-retry-delay) is minutes; agents
@@ -1187,6 +1192,10 @@ public record ServerConfig(
             }
             if (minRequestBytesPerSecond < 0) {
                 throw new ConfigException(source + ": 'limits.min_request_bytes_per_second' must be 0 (off) or more");
+            }
+            ConfigException.requireAtLeast(source, "limits.rate_check_seconds", rateCheck.toSeconds(), 1);
+            if (rateCheck.compareTo(Duration.ofMinutes(10)) > 0) {
+                throw new ConfigException(source + ": 'limits.rate_check_seconds' must be at most 600 seconds");
             }
             ConfigException.requireAtLeast(source, "limits.max_connections", maxConnections, 1);
             ConfigException.requireAtLeast(source, "limits.accept_queue", acceptQueue, 0);

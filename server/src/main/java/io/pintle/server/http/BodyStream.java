@@ -25,12 +25,6 @@ import org.eclipse.jetty.io.EofException;
  * ends (closing it early fails the request content, which on HTTP/2 resets the stream after the answer).
  */
 public final class BodyStream extends InputStream {
-    /**
-     * How often a connection's progress (a request body read here, a response written by the edge's guards) is
-     * checked against its floor: long enough to average out TCP's bursts.
-     */
-    public static final Duration RATE_CHECK_PERIOD = Duration.ofSeconds(10);
-
     /** The problem reason of a body that ended early: a cut connection or framing the parser refused. */
     public static final String BODY_INCOMPLETE = "body-incomplete";
 

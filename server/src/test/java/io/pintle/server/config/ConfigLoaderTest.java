@@ -412,6 +412,14 @@ class ConfigLoaderTest {
     }
 
     @Test
+    void theRateFloorsAreCheckedOverTenSecondsUnlessSaidOtherwise() throws Exception {
+        assertThat(parse(ROOT_ID).limits().rateCheck()).hasSeconds(10);
+        assertThat(parse(ROOT_ID + "[limits]\nrate_check_seconds = 3\n").limits().rateCheck()).hasSeconds(3);
+        assertRefused(ROOT_ID + "[limits]\nrate_check_seconds = 0\n", "limits.rate_check_seconds");
+        assertRefused(ROOT_ID + "[limits]\nrate_check_seconds = 601\n", "limits.rate_check_seconds", "600");
+    }
+
+    @Test
     void limitsHaveDefaultsAndCanBeSetPerWorkClass() throws ConfigException {
         ServerConfig.Limits defaults = parse(ROOT_ID).limits();
         assertThat(defaults.maxConnections()).isEqualTo(10_000);

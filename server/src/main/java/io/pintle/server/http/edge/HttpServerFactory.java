@@ -1,6 +1,5 @@
 package io.pintle.server.http.edge;
 
-import io.pintle.server.http.BodyStream;
 import io.pintle.server.http.admin.Readiness;
 import io.pintle.server.http.files.FileHandler;
 import io.pintle.server.http.jersey.JerseyHandler;
@@ -220,7 +219,7 @@ public final class HttpServerFactory {
         tlsConnector.setIdleTimeout(limits.idleTimeout().toMillis());
         tlsConnector.setAcceptQueueSize(limits.acceptQueue());
         tlsConnector.addEventListener(new ConnectionGuard(tlsConnector, limits.headerTimeout(),
-                limits.minResponseBytesPerSecond(), BodyStream.RATE_CHECK_PERIOD, metrics));
+                limits.minResponseBytesPerSecond(), limits.rateCheck(), metrics));
         server.addBean(new NetworkConnectionLimit(limits.maxConnections(), tlsConnector));
         server.addConnector(tlsConnector);
 
@@ -242,8 +241,9 @@ public final class HttpServerFactory {
                         fileServices.waits(), fileServices.sharedFiles(), fileServices.archives()),
                 new OrdersHandler(fileServices.channels()),
                 webapp,
-                new WorkerDispatch(new JerseyHandler(application, config.limits().minRequestBytesPerSecond())),
-                new WorkerDispatch(new JerseyHandler(admin, 0)));
+                new WorkerDispatch(new JerseyHandler(application, config.limits().minRequestBytesPerSecond(),
+                        config.limits().rateCheck())),
+                new WorkerDispatch(new JerseyHandler(admin, 0, config.limits().rateCheck())));
         ContextHandler contexts = new ContextHandler(dispatch, "/");
         CompressionHandler compression = new CompressionHandler(contexts);
         GzipCompression gzip = new GzipCompression();

@@ -1,6 +1,5 @@
 package io.pintle.server.http.edge;
 
-import io.pintle.server.http.BodyStream;
 import io.pintle.server.http.Exchange;
 import io.pintle.server.http.Problems;
 import io.pintle.server.config.ServerConfig;
@@ -53,6 +52,7 @@ final class OverloadHandler extends Handler.Wrapper {
     private final PerKey<NodeId> perNode;
     private final Duration queueTimeout;
     private final long minResponseBytesPerSecond;
+    private final Duration rateCheck;
     private final RetryAfter retryAfter;
     private final ServerMetrics metrics;
 
@@ -77,6 +77,7 @@ final class OverloadHandler extends Handler.Wrapper {
         this.perNode = new PerKey<>(limits.maxRequestsPerNode());
         this.queueTimeout = limits.queueTimeout();
         this.minResponseBytesPerSecond = limits.minResponseBytesPerSecond();
+        this.rateCheck = limits.rateCheck();
         this.retryAfter = new RetryAfter(limits.retryAfter(), limits.retryAfterJitter());
         this.metrics = metrics;
         metrics.gates(Map.copyOf(gates));
@@ -189,7 +190,7 @@ final class OverloadHandler extends Handler.Wrapper {
         }
         ProgressFloor.Once once = new ProgressFloor.Once(pending.callback);
         Response floored = new ProgressFloor(pending.request, pending.response, once, minResponseBytesPerSecond,
-                BodyStream.RATE_CHECK_PERIOD, () -> metrics.connectionClosed("slow-client"));
+                rateCheck, () -> metrics.connectionClosed("slow-client"));
         return super.handle(pending.request, floored, once);
     }
 

@@ -10,6 +10,7 @@ import java.net.URI;
 import java.nio.ByteBuffer;
 import java.net.URISyntaxException;
 import java.security.Principal;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -52,15 +53,18 @@ public final class JerseyHandler extends Handler.Abstract {
 
     private final ApplicationHandler application;
     private final long minRequestBytesPerSecond;
+    private final Duration rateCheck;
 
     /**
      * @param config the application
      * @param minRequestBytesPerSecond the floor on a request body's rate ({@link BodyStream}); 0 for none
+     * @param rateCheck the period the floor is checked over ({@code [limits] rate_check_seconds})
      */
-    public JerseyHandler(ResourceConfig config, long minRequestBytesPerSecond) {
+    public JerseyHandler(ResourceConfig config, long minRequestBytesPerSecond, Duration rateCheck) {
         super(InvocationType.BLOCKING);
         this.application = new ApplicationHandler(config);
         this.minRequestBytesPerSecond = minRequestBytesPerSecond;
+        this.rateCheck = rateCheck;
     }
 
     @Override
@@ -89,7 +93,7 @@ public final class JerseyHandler extends Handler.Abstract {
         for (HttpField field : request.getHeaders()) {
             jersey.header(field.getName(), field.getValue());
         }
-        jersey.setEntityStream(new BodyStream(request, minRequestBytesPerSecond, BodyStream.RATE_CHECK_PERIOD));
+        jersey.setEntityStream(new BodyStream(request, minRequestBytesPerSecond, rateCheck));
         jersey.setWriter(new Writer(request, response, callback));
         application.handle(jersey);
         return true;
