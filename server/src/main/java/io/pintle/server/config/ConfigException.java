@@ -32,4 +32,20 @@ public final class ConfigException extends Exception {
             throw new ConfigException(source + ": '" + key + "' must be at least " + minimum + ", not " + actual);
         }
     }
+
+    /**
+     * @param source the configuration file
+     * @param key the key, with its section ({@code limits.rate_check_seconds})
+     * @param actual its value, a period read in whole seconds
+     * @param minimum the fewest seconds it may be (refused as {@link #requireAtLeast} refuses)
+     * @param maximum the most seconds it may be
+     * @throws ConfigException when {@code actual} is outside the two
+     */
+    static void requireSeconds(java.nio.file.Path source, String key, java.time.Duration actual, long minimum,
+            long maximum) throws ConfigException {
+        requireAtLeast(source, key, actual.toSeconds(), minimum);
+        if (actual.compareTo(java.time.Duration.ofSeconds(maximum)) > 0) {
+            throw new ConfigException(source + ": '" + key + "' must be at most " + maximum + " seconds");
+        }
+    }
 }

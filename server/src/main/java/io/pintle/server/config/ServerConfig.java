@@ -381,14 +381,8 @@ public record ServerConfig(
                 throw new ConfigException(source + ": 'remote_run.timeout' must be at most 21600 (6 hours)");
             }
             ConfigException.requireAtLeast(source, "remote_run.connect_timeout", connectTimeout.toSeconds(), 1);
-            ConfigException.requireAtLeast(source, "remote_run.report_grace", reportGrace.toSeconds(), 1);
-            if (reportGrace.compareTo(Duration.ofHours(1)) > 0) {
-                throw new ConfigException(source + ": 'remote_run.report_grace' must be at most 3600 seconds");
-            }
-            ConfigException.requireAtLeast(source, "remote_run.reconnect_grace", reconnectGrace.toSeconds(), 1);
-            if (reconnectGrace.compareTo(Duration.ofMinutes(10)) > 0) {
-                throw new ConfigException(source + ": 'remote_run.reconnect_grace' must be at most 600 seconds");
-            }
+            ConfigException.requireSeconds(source, "remote_run.report_grace", reportGrace, 1, 3600);
+            ConfigException.requireSeconds(source, "remote_run.reconnect_grace", reconnectGrace, 1, 600);
             validateArgv(source, "remote_run.run", run);
             validateArgv(source, "remote_run.update", update);
             validateArgv(source, "remote_run.inventory", inventory);
@@ -459,14 +453,8 @@ public record ServerConfig(
                 throw new ConfigException(source + ": 'remote_run.policy_update_rate' must be between 1 and 100000 "
                         + "orders a second, not " + rate);
             }
-            ConfigException.requireAtLeast(source, "remote_run.policy_update_splay", splay.toSeconds(), 0);
-            if (splay.compareTo(Duration.ofHours(1)) > 0) {
-                throw new ConfigException(source + ": 'remote_run.policy_update_splay' must be at most 3600 seconds");
-            }
-            ConfigException.requireAtLeast(source, "remote_run.policy_update_scan", scan.toSeconds(), 1);
-            if (scan.compareTo(Duration.ofMinutes(10)) > 0) {
-                throw new ConfigException(source + ": 'remote_run.policy_update_scan' must be at most 600 seconds");
-            }
+            ConfigException.requireSeconds(source, "remote_run.policy_update_splay", splay, 0, 3600);
+            ConfigException.requireSeconds(source, "remote_run.policy_update_scan", scan, 1, 600);
         }
     }
 
@@ -1193,10 +1181,7 @@ public record ServerConfig(
             if (minRequestBytesPerSecond < 0) {
                 throw new ConfigException(source + ": 'limits.min_request_bytes_per_second' must be 0 (off) or more");
             }
-            ConfigException.requireAtLeast(source, "limits.rate_check_seconds", rateCheck.toSeconds(), 1);
-            if (rateCheck.compareTo(Duration.ofMinutes(10)) > 0) {
-                throw new ConfigException(source + ": 'limits.rate_check_seconds' must be at most 600 seconds");
-            }
+            ConfigException.requireSeconds(source, "limits.rate_check_seconds", rateCheck, 1, 600);
             ConfigException.requireAtLeast(source, "limits.max_connections", maxConnections, 1);
             ConfigException.requireAtLeast(source, "limits.accept_queue", acceptQueue, 0);
             ConfigException.requireAtLeast(source, "limits.idle_timeout_seconds", idleTimeout.toSeconds(), 1);
