@@ -26,11 +26,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * "New policy, now": every {@code [remote_run] policy_update_scan} (5 s by default), the policy archives of the nodes that hold an order channel are looked
- * at ({@code rules/rudder.tar.bz2}, Windows' {@code rules/dsc/rudder.zip}: one {@code stat} each); a node whose
- * archive changed since the previous look is sent an {@code update} order, so it runs {@code rudder agent update}
- * at once instead of at its next run. A generation that changes every node is not released as one herd: each
- * changed node is due at a random moment within {@code [remote_run] policy_update_splay} of the change being seen,
+ * "New policy, now": every {@code [remote_run] policy_update_scan} (5 s by default), the policy archives of the
+ * nodes that hold an order channel are looked at ({@code rules/rudder.tar.bz2}, Windows' {@code
+ * rules/dsc/rudder.zip}: one {@code stat} each); a node whose archive changed since the previous look is sent an
+ * {@code update} order, so it runs {@code rudder agent update} at once instead of at its next run. A generation
+ * that changes every node is not released as one herd: each changed node is due at a random moment within {@code
+ * [remote_run] policy_update_splay} of the change being seen,
  * and at most {@code policy_update_rate} orders leave per second, the others waiting their turn in due order.
  * Nobody awaits these orders' outcome (the node's report is taken and dropped).
  *

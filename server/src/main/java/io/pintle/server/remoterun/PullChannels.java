@@ -36,7 +36,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A node counts as connected while its poll is parked, while it runs an order, and for the reconnect grace
  * ({@code [remote_run] reconnect_grace}) after its last poll ended (the moment between two polls): an order for it
- * then waits in its queue (at most {@link #MAX_QUEUED}) for the next poll. Any other node is not connected, and the caller learns it at once.
+ * then waits in its queue (at most {@link #MAX_QUEUED}) for the next poll. Any other node is not connected, and the
+ * caller learns it at once.
  */
 public final class PullChannels implements AutoCloseable {
     /** Orders waiting for one node's next poll. */
