@@ -151,12 +151,16 @@ record FleetOptions(int nodes, int relays, double rootShare, int replicas, doubl
         return value;
     }
 
-    /** @return these options with the servers' JVM options replaced */
-    FleetOptions withPintleJvmOptions(List<String> options) {
+    /**
+     * @param variant a variant of bench/relaysync
+     * @return these options with its JVM options and server jar
+     */
+    FleetOptions withVariant(RelaySyncOptions.Variant variant) {
         return new FleetOptions(nodes, relays, rootShare, replicas, rsaShare, serverKey, intervalSeconds,
                 splaySeconds, compression, durationSeconds, generationAt, relayRestartAt, rootRestartAt, killAt,
-                policyBytes, libraryBytes, reportBytes, inventoryBytes, threads, channels, List.copyOf(options),
-                pintleJar, wrapper, serverCpus, agentCpus, commit, work, output);
+                policyBytes, libraryBytes, reportBytes, inventoryBytes, threads, channels,
+                List.copyOf(variant.jvmOptions()), variant.pintleJar(), wrapper, serverCpus, agentCpus, commit, work,
+                output);
     }
 
     /** @return the scheduled agent runs per second, on average over an interval */

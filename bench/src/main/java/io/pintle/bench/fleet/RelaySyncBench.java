@@ -154,7 +154,7 @@ public final class RelaySyncBench {
 
     /** @return each relay's seconds from its start until ready */
     private double[] startRelays(RelaySyncOptions.Variant variant) throws IOException, InterruptedException {
-        FleetOptions withVariant = fleet.withPintleJvmOptions(variant.jvmOptions());
+        FleetOptions withVariant = fleet.withVariant(variant);
         double[] ready = new double[options.relays()];
         for (int relay = 1; relay <= options.relays(); relay++) {
             long start = System.nanoTime();
@@ -183,7 +183,7 @@ public final class RelaySyncBench {
             }
         }
         if (options.rootFollowsVariant()) {
-            FleetServer started = FleetBench.startRoot(layout, port, fleet.withPintleJvmOptions(variant.jvmOptions()));
+            FleetServer started = FleetBench.startRoot(layout, port, fleet.withVariant(variant));
             synchronized (this) {
                 root = started;
             }

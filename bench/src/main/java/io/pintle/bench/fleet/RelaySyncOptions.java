@@ -1,6 +1,7 @@
 package io.pintle.bench.fleet;
 
 import io.pintle.bench.harness.CommandLine;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 
@@ -19,9 +20,9 @@ import java.util.List;
  * @param rootFollowsVariant whether the root is restarted with each variant's JVM options too ({@code
  *     --root-options variant}, to compare a change on the root's side), or always runs with A's ({@code a})
  * @param syncLimitSeconds how long after a generation is written the relays may take to serve it
- * @param a variant A (also the root's JVM options)
+ * @param a variant A (also the root's JVM options and jar)
  * @param b variant B
- * @param pintleJar the server's jar
+ * @param pintleJar the server's jar (A's, and B's unless {@code --b-pintle-jar} names another)
  * @param wrapper deploy/bin/pintle
  * @param serverCpus taskset CPU list for the root and the relays, or null
  * @param harnessCpus taskset CPU list for this harness (the generation's writer and the relays' watcher), or null
@@ -40,17 +41,18 @@ record RelaySyncOptions(int nodes, int relays, String serverKey, int policyBytes
             + "--output FILE [--nodes 15000] [--relays 3] [--server-key ec|rsa] [--policy-bytes 40960] [--rounds 3] "
             + "[--warmup-generations 3] [--root-options a|variant] [--sync-limit 600] [--a-jvm-options 'OPTIONS'] "
             + "[--b-jvm-options 'OPTIONS (default: A's "
-            + ONE_AT_A_TIME + ")'] [--a-label batched] [--b-label 'one node at a time'] [--server-cpus 0] "
+            + ONE_AT_A_TIME + ")'] [--b-pintle-jar JAR (default: --pintle-jar)] [--a-label batched] [--b-label 'one node at a time'] [--server-cpus 0] "
             + "[--harness-cpus 1] [--commit C] [--command 'bench/relaysync ...']";
 
     /**
-     * One set of the relays' JVM options.
+     * One set of the relays' JVM options and server jar.
      *
      * @param key "A" or "B"
      * @param label what the report calls it
      * @param jvmOptions the relays' JVM options
+     * @param pintleJar the relays' server jar (A's is also the root's unless the root follows the variant)
      */
-    record Variant(String key, String label, List<String> jvmOptions) {
+    record Variant(String key, String label, List<String> jvmOptions, Path pintleJar) {
         Variant {
             jvmOptions = List.copyOf(jvmOptions);
         }
@@ -75,6 +77,7 @@ record RelaySyncOptions(int nodes, int relays, String serverKey, int policyBytes
         String aLabel = "batched";
         String bLabel = "one node at a time";
         Path jar = null;
+        Path bJar = null;
         Path wrapper = null;
         String serverCpus = null;
         String harnessCpus = null;
@@ -102,6 +105,7 @@ record RelaySyncOptions(int nodes, int relays, String serverKey, int policyBytes
                 case "--a-label" -> aLabel = line.value();
                 case "--b-label" -> bLabel = line.value();
                 case "--pintle-jar" -> jar = Path.of(line.value());
+                case "--b-pintle-jar" -> bJar = Path.of(line.value());
                 case "--wrapper" -> wrapper = Path.of(line.value());
                 case "--server-cpus" -> serverCpus = CommandLine.cpusOrNull(line.value());
                 case "--harness-cpus" -> harnessCpus = CommandLine.cpusOrNull(line.value());
@@ -121,8 +125,13 @@ record RelaySyncOptions(int nodes, int relays, String serverKey, int policyBytes
         if (nodes < relays) {
             throw new IllegalArgumentException("--nodes must be at least --relays (every relay has nodes); " + USAGE);
         }
-        Variant a = new Variant("A", aLabel, CommandLine.jvmOptions(aJvm));
-        Variant b = new Variant("B", bLabel, CommandLine.jvmOptions(bJvm != null ? bJvm : aJvm + " " + ONE_AT_A_TIME));
+        if (bJar != null && !Files.isRegularFile(bJar)) {
+            throw new IllegalArgumentException("--b-pintle-jar " + bJar + " is no file; " + USAGE);
+        }
+        Variant a = new Variant("A", aLabel, CommandLine.jvmOptions(aJvm), jar);
+        // With another jar for B, B's options default to A's: the jars are what is compared.
+        String bOptions = bJvm != null ? bJvm : bJar != null ? aJvm : aJvm + " " + ONE_AT_A_TIME;
+        Variant b = new Variant("B", bLabel, CommandLine.jvmOptions(bOptions), bJar != null ? bJar : jar);
         return new RelaySyncOptions(nodes, relays, serverKey, policyBytes, rounds, warmup, rootFollows, syncLimit, a, b,
                 jar, wrapper,
                 serverCpus, harnessCpus, commit, work, output,

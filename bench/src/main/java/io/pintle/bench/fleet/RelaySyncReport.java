@@ -112,6 +112,16 @@ final class RelaySyncReport {
                 a.title() + ": solid, blues; " + b.title() + ": dashed, oranges; a shade per round"), progress);
     }
 
+    /** @return a jar's size and modification time, to tell two builds apart in the report */
+    private static String jarStamp(Path jar) {
+        try {
+            return String.format(Locale.ROOT, "%,d bytes, modified %s", Files.size(jar),
+                    Files.getLastModifiedTime(jar));
+        } catch (IOException e) {
+            return "unreadable: " + e.getMessage();
+        }
+    }
+
     private void setup(int relayNodes) {
         line("## Setup");
         line("");
@@ -141,6 +151,13 @@ final class RelaySyncReport {
         }
         line("| %s: relays' JVM options | `%s` |", options.a().title(), String.join(" ", options.a().jvmOptions()));
         line("| %s: relays' JVM options | `%s` |", options.b().title(), String.join(" ", options.b().jvmOptions()));
+        RelaySyncOptions.Variant a = options.a();
+        RelaySyncOptions.Variant b = options.b();
+        if (!a.pintleJar().equals(b.pintleJar())) {
+            line("| %s: server jar | `%s` (%s)%s |", a.title(), a.pintleJar(), jarStamp(a.pintleJar()),
+                    options.rootFollowsVariant() ? "" : ", also the root's");
+            line("| %s: server jar | `%s` (%s) |", b.title(), b.pintleJar(), jarStamp(b.pintleJar()));
+        }
         List<String> orders = new ArrayList<>();
         for (int round = 1; round <= options.rounds(); round++) {
             orders.add(options.order(round).stream().map(RelaySyncOptions.Variant::key)
