@@ -34,10 +34,13 @@ import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
  * directory is still its own sync — its lock, its staging tree, its swap, its sidecar, exactly as {@link
  * DirectorySync#sync} leaves them — and succeeds or fails on its own: one that the archive shows to have changed on
  * the server since the manifest (a file of another size or digest, a file more or less) is left as it was and told
- * as stale; one completed before the response was cut stays done.
+ * as stale; one completed before the response was cut stays done. The trees swapped out are deleted by a {@link
+ * TreeDeleter} while the next directories are fetched.
  */
 final class SubtreeSync {
     private final DirectorySync sync;
+    /** Deletes the swapped-out trees while the next directories are fetched; closed (waited for) by {@link #run}. */
+    private final TreeDeleter deleter = new TreeDeleter();
 
     SubtreeSync(DirectorySync sync) {
         this.sync = sync;
@@ -70,8 +73,16 @@ final class SubtreeSync {
         }
     }
 
+    /** Syncs the named directories; returns once their swapped-out trees are deleted too. Called once. */
     List<SubtreeOutcome> run(String remoteParent, Path localParent, Manifest parent, Collection<String> names)
             throws IOException, InterruptedException {
+        try (deleter) {
+            return syncAll(remoteParent, localParent, parent, names);
+        }
+    }
+
+    private List<SubtreeOutcome> syncAll(String remoteParent, Path localParent, Manifest parent,
+            Collection<String> names) throws IOException, InterruptedException {
         String remote = DirectorySync.directoryPath(remoteParent);
         Path parentDir = localParent.toAbsolutePath().normalize();
         Files.createDirectories(parentDir);
@@ -356,7 +367,10 @@ final class SubtreeSync {
             node.staging = null;
             new SyncState(SyncState.FORMAT, node.remote, node.manifest).write(node.local);
             if (old != null) {
-                DirectorySync.deleteQuietly(old);
+                // The lock goes with the tree: released once it is deleted.
+                deleter.delete(old, node.lockChannel);
+                node.lock = null;
+                node.lockChannel = null;
             }
             node.outcome = SubtreeOutcome.done(node.name, node.manifest.etag(), true, node.files, node.bytes);
         } catch (IOException e) {

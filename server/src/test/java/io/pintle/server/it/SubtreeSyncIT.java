@@ -98,6 +98,11 @@ class SubtreeSyncIT {
                     .allMatch(outcome -> outcome.filesDownloaded() == 1);
             assertThat(archives() - archivesBefore).isEqualTo(1);
             assertThat(local.resolve("node-69/rules/cfengine-community/promises.cf")).hasContent("node-69 2\n");
+            // The trees swapped out (deleted on a thread of their own) are gone when the call returns.
+            try (var entries = Files.list(local)) {
+                assertThat(entries.map(path -> path.getFileName().toString()))
+                        .noneMatch(name -> name.contains("pintle-staging") || name.contains("pintle-old"));
+            }
             assertThat(Files.getAttribute(local.resolve("node-08"), "unix:ino")).isEqualTo(inode);
             assertThat(Files.getLastModifiedTime(local.resolve("node-08/rules/cfengine-community/promises.cf"))
                     .toMillis()).isEqualTo(untouched);
