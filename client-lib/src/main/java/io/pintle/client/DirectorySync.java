@@ -198,6 +198,7 @@ public final class DirectorySync {
     public static void remove(Path localDir) throws IOException {
         StagingTree.delete(localDir);
         Files.deleteIfExists(SyncState.file(localDir));
+        Files.deleteIfExists(SyncState.temporary(SyncState.file(localDir)));
         Files.deleteIfExists(SyncNames.sibling(localDir, SyncNames.LOCK));
     }
 

@@ -1,19 +1,22 @@
 package io.pintle.client;
 
 import java.io.IOException;
-import java.nio.file.FileVisitResult;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
+import java.nio.file.NotDirectoryException;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermission;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Collections;
-import java.util.EnumSet;
+import java.util.Deque;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
@@ -58,63 +61,69 @@ final class LocalTree {
      * @throws IOException when it cannot be read, or exists and is not a directory
      */
     static LocalTree scan(Path root) throws IOException {
-        if (!Files.exists(root, LinkOption.NOFOLLOW_LINKS)) {
+        BasicFileAttributes top;
+        try {
+            top = attributes(root);
+        } catch (NoSuchFileException none) {
             return new LocalTree(root, false, Map.of());
         }
-        if (!Files.isDirectory(root, LinkOption.NOFOLLOW_LINKS)) {
+        if (!top.isDirectory()) {
             throw new IOException(root + " exists and is not a directory");
         }
+        // Walked here rather than by Files.walkFileTree, whose attributes are basic ones only: the modes would
+        // cost a second stat of every entry. One lstat an entry, directories listed in order, links not followed.
         Map<String, Entry> entries = new LinkedHashMap<>();
-        Files.walkFileTree(root, EnumSet.noneOf(java.nio.file.FileVisitOption.class), Integer.MAX_VALUE,
-                new SimpleFileVisitor<>() {
-                    @Override
-                    public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attributes)
-                            throws IOException {
-                        if (!dir.equals(root)) {
-                            record(dir, attributes);
-                        }
-                        return FileVisitResult.CONTINUE;
-                    }
-
-                    @Override
-                    public FileVisitResult visitFile(Path file, BasicFileAttributes attributes) throws IOException {
-                        record(file, attributes);
-                        return FileVisitResult.CONTINUE;
-                    }
-
-                    @Override
-                    public FileVisitResult visitFileFailed(Path file, IOException e) throws IOException {
-                        if (e instanceof NoSuchFileException) {
-                            return FileVisitResult.CONTINUE; // removed while we walked: simply not there
-                        }
-                        throw e;
-                    }
-
-                    private void record(Path path, BasicFileAttributes attributes) throws IOException {
-                        Kind kind = attributes.isSymbolicLink() ? Kind.SYMLINK
-                                : attributes.isDirectory() ? Kind.DIRECTORY
-                                : attributes.isRegularFile() ? Kind.FILE
-                                : Kind.OTHER;
-                        Set<PosixFilePermission> permissions = attributes instanceof PosixFileAttributes posix
-                                ? posix.permissions()
-                                : null;
-                        if (permissions == null && kind != Kind.SYMLINK) {
-                            permissions = posixPermissions(path);
-                        }
-                        String target = kind == Kind.SYMLINK ? Files.readSymbolicLink(path).toString() : null;
-                        entries.put(relative(root, path), new Entry(kind, attributes.size(),
-                                attributes.lastModifiedTime(), permissions, target));
-                    }
-                });
+        Deque<Path> directories = new ArrayDeque<>();
+        directories.push(root);
+        while (!directories.isEmpty()) {
+            Path directory = directories.pop();
+            List<Path> children = new ArrayList<>();
+            try (DirectoryStream<Path> listing = Files.newDirectoryStream(directory)) {
+                listing.forEach(children::add);
+            } catch (NoSuchFileException | NotDirectoryException gone) {
+                continue; // removed (or replaced) since it was seen: simply not there
+            }
+            List<Path> below = new ArrayList<>();
+            for (Path child : children) {
+                BasicFileAttributes attributes;
+                try {
+                    attributes = attributes(child);
+                } catch (NoSuchFileException gone) {
+                    continue;
+                }
+                record(root, child, attributes, entries);
+                if (attributes.isDirectory()) {
+                    below.add(child);
+                }
+            }
+            for (int i = below.size() - 1; i >= 0; i--) {
+                directories.push(below.get(i));
+            }
+        }
         return new LocalTree(root, true, entries);
     }
 
-    private static Set<PosixFilePermission> posixPermissions(Path path) throws IOException {
+    /** An entry's attributes, POSIX ones where the file system has modes, its link itself if it is one. */
+    private static BasicFileAttributes attributes(Path path) throws IOException {
         try {
-            return Files.getPosixFilePermissions(path, LinkOption.NOFOLLOW_LINKS);
+            return Files.readAttributes(path, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
         } catch (UnsupportedOperationException notPosix) {
-            return null;
+            return Files.readAttributes(path, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
         }
+    }
+
+    private static void record(Path root, Path path, BasicFileAttributes attributes, Map<String, Entry> entries)
+            throws IOException {
+        Kind kind = attributes.isSymbolicLink() ? Kind.SYMLINK
+                : attributes.isDirectory() ? Kind.DIRECTORY
+                : attributes.isRegularFile() ? Kind.FILE
+                : Kind.OTHER;
+        Set<PosixFilePermission> permissions = attributes instanceof PosixFileAttributes posix && kind != Kind.SYMLINK
+                ? posix.permissions()
+                : null;
+        String target = kind == Kind.SYMLINK ? Files.readSymbolicLink(path).toString() : null;
+        entries.put(relative(root, path), new Entry(kind, attributes.size(), attributes.lastModifiedTime(),
+                permissions, target));
     }
 
     private static String relative(Path root, Path path) {

@@ -9,6 +9,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Deque;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -30,11 +31,18 @@ final class ManifestTree {
 
     private final Manifest manifest;
     private final Map<TreePath, Manifest.Entry> entries;
+    /** Each entry's mode and mtime as parsed once by {@link #of} (a sync asks for each up to three times). */
+    private final Map<TreePath, Metadata> metadata;
     private final long fileBytes;
 
-    private ManifestTree(Manifest manifest, Map<TreePath, Manifest.Entry> entries, long fileBytes) {
+    /** An entry's permission bits and modification time, each null when the manifest gives none. */
+    private record Metadata(Set<PosixFilePermission> permissions, Instant mtime) {}
+
+    private ManifestTree(Manifest manifest, Map<TreePath, Manifest.Entry> entries, Map<TreePath, Metadata> metadata,
+            long fileBytes) {
         this.manifest = manifest;
         this.entries = Collections.unmodifiableMap(entries);
+        this.metadata = metadata;
         this.fileBytes = fileBytes;
     }
 
@@ -48,6 +56,7 @@ final class ManifestTree {
             throw new IllegalArgumentException("the manifest has no etag");
         }
         Map<TreePath, Manifest.Entry> entries = new LinkedHashMap<>();
+        Map<TreePath, Metadata> metadata = new HashMap<>();
         long bytes = 0;
         for (Manifest.Entry entry : manifest.entries()) {
             TreePath path = new TreePath(entry.path());
@@ -74,14 +83,16 @@ final class ManifestTree {
                 throw new IllegalArgumentException("entry '" + path + "' has an invalid mode '"
                         + TreePath.printable(entry.mode()) + "'");
             }
+            Instant mtime = null;
             if (entry.mtime() != null) {
                 try {
-                    Instant.parse(entry.mtime());
+                    mtime = Instant.parse(entry.mtime());
                 } catch (DateTimeParseException e) {
                     throw new IllegalArgumentException("entry '" + path + "' has an invalid mtime '"
                             + TreePath.printable(entry.mtime()) + "'", e);
                 }
             }
+            metadata.put(path, new Metadata(permissions(entry), mtime));
         }
         for (TreePath path : entries.keySet()) {
             TreePath parent = path.parent();
@@ -97,7 +108,7 @@ final class ManifestTree {
                 checkTarget(entries, link.getKey(), link.getValue().target());
             }
         }
-        return new ManifestTree(manifest, entries, bytes);
+        return new ManifestTree(manifest, entries, metadata, bytes);
     }
 
     /**
@@ -196,7 +207,23 @@ final class ManifestTree {
     }
 
     /**
-     * @param entry an entry of this manifest
+     * @param path an entry of this tree
+     * @return its permission bits, as {@link #permissions(Manifest.Entry)}
+     */
+    Set<PosixFilePermission> permissions(TreePath path) {
+        return metadata.get(path).permissions();
+    }
+
+    /**
+     * @param path an entry of this tree
+     * @return its modification time, or null when it has none
+     */
+    Instant mtime(TreePath path) {
+        return metadata.get(path).mtime();
+    }
+
+    /**
+     * @param entry a manifest entry (its mode checked)
      * @return its permission bits (setuid, setgid and sticky are never applied), or null when it has no mode
      */
     static Set<PosixFilePermission> permissions(Manifest.Entry entry) {
@@ -213,7 +240,7 @@ final class ManifestTree {
     }
 
     /**
-     * @param entry an entry of this manifest
+     * @param entry a manifest entry (its mtime checked)
      * @return its modification time, or null when it has none
      */
     static Instant mtime(Manifest.Entry entry) {

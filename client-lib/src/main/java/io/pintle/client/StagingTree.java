@@ -124,13 +124,15 @@ final class StagingTree {
      */
     void applyMetadata(ManifestTree tree, Collection<TreePath> untouched) throws IOException {
         Set<TreePath> skip = Set.copyOf(untouched);
+        // Given an access time, the JDK sets both times without first reading the file's (an fstat per entry).
+        FileTime accessed = FileTime.from(Instant.now());
         for (Map.Entry<TreePath, Manifest.Entry> item : tree.entries().entrySet()) {
             Manifest.Entry entry = item.getValue();
             if (entry.isFile() && !skip.contains(item.getKey())) {
-                apply(resolve(item.getKey()), entry);
+                apply(resolve(item.getKey()), tree, item.getKey(), accessed);
             } else if (entry.isSymlink() && entry.mtime() != null) {
                 try {
-                    FileTime time = FileTime.from(ManifestTree.mtime(entry));
+                    FileTime time = FileTime.from(tree.mtime(item.getKey()));
                     Files.getFileAttributeView(resolve(item.getKey()), BasicFileAttributeView.class,
                             LinkOption.NOFOLLOW_LINKS).setTimes(time, null, null);
                 } catch (IOException | UnsupportedOperationException cosmetic) {
@@ -141,12 +143,12 @@ final class StagingTree {
         List<TreePath> directories = new ArrayList<>(tree.directories());
         java.util.Collections.reverse(directories);
         for (TreePath directory : directories) {
-            apply(resolve(directory), tree.entries().get(directory));
+            apply(resolve(directory), tree, directory, accessed);
         }
     }
 
-    private static void apply(Path path, Manifest.Entry entry) throws IOException {
-        Set<PosixFilePermission> permissions = ManifestTree.permissions(entry);
+    private static void apply(Path path, ManifestTree tree, TreePath entry, FileTime accessed) throws IOException {
+        Set<PosixFilePermission> permissions = tree.permissions(entry);
         if (permissions != null) {
             try {
                 Files.setPosixFilePermissions(path, permissions);
@@ -154,9 +156,10 @@ final class StagingTree {
                 // Modes cannot be kept on this file system.
             }
         }
-        Instant mtime = ManifestTree.mtime(entry);
+        Instant mtime = tree.mtime(entry);
         if (mtime != null) {
-            Files.setLastModifiedTime(path, FileTime.from(mtime));
+            Files.getFileAttributeView(path, BasicFileAttributeView.class).setTimes(FileTime.from(mtime), accessed,
+                    null);
         }
     }
 
@@ -168,9 +171,7 @@ final class StagingTree {
      * @throws IOException when something cannot be deleted
      */
     static void delete(Path tree) throws IOException {
-        if (!Files.exists(tree, LinkOption.NOFOLLOW_LINKS)) {
-            return;
-        }
+        // A tree that does not exist: its walk reports it to visitFileFailed, which lets it go.
         Files.walkFileTree(tree, new SimpleFileVisitor<>() {
             @Override
             public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attributes) throws IOException {

@@ -74,7 +74,7 @@ final class SyncPlanner {
             TreePath path = item.getKey();
             Manifest.Entry wanted = item.getValue();
             LocalTree.Entry have = local.entries().get(path.value());
-            Set<PosixFilePermission> permissions = ManifestTree.permissions(wanted);
+            Set<PosixFilePermission> permissions = tree.permissions(path);
             boolean modeRight = have != null && (permissions == null || permissions.equals(have.permissions()));
             if (wanted.isDirectory()) {
                 identical &= have != null && have.kind() == LocalTree.Kind.DIRECTORY && modeRight;
@@ -83,7 +83,7 @@ final class SyncPlanner {
                         && Path.of(have.target()).equals(Path.of(wanted.target()));
             } else if (have != null && have.kind() == LocalTree.Kind.FILE
                     && sameContent(path, wanted, have, before.get(path.value()), local.root())) {
-                boolean metadataRight = modeRight && sameTime(have.mtime(), ManifestTree.mtime(wanted));
+                boolean metadataRight = modeRight && sameTime(have.mtime(), tree.mtime(path));
                 (metadataRight ? link : copy).add(path);
                 identical &= metadataRight;
             } else {

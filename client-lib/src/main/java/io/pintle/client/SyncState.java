@@ -4,12 +4,19 @@ import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.pintle.api.dto.Manifest;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.SeekableByteChannel;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileAttribute;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Objects;
+import java.util.Set;
 
 /**
  * The sidecar file that remembers, next to a synced directory (in its parent, never inside it), which manifest
@@ -23,6 +30,9 @@ import java.util.Objects;
 record SyncState(int format, String remote, Manifest manifest) {
     /** Current sidecar format. */
     static final int FORMAT = 1;
+
+    private static final FileAttribute<Set<PosixFilePermission>> OWNER_ONLY =
+            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------"));
 
     private static final ObjectMapper JSON =
             new ObjectMapper().configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false);
@@ -38,6 +48,14 @@ record SyncState(int format, String remote, Manifest manifest) {
      */
     static Path file(Path localDir) {
         return SyncNames.sibling(localDir, "pintle-sync.json");
+    }
+
+    /**
+     * @param sidecar a sidecar file
+     * @return the file it is written to before it is renamed over the sidecar
+     */
+    static Path temporary(Path sidecar) {
+        return sidecar.resolveSibling(sidecar.getFileName() + ".tmp");
     }
 
     /**
@@ -59,23 +77,45 @@ record SyncState(int format, String remote, Manifest manifest) {
     }
 
     /**
-     * Writes the sidecar atomically: to a temporary file beside it, then renamed over it.
+     * Writes the sidecar atomically: to {@code .<name>.pintle-sync.json.tmp} beside it (owner-only when created),
+     * then renamed over it. A fixed name, not a fresh temporary file's: every writer holds the directory's sync lock,
+     * so there is never a second one, and a temporary file left by a crash is simply written over.
      *
      * @param localDir the synced directory
      * @throws IOException when it cannot be written
      */
     void write(Path localDir) throws IOException {
         Path file = file(localDir);
-        Path temporary = Files.createTempFile(file.getParent(), file.getFileName().toString(), ".tmp");
+        Path temporary = temporary(file);
+        ByteBuffer json = ByteBuffer.wrap(JSON.writeValueAsBytes(this));
         try {
-            Files.write(temporary, JSON.writeValueAsBytes(this));
+            try (SeekableByteChannel out = open(temporary)) {
+                while (json.hasRemaining()) {
+                    out.write(json);
+                }
+            }
             try {
                 Files.move(temporary, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             } catch (AtomicMoveNotSupportedException e) {
                 Files.move(temporary, file, StandardCopyOption.REPLACE_EXISTING);
             }
-        } finally {
-            Files.deleteIfExists(temporary);
+        } catch (IOException | RuntimeException e) {
+            try {
+                Files.deleteIfExists(temporary);
+            } catch (IOException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
+        }
+    }
+
+    private static SeekableByteChannel open(Path temporary) throws IOException {
+        Set<StandardOpenOption> options =
+                Set.of(StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE);
+        try {
+            return Files.newByteChannel(temporary, options, OWNER_ONLY);
+        } catch (UnsupportedOperationException notPosix) {
+            return Files.newByteChannel(temporary, options);
         }
     }
 }

@@ -118,4 +118,17 @@ class ManifestTreeTest {
         assertThat(ManifestTree.permissions(new Manifest.Entry("f", "file", 1L, "6755", null, SHA, null)))
                 .isEqualTo(java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
     }
+
+    @Test
+    void eachEntrysModeAndMtimeAreParsedOnceAndKept() {
+        ManifestTree tree = tree(dir("rules"), file("rules/promises.cf"), link("rules/l", "promises.cf"));
+        TreePath file = new TreePath("rules/promises.cf");
+        assertThat(tree.mtime(file)).isEqualTo(java.time.Instant.parse("2026-12-02T15:00:00.123456789Z"));
+        assertThat(java.nio.file.attribute.PosixFilePermissions.toString(tree.permissions(file))).isEqualTo("rw-r--r--");
+        assertThat(java.nio.file.attribute.PosixFilePermissions.toString(tree.permissions(new TreePath("rules"))))
+                .isEqualTo("rwxr-xr-x");
+        assertThat(tree.mtime(new TreePath("rules"))).isNull();
+        assertThat(tree.permissions(new TreePath("rules/l"))).isNull();
+        assertThat(tree.permissions(file)).isEqualTo(ManifestTree.permissions(tree.entries().get(file)));
+    }
 }
