@@ -199,6 +199,7 @@ public final class DirectorySync {
         StagingTree.delete(localDir);
         Files.deleteIfExists(SyncState.file(localDir));
         Files.deleteIfExists(SyncState.temporary(SyncState.file(localDir)));
+        Files.deleteIfExists(SyncState.retired(SyncState.file(localDir)));
         Files.deleteIfExists(SyncNames.sibling(localDir, SyncNames.LOCK));
     }
 
@@ -392,11 +393,14 @@ public final class DirectorySync {
             Transfer transfer = archive
                     ? downloadArchive(remote, tree, plan, staging, requests)
                     : downloadFiles(remote, tree, plan, staging, requests);
-            Path old = swapIn(staging, tree, linked, local, state);
+            Swapped done = swapIn(staging, tree, linked, local, state);
             swapped = true;
             next.write(local);
-            if (old != null) {
-                deleteQuietly(old);
+            if (done.old() != null) {
+                deleteQuietly(done.old());
+            }
+            if (done.retiredState() != null) {
+                deleteQuietly(done.retiredState());
             }
             return new SyncResult(tree.etag(), true, transfer.files(), transfer.bytes(), plan.removed(),
                     requests.get(), archive, attempt);
@@ -408,22 +412,32 @@ public final class DirectorySync {
     }
 
     /**
+     * What {@link #swapIn} put aside, for the caller to delete once the new state is written.
+     *
+     * @param old where the previous tree now is, or null when there was none
+     * @param retiredState the previous sidecar, renamed out of the way ({@link SyncState#retire}), or null
+     */
+    record Swapped(Path old, Path retiredState) {}
+
+    /**
      * Swaps a complete staged tree in for {@code local}: its metadata applied, then, with no sidecar while the trees
      * trade places (a crash in between must not leave a state that describes the old tree under the new one's
-     * name, or the reverse), the swap. The caller then writes the new state and deletes the previous tree.
+     * name, or the reverse), the swap. The previous sidecar is renamed out of the way rather than deleted (an
+     * unlink waits for the file system's journal, a rename much less). The caller then writes the new state and
+     * deletes what is put aside.
      *
      * @param previous the state of the tree being replaced, put back if the swap fails; or null
-     * @return where the previous tree now is, or null when there was none
+     * @return where the previous tree and sidecar now are
      * @throws IOException when the metadata or the swap fails: {@code local} and its state are then as they were
      */
-    Path swapIn(StagingTree staging, ManifestTree tree, Set<TreePath> linked, Path local, SyncState previous)
+    Swapped swapIn(StagingTree staging, ManifestTree tree, Set<TreePath> linked, Path local, SyncState previous)
             throws IOException {
         staging.applyMetadata(tree, linked);
-        Files.deleteIfExists(SyncState.file(local));
+        Path retired = SyncState.retire(local);
         try {
-            return swap.swap(staging.root(), local, random);
+            return new Swapped(swap.swap(staging.root(), local, random), retired);
         } catch (IOException | RuntimeException e) {
-            if (previous != null) {
+            if (!SyncState.restore(retired, local) && previous != null) {
                 restoreQuietly(previous, local);
             }
             throw e;

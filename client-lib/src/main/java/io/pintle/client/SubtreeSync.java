@@ -363,12 +363,20 @@ final class SubtreeSync {
             return;
         }
         try {
-            Path old = sync.swapIn(node.staging, node.tree, node.linked, node.local, node.state);
+            DirectorySync.Swapped swapped =
+                    sync.swapIn(node.staging, node.tree, node.linked, node.local, node.state);
             node.staging = null;
             new SyncState(SyncState.FORMAT, node.remote, node.manifest).write(node.local);
-            if (old != null) {
-                // The lock goes with the tree: released once it is deleted.
-                deleter.delete(old, node.lockChannel);
+            List<Path> aside = new ArrayList<>(2);
+            if (swapped.retiredState() != null) {
+                aside.add(swapped.retiredState());
+            }
+            if (swapped.old() != null) {
+                aside.add(swapped.old());
+            }
+            if (!aside.isEmpty()) {
+                // The lock goes with them: released once they are deleted.
+                deleter.delete(aside, node.lockChannel);
                 node.lock = null;
                 node.lockChannel = null;
             }

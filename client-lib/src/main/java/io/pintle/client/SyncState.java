@@ -59,6 +59,58 @@ record SyncState(int format, String remote, Manifest manifest) {
     }
 
     /**
+     * @param sidecar a sidecar file
+     * @return where {@link #retire} puts it
+     */
+    static Path retired(Path sidecar) {
+        return sidecar.resolveSibling(sidecar.getFileName() + ".retired");
+    }
+
+    /**
+     * Takes the sidecar of {@code localDir} out of the way before its tree is swapped: renamed to {@code
+     * .<name>.pintle-sync.json.retired} (over one a crash may have left there), for the caller to delete once the
+     * swap is done. To a later sync the sidecar is then simply missing, as if deleted; renaming rather than deleting
+     * keeps an unlink, which waits for the file system's journal, off the sync's way. The caller holds the
+     * directory's sync lock.
+     *
+     * @param localDir the synced directory
+     * @return the retired file, or null when there was no sidecar
+     * @throws IOException when it can be neither renamed nor deleted
+     */
+    static Path retire(Path localDir) throws IOException {
+        Path file = file(localDir);
+        Path retired = retired(file);
+        try {
+            Files.move(file, retired, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            return retired;
+        } catch (NoSuchFileException none) {
+            return null;
+        } catch (AtomicMoveNotSupportedException e) {
+            Files.deleteIfExists(file);
+            return null;
+        }
+    }
+
+    /**
+     * Puts a retired sidecar back, after a swap that failed.
+     *
+     * @param retired what {@link #retire} returned, or null
+     * @param localDir the synced directory
+     * @return whether it is back
+     */
+    static boolean restore(Path retired, Path localDir) {
+        if (retired == null) {
+            return false;
+        }
+        try {
+            Files.move(retired, file(localDir), StandardCopyOption.ATOMIC_MOVE);
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    /**
      * @param localDir a synced directory
      * @param remote the remote directory path about to be synced
      * @return the state of the last sync of {@code remote} into {@code localDir}, or null when there is none

@@ -4,6 +4,7 @@ import io.pintle.api.Routes;
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -45,13 +46,14 @@ final class TreeDeleter implements AutoCloseable {
     }
 
     /**
-     * Deletes {@code tree}, then closes {@code lock}, on the deleting thread, or on this one when {@value #WAITING}
-     * trees already wait. Called by one thread (the sync's) only.
+     * Deletes {@code trees} in order, then closes {@code lock}, on the deleting thread, or on this one when {@value
+     * #WAITING} already wait. Called by one thread (the sync's) only.
      *
-     * @param tree a swapped-out tree
-     * @param lock the channel of its directory's lock file, or null
+     * @param trees what a directory's sync put aside: its swapped-out tree, its retired sidecar (a file)
+     * @param lock the channel of the directory's lock file, or null
      */
-    void delete(Path tree, Closeable lock) {
+    void delete(List<Path> trees, Closeable lock) {
+        List<Path> all = List.copyOf(trees);
         if (executor == null) {
             executor = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new ArrayBlockingQueue<>(waiting),
                     runnable -> {
@@ -61,7 +63,7 @@ final class TreeDeleter implements AutoCloseable {
                     }, new ThreadPoolExecutor.CallerRunsPolicy());
         }
         executor.execute(() -> {
-            delete.accept(tree);
+            all.forEach(delete);
             closeQuietly(lock);
         });
     }

@@ -51,4 +51,24 @@ class SyncStateTest {
         assertThat(SyncState.read(local, "/r/").manifest().etag()).isEqualTo("\"etag-2\"");
         assertThat(temporary).doesNotExist();
     }
+
+    @Test
+    void retiredBeforeASwapItIsMissingToReadersAndASwapThatFailedPutsItBack(@TempDir Path dir) throws Exception {
+        Path local = dir.resolve("node-1");
+        assertThat(SyncState.retire(local)).as("no sidecar: nothing to retire").isNull();
+        new SyncState(SyncState.FORMAT, "/r/", MANIFEST).write(local);
+        Path retired = dir.resolve(".node-1.pintle-sync.json.retired");
+        Files.writeString(retired, "left by a crash");
+
+        assertThat(SyncState.retire(local)).isEqualTo(retired);
+
+        assertThat(SyncState.file(local)).doesNotExist();
+        assertThat(SyncState.read(local, "/r/")).as("to a sync, as if deleted").isNull();
+        assertThat(retired).content().contains("etag-1");
+        assertThat(SyncState.restore(retired, local)).isTrue();
+        assertThat(SyncState.read(local, "/r/").manifest().etag()).isEqualTo("\"etag-1\"");
+        assertThat(retired).doesNotExist();
+        assertThat(SyncState.restore(null, local)).isFalse();
+        assertThat(SyncState.restore(retired, local)).as("nothing retired any more").isFalse();
+    }
 }

@@ -29,15 +29,18 @@ class TreeDeleterTest {
                 FileChannel lock = FileChannel.open(dir.resolve(".node-" + i + ".pintle-sync.lock"),
                         StandardOpenOption.CREATE, StandardOpenOption.WRITE);
                 lock.lock();
+                Path retired = Files.writeString(dir.resolve(".node-" + i + ".pintle-sync.json.retired"), "{}");
                 trees.add(tree);
+                trees.add(retired);
                 locks.add(lock);
-                deleter.delete(tree, lock);
+                deleter.delete(List.of(retired, tree), lock);
             }
         }
         assertThat(trees).allSatisfy(tree -> assertThat(tree).doesNotExist());
         assertThat(locks).noneMatch(FileChannel::isOpen);
         try (var left = Files.list(dir)) {
-            assertThat(left.map(path -> path.getFileName().toString())).noneMatch(name -> name.contains("staging"));
+            assertThat(left.map(path -> path.getFileName().toString()))
+                    .noneMatch(name -> name.contains("staging") || name.contains("retired"));
         }
     }
 
@@ -64,7 +67,7 @@ class TreeDeleterTest {
                 FileChannel lock = FileChannel.open(dir.resolve(name + ".lock"), StandardOpenOption.CREATE,
                         StandardOpenOption.WRITE);
                 locks.add(lock);
-                deleter.delete(dir.resolve(name), lock);
+                deleter.delete(List.of(dir.resolve(name)), lock);
                 if (name.equals("first")) {
                     assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
                 }
