@@ -375,10 +375,7 @@ final class SubtreeSync {
                 aside.add(swapped.old());
             }
             if (!aside.isEmpty()) {
-                // The lock goes with them: released once they are deleted.
-                deleter.delete(aside, node.lockChannel);
-                node.lock = null;
-                node.lockChannel = null;
+                deleter.delete(aside);
             }
             node.outcome = SubtreeOutcome.done(node.name, node.manifest.etag(), true, node.files, node.bytes);
         } catch (IOException e) {
