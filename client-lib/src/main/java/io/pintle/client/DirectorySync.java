@@ -395,12 +395,15 @@ public final class DirectorySync {
                     : downloadFiles(remote, tree, plan, staging, requests);
             Swapped done = swapIn(staging, tree, linked, local, state);
             swapped = true;
-            next.write(local);
-            if (done.old() != null) {
-                deleteQuietly(done.old());
-            }
-            if (done.retiredState() != null) {
-                deleteQuietly(done.retiredState());
+            try {
+                next.write(local);
+            } finally {
+                if (done.old() != null) {
+                    deleteQuietly(done.old());
+                }
+                if (done.retiredState() != null) {
+                    deleteQuietly(done.retiredState());
+                }
             }
             return new SyncResult(tree.etag(), true, transfer.files(), transfer.bytes(), plan.removed(),
                     requests.get(), archive, attempt);
@@ -422,8 +425,9 @@ public final class DirectorySync {
     /**
      * Swaps a complete staged tree in for {@code local}: its metadata applied, then, with no sidecar while the trees
      * trade places (a crash in between must not leave a state that describes the old tree under the new one's
-     * name, or the reverse), the swap. The previous sidecar is renamed out of the way rather than deleted (an
-     * unlink waits for the file system's journal, a rename much less). The caller then writes the new state and
+     * name, or the reverse), the swap. The previous sidecar is renamed out of the way rather than deleted, so that a
+     * relay's {@link TreeDeleter} can delete it off the sync's thread (under a generation's writes an unlink waited
+     * for the file system's journal several times as long as a rename). The caller then writes the new state and
      * deletes what is put aside.
      *
      * @param previous the state of the tree being replaced, put back if the swap fails; or null

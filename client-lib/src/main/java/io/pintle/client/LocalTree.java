@@ -1,6 +1,7 @@
 package io.pintle.client;
 
 import java.io.IOException;
+import java.nio.file.DirectoryIteratorException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -82,6 +83,8 @@ final class LocalTree {
                 listing.forEach(children::add);
             } catch (NoSuchFileException | NotDirectoryException gone) {
                 continue; // removed (or replaced) since it was seen: simply not there
+            } catch (DirectoryIteratorException e) {
+                throw e.getCause(); // a read error part way through the listing
             }
             List<Path> below = new ArrayList<>();
             for (Path child : children) {

@@ -92,7 +92,9 @@ final class ManifestTree {
                             + TreePath.printable(entry.mtime()) + "'", e);
                 }
             }
-            metadata.put(path, new Metadata(permissions(entry), mtime));
+            Set<PosixFilePermission> permissions = permissions(entry);
+            metadata.put(path, new Metadata(permissions == null ? null : Collections.unmodifiableSet(permissions),
+                    mtime));
         }
         for (TreePath path : entries.keySet()) {
             TreePath parent = path.parent();

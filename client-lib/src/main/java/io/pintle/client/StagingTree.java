@@ -214,7 +214,7 @@ final class StagingTree {
     }
 
     /**
-     * Cleans up after a sync that crashed: deletes leftover staging directories, and puts a swapped-out tree back
+     * Cleans up after a sync that crashed: deletes leftover staging directories and sidecar files, and puts a swapped-out tree back
      * when the crash came between the two renames of the fallback swap (the synced directory is then missing);
      * other swapped-out trees are deleted. Called with the sync lock held.
      *
@@ -232,6 +232,8 @@ final class StagingTree {
                     delete(sibling);
                 } else if (name.startsWith(prefix + SyncNames.OLD)) {
                     old.add(sibling);
+                } else if (isLeftoverState(name)) {
+                    Files.deleteIfExists(sibling);
                 }
             }
         }
@@ -242,6 +244,12 @@ final class StagingTree {
                 delete(tree);
             }
         }
+    }
+
+    /** A sidecar's temporary or retired file, which a sync cut by a crash may leave ({@link SyncState}). */
+    private static boolean isLeftoverState(String name) {
+        return name.endsWith("." + SyncNames.STATE + SyncState.TEMPORARY_SUFFIX)
+                || name.endsWith("." + SyncNames.STATE + SyncState.RETIRED_SUFFIX);
     }
 
     /**
@@ -260,6 +268,10 @@ final class StagingTree {
         try (DirectoryStream<Path> entries = Files.newDirectoryStream(parent, ".*")) {
             for (Path entry : entries) {
                 String name = entry.getFileName().toString();
+                if (isLeftoverState(name)) {
+                    Files.deleteIfExists(entry);
+                    continue;
+                }
                 for (String suffix : List.of(SyncNames.STAGING, SyncNames.OLD)) {
                     int at = name.lastIndexOf("." + suffix);
                     if (at > 1) {

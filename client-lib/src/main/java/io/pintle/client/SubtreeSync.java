@@ -366,16 +366,19 @@ final class SubtreeSync {
             DirectorySync.Swapped swapped =
                     sync.swapIn(node.staging, node.tree, node.linked, node.local, node.state);
             node.staging = null;
-            new SyncState(SyncState.FORMAT, node.remote, node.manifest).write(node.local);
-            List<Path> aside = new ArrayList<>(2);
-            if (swapped.retiredState() != null) {
-                aside.add(swapped.retiredState());
-            }
-            if (swapped.old() != null) {
-                aside.add(swapped.old());
-            }
-            if (!aside.isEmpty()) {
-                deleter.delete(aside);
+            try {
+                new SyncState(SyncState.FORMAT, node.remote, node.manifest).write(node.local);
+            } finally {
+                List<Path> aside = new ArrayList<>(2);
+                if (swapped.retiredState() != null) {
+                    aside.add(swapped.retiredState());
+                }
+                if (swapped.old() != null) {
+                    aside.add(swapped.old());
+                }
+                if (!aside.isEmpty()) {
+                    deleter.delete(aside);
+                }
             }
             node.outcome = SubtreeOutcome.done(node.name, node.manifest.etag(), true, node.files, node.bytes);
         } catch (IOException e) {

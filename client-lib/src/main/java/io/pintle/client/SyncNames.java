@@ -11,6 +11,9 @@ import java.util.HexFormat;
  * {@code .<name>.pintle-old-<random>} (the previous tree, while it is swapped out without an atomic exchange).
  */
 final class SyncNames {
+    /** Suffix of the sidecar state ({@link SyncState}). */
+    static final String STATE = "pintle-sync.json";
+
     /** Suffix of the lock that keeps two syncs out of one directory. */
     static final String LOCK = "pintle-sync.lock";
 

@@ -7,8 +7,11 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SeekableByteChannel;
 import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
+import java.nio.file.OpenOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
@@ -28,6 +31,11 @@ import java.util.Set;
  * @param manifest the manifest last applied
  */
 record SyncState(int format, String remote, Manifest manifest) {
+    /** What a sidecar's name takes while it is written. */
+    static final String TEMPORARY_SUFFIX = ".tmp";
+    /** What a sidecar's name takes while its tree is swapped ({@link #retire}). */
+    static final String RETIRED_SUFFIX = ".retired";
+
     /** Current sidecar format. */
     static final int FORMAT = 1;
 
@@ -47,7 +55,7 @@ record SyncState(int format, String remote, Manifest manifest) {
      * @return its sidecar file
      */
     static Path file(Path localDir) {
-        return SyncNames.sibling(localDir, "pintle-sync.json");
+        return SyncNames.sibling(localDir, SyncNames.STATE);
     }
 
     /**
@@ -55,7 +63,7 @@ record SyncState(int format, String remote, Manifest manifest) {
      * @return the file it is written to before it is renamed over the sidecar
      */
     static Path temporary(Path sidecar) {
-        return sidecar.resolveSibling(sidecar.getFileName() + ".tmp");
+        return sidecar.resolveSibling(sidecar.getFileName() + TEMPORARY_SUFFIX);
     }
 
     /**
@@ -63,7 +71,7 @@ record SyncState(int format, String remote, Manifest manifest) {
      * @return where {@link #retire} puts it
      */
     static Path retired(Path sidecar) {
-        return sidecar.resolveSibling(sidecar.getFileName() + ".retired");
+        return sidecar.resolveSibling(sidecar.getFileName() + RETIRED_SUFFIX);
     }
 
     /**
@@ -129,9 +137,9 @@ record SyncState(int format, String remote, Manifest manifest) {
     }
 
     /**
-     * Writes the sidecar atomically: to {@code .<name>.pintle-sync.json.tmp} beside it (owner-only when created),
-     * then renamed over it. A fixed name, not a fresh temporary file's: every writer holds the directory's sync lock,
-     * so there is never a second one, and a temporary file left by a crash is simply written over.
+     * Writes the sidecar atomically: to a new owner-only {@code .<name>.pintle-sync.json.tmp} beside it, then
+     * renamed over it. A fixed name, not a random one: every writer holds the directory's sync lock, so there is
+     * never a second one; a temporary file left by a crash is deleted first.
      *
      * @param localDir the synced directory
      * @throws IOException when it cannot be written
@@ -161,9 +169,19 @@ record SyncState(int format, String remote, Manifest manifest) {
         }
     }
 
+    /** A new file (never through a link, never one already there: a crash's leftover is deleted first). */
     private static SeekableByteChannel open(Path temporary) throws IOException {
-        Set<StandardOpenOption> options =
-                Set.of(StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE);
+        try {
+            return create(temporary);
+        } catch (FileAlreadyExistsException leftover) {
+            Files.deleteIfExists(temporary); // does not follow a link
+            return create(temporary);
+        }
+    }
+
+    private static SeekableByteChannel create(Path temporary) throws IOException {
+        Set<OpenOption> options = Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
+                LinkOption.NOFOLLOW_LINKS);
         try {
             return Files.newByteChannel(temporary, options, OWNER_ONLY);
         } catch (UnsupportedOperationException notPosix) {

@@ -52,6 +52,10 @@ final class TreeDeleter implements AutoCloseable {
      */
     void delete(List<Path> trees) {
         List<Path> all = List.copyOf(trees);
+        if (executor != null && executor.isShutdown()) {
+            all.forEach(this::deleteOne); // after close: here, rather than dropped
+            return;
+        }
         if (executor == null) {
             executor = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new ArrayBlockingQueue<>(waiting),
                     runnable -> {
@@ -60,12 +64,20 @@ final class TreeDeleter implements AutoCloseable {
                         return thread;
                     }, new ThreadPoolExecutor.CallerRunsPolicy());
         }
-        executor.execute(() -> all.forEach(delete));
+        executor.execute(() -> all.forEach(this::deleteOne));
+    }
+
+    private void deleteOne(Path tree) {
+        try {
+            delete.accept(tree);
+        } catch (RuntimeException e) {
+            // Left for the next look for leftovers, as a tree that cannot be deleted; the others still go.
+        }
     }
 
     /**
-     * Waits until everything handed over is deleted. When interrupted, returns at once with the interrupt kept: the
-     * deleting thread still finishes what it has, then ends.
+     * Waits until everything handed over is deleted, an interrupt included (kept for the caller): the caller is
+     * told that nothing of its own is left, and a look for leftovers right after must not race the deleting thread.
      */
     @Override
     public void close() {
@@ -73,11 +85,17 @@ final class TreeDeleter implements AutoCloseable {
             return;
         }
         executor.shutdown();
-        try {
-            while (!executor.awaitTermination(1, TimeUnit.MINUTES)) {
-                // Many trees on a slow disk: keep waiting, the caller expects them gone.
+        boolean interrupted = false;
+        while (true) {
+            try {
+                if (executor.awaitTermination(1, TimeUnit.MINUTES)) {
+                    break;
+                }
+            } catch (InterruptedException e) {
+                interrupted = true;
             }
-        } catch (InterruptedException e) {
+        }
+        if (interrupted) {
             Thread.currentThread().interrupt();
         }
     }

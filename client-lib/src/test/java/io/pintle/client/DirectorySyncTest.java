@@ -379,6 +379,8 @@ class DirectorySyncTest {
         Map<String, String> synced = snapshot(local);
         Files.createDirectories(local.resolveSibling(".inputs.pintle-staging-0123456789ab/x"));
         Files.move(local, local.resolveSibling(".inputs.pintle-old-0123456789ab"));
+        Files.writeString(local.resolveSibling(".inputs.pintle-sync.json.retired"), "{}");
+        Files.writeString(local.resolveSibling(".inputs.pintle-sync.json.tmp"), "{\"cut");
 
         SyncResult result = sync();
 
@@ -398,6 +400,8 @@ class DirectorySyncTest {
         Files.createDirectories(parent.resolve(".other.pintle-old-00000000000a/y"));
         Files.createDirectories(parent.resolve(".other.pintle-staging-00000000000b"));
         Files.createDirectories(parent.resolve(".unrelated"));
+        Files.writeString(parent.resolve(".other.pintle-sync.json.retired"), "{}");
+        Files.writeString(parent.resolve(".inputs.pintle-sync.json.tmp"), "{\"cut");
 
         DirectorySync.removeStaleIn(parent);
 

@@ -71,4 +71,20 @@ class SyncStateTest {
         assertThat(SyncState.restore(null, local)).isFalse();
         assertThat(SyncState.restore(retired, local)).as("nothing retired any more").isFalse();
     }
+
+    @Test
+    void aTemporaryFileLeftAsALinkIsReplacedNeverWrittenThrough(@TempDir Path dir) throws Exception {
+        Path local = dir.resolve("node-1");
+        Path elsewhere = Files.writeString(dir.resolve("elsewhere"), "untouched");
+        Files.setPosixFilePermissions(elsewhere, PosixFilePermissions.fromString("rw-r--r--"));
+        Files.createSymbolicLink(SyncState.temporary(SyncState.file(local)), elsewhere);
+
+        new SyncState(SyncState.FORMAT, "/r/", MANIFEST).write(local);
+
+        assertThat(elsewhere).hasContent("untouched");
+        assertThat(Files.isSymbolicLink(SyncState.file(local))).isFalse();
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(SyncState.file(local))))
+                .isEqualTo("rw-------");
+        assertThat(SyncState.read(local, "/r/")).isNotNull();
+    }
 }

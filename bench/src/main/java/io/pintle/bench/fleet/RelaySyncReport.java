@@ -303,7 +303,8 @@ final class RelaySyncReport {
         line("- Other processes on the machine (busy time of every CPU less the root's, the relays' and the "
                 + "harness's) used at most %s cores during a generation%s.", FleetReport.fmt(others),
                 others >= 0.25 ? ": **a shared machine; compare A and B by their ratio, round by round**" : "");
-        if (options.b().jvmOptions().contains(RelaySyncOptions.ONE_AT_A_TIME)
+        if (options.a().pintleJar().equals(options.b().pintleJar())
+                && options.b().jvmOptions().contains(RelaySyncOptions.ONE_AT_A_TIME)
                 && options.b().jvmOptions().size() == options.a().jvmOptions().size() + 1) {
             line("- B is A with `%s`; a server that does not know this switch ignores it, and then A and B run the "
                     + "same code (their ratios show this benchmark's noise).", RelaySyncOptions.ONE_AT_A_TIME);

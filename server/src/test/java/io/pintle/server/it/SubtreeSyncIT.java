@@ -101,7 +101,8 @@ class SubtreeSyncIT {
             // The trees swapped out (deleted on a thread of their own) are gone when the call returns.
             try (var entries = Files.list(local)) {
                 assertThat(entries.map(path -> path.getFileName().toString()))
-                        .noneMatch(name -> name.contains("pintle-staging") || name.contains("pintle-old"));
+                        .noneMatch(name -> name.contains("pintle-staging") || name.contains("pintle-old")
+                                || name.endsWith(".retired") || name.endsWith(".tmp"));
             }
             assertThat(Files.getAttribute(local.resolve("node-08"), "unix:ino")).isEqualTo(inode);
             assertThat(Files.getLastModifiedTime(local.resolve("node-08/rules/cfengine-community/promises.cf"))
