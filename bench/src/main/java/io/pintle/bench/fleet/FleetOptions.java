@@ -163,6 +163,17 @@ record FleetOptions(int nodes, int relays, double rootShare, int replicas, doubl
                 output);
     }
 
+    /**
+     * @param cpus a taskset CPU list for the servers, or null for none
+     * @return these options with it
+     */
+    FleetOptions withServerCpus(String cpus) {
+        return new FleetOptions(nodes, relays, rootShare, replicas, rsaShare, serverKey, intervalSeconds,
+                splaySeconds, compression, durationSeconds, generationAt, relayRestartAt, rootRestartAt, killAt,
+                policyBytes, libraryBytes, reportBytes, inventoryBytes, threads, channels, pintleJvmOptions, pintleJar,
+                wrapper, cpus, agentCpus, commit, work, output);
+    }
+
     /** @return the scheduled agent runs per second, on average over an interval */
     double runsPerSecond() {
         return nodes * compression / intervalSeconds;

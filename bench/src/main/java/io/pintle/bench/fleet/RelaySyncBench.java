@@ -154,7 +154,8 @@ public final class RelaySyncBench {
 
     /** @return each relay's seconds from its start until ready */
     private double[] startRelays(RelaySyncOptions.Variant variant) throws IOException, InterruptedException {
-        FleetOptions withVariant = fleet.withVariant(variant);
+        FleetOptions withVariant = options.relayCpus() == null ? fleet.withVariant(variant)
+                : fleet.withVariant(variant).withServerCpus(options.relayCpus());
         double[] ready = new double[options.relays()];
         for (int relay = 1; relay <= options.relays(); relay++) {
             long start = System.nanoTime();

@@ -25,6 +25,7 @@ import java.util.List;
  * @param pintleJar the server's jar (A's, and B's unless {@code --b-pintle-jar} names another)
  * @param wrapper deploy/bin/pintle
  * @param serverCpus taskset CPU list for the root and the relays, or null
+ * @param relayCpus taskset CPU list for the relays when not the root's ({@code --relay-cpus}), or null
  * @param harnessCpus taskset CPU list for this harness (the generation's writer and the relays' watcher), or null
  * @param commit what was measured
  * @param work the work directory
@@ -32,7 +33,7 @@ import java.util.List;
  * @param command the command line as the user typed it, for the report
  */
 record RelaySyncOptions(int nodes, int relays, String serverKey, int policyBytes, int rounds, int warmupGenerations,
-        boolean rootFollowsVariant, int syncLimitSeconds, Variant a, Variant b, Path pintleJar, Path wrapper, String serverCpus, String harnessCpus, String commit,
+        boolean rootFollowsVariant, int syncLimitSeconds, Variant a, Variant b, Path pintleJar, Path wrapper, String serverCpus, String relayCpus, String harnessCpus, String commit,
         Path work, Path output, String command) {
     /** What B adds to A's options by default: the relay's previous sync, one node directory at a time. */
     static final String ONE_AT_A_TIME = "-Dpintle.bench.relayBatch=false";
@@ -41,7 +42,7 @@ record RelaySyncOptions(int nodes, int relays, String serverKey, int policyBytes
             + "--output FILE [--nodes 15000] [--relays 3] [--server-key ec|rsa] [--policy-bytes 40960] [--rounds 3] "
             + "[--warmup-generations 3] [--root-options a|variant] [--sync-limit 600] [--a-jvm-options 'OPTIONS'] "
             + "[--b-jvm-options 'OPTIONS (default: A's "
-            + ONE_AT_A_TIME + ")'] [--b-pintle-jar JAR (default: --pintle-jar)] [--a-label batched] [--b-label 'one node at a time'] [--server-cpus 0] "
+            + ONE_AT_A_TIME + ")'] [--b-pintle-jar JAR (default: --pintle-jar)] [--a-label batched] [--b-label 'one node at a time'] [--server-cpus 0] [--relay-cpus CPUS (default: the servers')] "
             + "[--harness-cpus 1] [--commit C] [--command 'bench/relaysync ...']";
 
     /**
@@ -80,6 +81,7 @@ record RelaySyncOptions(int nodes, int relays, String serverKey, int policyBytes
         Path bJar = null;
         Path wrapper = null;
         String serverCpus = null;
+        String relayCpus = null;
         String harnessCpus = null;
         String commit = "unknown";
         Path work = null;
@@ -108,6 +110,7 @@ record RelaySyncOptions(int nodes, int relays, String serverKey, int policyBytes
                 case "--b-pintle-jar" -> bJar = Path.of(line.value());
                 case "--wrapper" -> wrapper = Path.of(line.value());
                 case "--server-cpus" -> serverCpus = CommandLine.cpusOrNull(line.value());
+                case "--relay-cpus" -> relayCpus = CommandLine.cpusOrNull(line.value());
                 case "--harness-cpus" -> harnessCpus = CommandLine.cpusOrNull(line.value());
                 case "--commit" -> commit = line.value();
                 case "--work" -> work = Path.of(line.value());
@@ -134,7 +137,7 @@ record RelaySyncOptions(int nodes, int relays, String serverKey, int policyBytes
         Variant b = new Variant("B", bLabel, CommandLine.jvmOptions(bOptions), bJar != null ? bJar : jar);
         return new RelaySyncOptions(nodes, relays, serverKey, policyBytes, rounds, warmup, rootFollows, syncLimit, a, b,
                 jar, wrapper,
-                serverCpus, harnessCpus, commit, work, output,
+                serverCpus, relayCpus, harnessCpus, commit, work, output,
                 command != null ? command : "RelaySyncBench " + String.join(" ", args));
     }
 

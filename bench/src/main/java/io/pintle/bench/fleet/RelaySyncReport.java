@@ -128,8 +128,13 @@ final class RelaySyncReport {
         line("| | |");
         line("|---|---|");
         line("| machine | %d cores (%s), %s, %s |", machine.cores(), machine.cpu(), machine.system(), machine.java());
-        line("| CPUs | root and relays: %s; harness (the generation's writer, the relays' watcher): %s |",
-                cpus(options.serverCpus()), cpus(options.harnessCpus()));
+        if (options.relayCpus() == null) {
+            line("| CPUs | root and relays: %s; harness (the generation's writer, the relays' watcher): %s |",
+                    cpus(options.serverCpus()), cpus(options.harnessCpus()));
+        } else {
+            line("| CPUs | root: %s; relays: %s; harness (the generation's writer, the relays' watcher): %s |",
+                    cpus(options.serverCpus()), cpus(options.relayCpus()), cpus(options.harnessCpus()));
+        }
         StringBuilder perRelay = new StringBuilder();
         if (!generations.isEmpty()) {
             for (RelaySyncGeneration.Relay relay : generations.get(0).relays()) {
