@@ -606,19 +606,7 @@ public final class DirectorySync {
         } finally {
             // On failure the others are abandoned; all must have stopped before the staging tree is deleted.
             pool.shutdownNow();
-            boolean interrupted = false;
-            while (true) {
-                try {
-                    if (pool.awaitTermination(1, TimeUnit.MINUTES)) {
-                        break;
-                    }
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                }
-            }
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
+            awaitStopped(pool);
         }
     }
 
@@ -719,6 +707,26 @@ public final class DirectorySync {
                     PintleClient.retryAfter(response).orElse(Duration.ZERO));
         }
         throw error;
+    }
+
+    /**
+     * Waits until a pool that was shut down has stopped, through interrupts (kept for the caller): what it runs
+     * writes or deletes files the caller is about to rely on.
+     */
+    static void awaitStopped(ExecutorService pool) {
+        boolean interrupted = false;
+        while (true) {
+            try {
+                if (pool.awaitTermination(1, TimeUnit.MINUTES)) {
+                    break;
+                }
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /** The swap failed: the old tree stays, and so does its state (without it, the next sync rehashes). */

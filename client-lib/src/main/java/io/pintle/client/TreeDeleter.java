@@ -85,18 +85,6 @@ final class TreeDeleter implements AutoCloseable {
             return;
         }
         executor.shutdown();
-        boolean interrupted = false;
-        while (true) {
-            try {
-                if (executor.awaitTermination(1, TimeUnit.MINUTES)) {
-                    break;
-                }
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
+        DirectorySync.awaitStopped(executor);
     }
 }
