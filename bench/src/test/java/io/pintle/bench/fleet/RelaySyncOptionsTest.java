@@ -33,4 +33,29 @@ class RelaySyncOptionsTest {
                 .hasMessageContaining("--root-options is a or variant");
         assertThat(parse("--warmup-generations", "0").warmupGenerations()).isZero();
     }
+
+    @Test
+    void anotherJarForBComparesTwoBuildsWithTheSameOptions(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        RelaySyncOptions same = parse();
+        assertThat(same.b().pintleJar()).isEqualTo(same.a().pintleJar());
+        java.nio.file.Path other = java.nio.file.Files.writeString(dir.resolve("before.jar"), "a jar");
+        RelaySyncOptions two = parse("--b-pintle-jar", other.toString());
+        assertThat(two.a().pintleJar()).isEqualTo(java.nio.file.Path.of("pintle.jar"));
+        assertThat(two.b().pintleJar()).isEqualTo(other);
+        assertThat(two.b().jvmOptions()).as("the jars are what differs").isEqualTo(two.a().jvmOptions());
+        assertThat(parse("--b-pintle-jar", other.toString(), "--b-jvm-options", "-Xmx1g").b().jvmOptions())
+                .containsExactly("-Xmx1g");
+        assertThatThrownBy(() -> parse("--b-pintle-jar", dir.resolve("missing.jar").toString()))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("is no file");
+    }
+
+    @Test
+    void theRelaysGetCpusOfTheirOwnOnlyWhenAsked() {
+        assertThat(parse().relayCpus()).isNull();
+        assertThat(parse("--relay-cpus", "0", "--server-cpus", "1")).satisfies(options -> {
+            assertThat(options.relayCpus()).isEqualTo("0");
+            assertThat(options.serverCpus()).isEqualTo("1");
+        });
+    }
 }
