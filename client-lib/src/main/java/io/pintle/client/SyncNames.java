@@ -7,8 +7,10 @@ import java.util.HexFormat;
 /**
  * Names of what a sync keeps next to the directory it syncs, in the same parent (so that renames between them
  * are atomic, and nothing of the sync's is ever inside the synced tree): {@code .<name>.pintle-sync.json} (the
- * state), {@code .<name>.pintle-sync.lock}, {@code .<name>.pintle-staging-<random>} (the tree being built) and
- * {@code .<name>.pintle-old-<random>} (the previous tree, while it is swapped out without an atomic exchange).
+ * state; {@code .tmp} added while it is written, {@code .retired} while its tree is swapped),
+ * {@code .<name>.pintle-sync.lock}, {@code .<name>.pintle-staging-<random>} (the tree being built, and after an
+ * atomic exchange the previous one until deleted) and {@code .<name>.pintle-old-<random>} (the previous tree, while
+ * it is swapped out without an atomic exchange).
  */
 final class SyncNames {
     /** Suffix of the sidecar state ({@link SyncState}). */
