@@ -197,9 +197,10 @@ public final class DirectorySync {
      */
     public static void remove(Path localDir) throws IOException {
         StagingTree.delete(localDir);
-        Files.deleteIfExists(SyncState.file(localDir));
-        Files.deleteIfExists(SyncState.temporary(SyncState.file(localDir)));
-        Files.deleteIfExists(SyncState.retired(SyncState.file(localDir)));
+        Path state = SyncState.file(localDir);
+        Files.deleteIfExists(state);
+        Files.deleteIfExists(SyncState.temporary(state));
+        Files.deleteIfExists(SyncState.retired(state));
         Files.deleteIfExists(SyncNames.sibling(localDir, SyncNames.LOCK));
     }
 
@@ -398,12 +399,7 @@ public final class DirectorySync {
             try {
                 next.write(local);
             } finally {
-                if (done.old() != null) {
-                    deleteQuietly(done.old());
-                }
-                if (done.retiredState() != null) {
-                    deleteQuietly(done.retiredState());
-                }
+                done.aside().forEach(DirectorySync::deleteQuietly);
             }
             return new SyncResult(tree.etag(), true, transfer.files(), transfer.bytes(), plan.removed(),
                     requests.get(), archive, attempt);
@@ -420,7 +416,19 @@ public final class DirectorySync {
      * @param old where the previous tree now is, or null when there was none
      * @param retiredState the previous sidecar, renamed out of the way ({@link SyncState#retire}), or null
      */
-    record Swapped(Path old, Path retiredState) {}
+    record Swapped(Path old, Path retiredState) {
+        /** @return what is to be deleted: the retired sidecar, then the previous tree, each when there is one */
+        List<Path> aside() {
+            List<Path> aside = new ArrayList<>(2);
+            if (retiredState != null) {
+                aside.add(retiredState);
+            }
+            if (old != null) {
+                aside.add(old);
+            }
+            return aside;
+        }
+    }
 
     /**
      * Swaps a complete staged tree in for {@code local}: its metadata applied, then, with no sidecar while the trees

@@ -214,9 +214,9 @@ final class StagingTree {
     }
 
     /**
-     * Cleans up after a sync that crashed: deletes leftover staging directories and sidecar files, and puts a swapped-out tree back
-     * when the crash came between the two renames of the fallback swap (the synced directory is then missing);
-     * other swapped-out trees are deleted. Called with the sync lock held.
+     * Cleans up after a sync that crashed: deletes leftover staging directories and sidecar files, and puts a
+     * swapped-out tree back when the crash came between the two renames of the fallback swap (the synced directory
+     * is then missing); other swapped-out trees are deleted. Called with the sync lock held.
      *
      * @param localDir the synced directory
      * @throws IOException on a file system error

@@ -369,13 +369,7 @@ final class SubtreeSync {
             try {
                 new SyncState(SyncState.FORMAT, node.remote, node.manifest).write(node.local);
             } finally {
-                List<Path> aside = new ArrayList<>(2);
-                if (swapped.retiredState() != null) {
-                    aside.add(swapped.retiredState());
-                }
-                if (swapped.old() != null) {
-                    aside.add(swapped.old());
-                }
+                List<Path> aside = swapped.aside();
                 if (!aside.isEmpty()) {
                     deleter.delete(aside);
                 }
