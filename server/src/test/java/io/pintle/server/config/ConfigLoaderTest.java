@@ -10,11 +10,15 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.function.Function;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.MethodSource;
 
 class ConfigLoaderTest {
     /** Just enough for the rest to use defaults without reading /opt/rudder/etc/uuid.hive. */
@@ -411,12 +415,35 @@ class ConfigLoaderTest {
                 .hasMessage(missing + ": no such file");
     }
 
-    @Test
-    void theRateFloorsAreCheckedOverTenSecondsUnlessSaidOtherwise() throws Exception {
-        assertThat(parse(ROOT_ID).limits().rateCheck()).hasSeconds(10);
-        assertThat(parse(ROOT_ID + "[limits]\nrate_check_seconds = 3\n").limits().rateCheck()).hasSeconds(3);
-        assertRefused(ROOT_ID + "[limits]\nrate_check_seconds = 0\n", "limits.rate_check_seconds");
-        assertRefused(ROOT_ID + "[limits]\nrate_check_seconds = 601\n", "limits.rate_check_seconds", "600");
+    /**
+     * The periods read in whole seconds between two bounds ({@code ConfigException.requireSeconds}): section, key,
+     * default, a value set, the most it may be, and how the configuration gives it back.
+     */
+    static Stream<Arguments> periodsInSeconds() {
+        return Stream.of(
+                // the rate floors are checked over 10 s unless said otherwise
+                Arguments.of("limits", "rate_check_seconds", 10, 3, 600,
+                        (Function<ServerConfig, Duration>) config -> config.limits().rateCheck()),
+                // a report has 30 s after the run's timeout
+                Arguments.of("remote_run", "report_grace", 30, 120, 3600,
+                        (Function<ServerConfig, Duration>) config -> config.remoteRun().reportGrace()),
+                // a node between two polls counts as connected for 10 s
+                Arguments.of("remote_run", "reconnect_grace", 10, 3, 600,
+                        (Function<ServerConfig, Duration>) config -> config.remoteRun().reconnectGrace()),
+                // policy archives are looked at every 5 s
+                Arguments.of("remote_run", "policy_update_scan", 5, 1, 600,
+                        (Function<ServerConfig, Duration>) config -> config.remoteRun().policyUpdates().scan()));
+    }
+
+    @ParameterizedTest(name = "[{index}] {0}.{1}")
+    @MethodSource("periodsInSeconds")
+    void aPeriodInSecondsHasItsDefaultTakesAValueAndRefusesZeroAndPastItsMaximum(String section, String key,
+            int defaultSeconds, int value, int maximum, Function<ServerConfig, Duration> read) throws Exception {
+        assertThat(read.apply(parse(ROOT_ID))).isEqualTo(Duration.ofSeconds(defaultSeconds));
+        String set = ROOT_ID + "[" + section + "]\n" + key + " = ";
+        assertThat(read.apply(parse(set + value + "\n"))).isEqualTo(Duration.ofSeconds(value));
+        assertRefused(set + "0\n", section + "." + key);
+        assertRefused(set + (maximum + 1) + "\n", section + "." + key, String.valueOf(maximum));
     }
 
     @Test
@@ -535,33 +562,6 @@ class ConfigLoaderTest {
         assertRefused(ROOT_ID + "[remote_run]\ntransports = [\"ssh\"]\n", "remote_run.transports",
                 "unknown transport 'ssh'");
         assertRefused(ROOT_ID + "[remote_run]\ntransports = []\n", "remote_run.transports", "at least one");
-    }
-
-    @Test
-    void aReportHasThirtySecondsAfterTheRunsTimeoutUnlessSaidOtherwise() throws Exception {
-        assertThat(parse(ROOT_ID).remoteRun().reportGrace()).isEqualTo(java.time.Duration.ofSeconds(30));
-        assertThat(parse(ROOT_ID + "[remote_run]\nreport_grace = 120\n").remoteRun().reportGrace())
-                .isEqualTo(java.time.Duration.ofMinutes(2));
-        assertRefused(ROOT_ID + "[remote_run]\nreport_grace = 0\n", "remote_run.report_grace");
-        assertRefused(ROOT_ID + "[remote_run]\nreport_grace = 3601\n", "remote_run.report_grace", "3600");
-    }
-
-    @Test
-    void aNodeBetweenTwoPollsCountsAsConnectedForTenSecondsUnlessSaidOtherwise() throws Exception {
-        assertThat(parse(ROOT_ID).remoteRun().reconnectGrace()).isEqualTo(java.time.Duration.ofSeconds(10));
-        assertThat(parse(ROOT_ID + "[remote_run]\nreconnect_grace = 3\n").remoteRun().reconnectGrace())
-                .isEqualTo(java.time.Duration.ofSeconds(3));
-        assertRefused(ROOT_ID + "[remote_run]\nreconnect_grace = 0\n", "remote_run.reconnect_grace");
-        assertRefused(ROOT_ID + "[remote_run]\nreconnect_grace = 601\n", "remote_run.reconnect_grace", "600");
-    }
-
-    @Test
-    void policyArchivesAreLookedAtEveryFiveSecondsUnlessSaidOtherwise() throws Exception {
-        assertThat(parse(ROOT_ID).remoteRun().policyUpdates().scan()).isEqualTo(java.time.Duration.ofSeconds(5));
-        assertThat(parse(ROOT_ID + "[remote_run]\npolicy_update_scan = 1\n").remoteRun().policyUpdates().scan())
-                .isEqualTo(java.time.Duration.ofSeconds(1));
-        assertRefused(ROOT_ID + "[remote_run]\npolicy_update_scan = 0\n", "remote_run.policy_update_scan");
-        assertRefused(ROOT_ID + "[remote_run]\npolicy_update_scan = 601\n", "remote_run.policy_update_scan", "600");
     }
 
     @Test
