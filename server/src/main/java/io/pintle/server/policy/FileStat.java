@@ -71,6 +71,24 @@ public record FileStat(Path path, Kind kind, Object identity, long size, Instant
 
     /** @return the permission bits as four octal digits, for example {@code 0644} */
     public String octalMode() {
-        return String.format("%04o", mode);
+        // A manifest entry each: String.format parses its pattern every time (a tenth of a tree walk's CPU).
+        return mode >= 0 && mode < OCTAL_MODES.length ? OCTAL_MODES[mode] : String.format("%04o", mode);
+    }
+
+    /** @return the modification time as a manifest writes it: {@link Instant#toString()}'s form */
+    public String isoModified() {
+        return IsoInstant.format(modified);
+    }
+
+    /** {@code 0000} to {@code 0777}, by value. */
+    private static final String[] OCTAL_MODES = octalModes();
+
+    private static String[] octalModes() {
+        String[] modes = new String[01000];
+        for (int mode = 0; mode < modes.length; mode++) {
+            modes[mode] = new String(new char[] {'0', (char) ('0' + (mode >> 6)), (char) ('0' + (mode >> 3 & 7)),
+                (char) ('0' + (mode & 7))});
+        }
+        return modes;
     }
 }

@@ -303,7 +303,7 @@ public final class TreeScanner {
                     return false;
                 }
                 hand(new Held(new Manifest.Entry(name, Manifest.Types.DIRECTORY, null, before.octalMode(),
-                        before.modified().toString(), null, null), before));
+                        before.isoModified(), null, null), before));
                 if (watched) {
                     directories.add(child);
                     for (Held held : items) {
@@ -414,7 +414,7 @@ public final class TreeScanner {
             Path child = directory.resolve(name);
             String relative = prefix + name;
             FileStat stat = FileStat.of(child);
-            String mtime = stat.modified().toString();
+            String mtime = stat.isoModified();
             return switch (stat.kind()) {
                 case FILE -> new Pending(name, new Manifest.Entry(relative, Manifest.Types.FILE, stat.size(),
                         stat.octalMode(), mtime, null, null), stat, digests.sha256(stat));
