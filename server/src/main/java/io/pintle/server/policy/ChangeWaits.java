@@ -23,6 +23,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -30,7 +31,9 @@ import org.slf4j.LoggerFactory;
  * Requests parked until a resource's ETag changes ({@code ?wait=SECONDS} with {@code If-None-Match}). A parked
  * request holds no thread: it is a small object here, woken by a file-system event in one of the directories its
  * resource depends on (the file's ancestors; for a tree, every directory in it and its ancestors), after which
- * the resource's ETag is computed again. A periodic re-check covers events the kernel dropped. Their number is
+ * the resource's ETag is computed again. A periodic re-check covers events the kernel dropped (every {@code
+ * recheck}, or less often for a resource whose look takes long: at most {@value #RECHECK_SHARE_PERCENT} % of a core
+ * per resource, so that a relay's share of thousands of nodes parked at rest costs next to nothing). Their number is
  * bounded: past {@code maxWaiters} in all, or past its share from one client address, {@link #park} refuses. A
  * request whose client goes away is {@link Parked#cancel}led and gives its slot back at once.
  *
@@ -41,6 +44,13 @@ import org.slf4j.LoggerFactory;
  */
 public final class ChangeWaits implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ChangeWaits.class);
+
+    /**
+     * The periodic re-check of a resource spends at most this share of one core on it: a resource whose last look
+     * took {@code t} is looked at again after {@code 100 t / RECHECK_SHARE_PERCENT} at the soonest (a relay's share of
+     * 1,000 nodes takes about 0.1 s to look at here: every 10 s instead of every 5).
+     */
+    static final int RECHECK_SHARE_PERCENT = 1;
 
     /** The {@code Retry-After} of a refused wait: slots free up as waits end. */
     public static final long RETRY_AFTER_SECONDS = 5;
@@ -56,6 +66,7 @@ public final class ChangeWaits implements AutoCloseable {
     private final DirectoryWatch watch;
     private final Executor workers;
     private final ScheduledExecutorService scheduler;
+    private final LongSupplier nanoTime;
     /** Made at start, dropped at close. */
     private volatile Lane lane;
     private volatile DirectoryWatch.Client client;
@@ -71,6 +82,12 @@ public final class ChangeWaits implements AutoCloseable {
      */
     public ChangeWaits(int maxWaiters, int maxPerAddress, DirectoryWatch watch, Duration quiet, Duration recheck,
             Executor workers, ScheduledExecutorService scheduler) {
+        this(maxWaiters, maxPerAddress, watch, quiet, recheck, workers, scheduler, System::nanoTime);
+    }
+
+    /** As above, with the clock that times looks and re-checks (tests give their own). */
+    ChangeWaits(int maxWaiters, int maxPerAddress, DirectoryWatch watch, Duration quiet, Duration recheck,
+            Executor workers, ScheduledExecutorService scheduler, LongSupplier nanoTime) {
         if (maxWaiters < 0) {
             throw new IllegalArgumentException("maxWaiters must not be negative");
         }
@@ -82,12 +99,20 @@ public final class ChangeWaits implements AutoCloseable {
         this.recheck = Objects.requireNonNull(recheck);
         this.workers = Objects.requireNonNull(workers);
         this.scheduler = Objects.requireNonNull(scheduler);
+        this.nanoTime = Objects.requireNonNull(nanoTime);
     }
 
-    /** What a resource looks like now: its ETag (null when it is gone) and the directories it depends on. */
-    public record Observation(String etag, List<Path> directories) {
+    /**
+     * What a resource looks like now: its ETag (null when it is gone), the directories it depends on, and what the
+     * look computed that a woken request may answer with instead of looking again (null when nothing).
+     */
+    public record Observation(String etag, List<Path> directories, Object answer) {
         public Observation {
             directories = List.copyOf(directories);
+        }
+
+        public Observation(String etag, List<Path> directories) {
+            this(etag, directories, null);
         }
     }
 
@@ -103,8 +128,12 @@ public final class ChangeWaits implements AutoCloseable {
 
     /** Told how a wait ended; called on the waits' lane, so it must not block. */
     public interface Listener {
-        /** The ETag differs from the one the request had (or the resource could not be looked at). */
-        void changed();
+        /**
+         * The ETag differs from the one the request had (or the resource could not be looked at).
+         *
+         * @param now the look that found it so (its ETag null when the resource could not be looked at)
+         */
+        void changed(Observation now);
 
         /** The wait's time is up with the ETag unchanged. */
         void timedOut();
@@ -125,7 +154,8 @@ public final class ChangeWaits implements AutoCloseable {
         // Told of each event as it is read: which groups to look at again, and when, is decided here.
         client = watch.client("change waits", DirectoryWatch.Debounce.NONE, this::changed);
         lane = Lane.serial("change waits", workers, scheduler);
-        lane.scheduleWithFixedDelay(this::recheckAll, recheck.toMillis(), recheck.toMillis(), TimeUnit.MILLISECONDS);
+        lane.scheduleWithFixedDelay(() -> recheckAll(false), recheck.toMillis(), recheck.toMillis(),
+                TimeUnit.MILLISECONDS);
     }
 
     /** Stops the lane and the watches; parked requests are told their time is up. */
@@ -193,7 +223,7 @@ public final class ChangeWaits implements AutoCloseable {
         }
         Waiter waiter = new Waiter(seen, client, listener);
         executor.execute(() -> {
-            Group group = groups.computeIfAbsent(key, k -> new Group(k, probe));
+            Group group = groups.computeIfAbsent(key, k -> new Group(k, probe, nanoTime.getAsLong()));
             waiter.group = group;
             group.waiters.add(waiter);
             watch(group, first.directories());
@@ -227,15 +257,18 @@ public final class ChangeWaits implements AutoCloseable {
             return;
         }
         Observation now;
+        long start = nanoTime.getAsLong();
         try {
             now = group.probe.observe();
         } catch (IOException | RuntimeException e) {
             LOG.debug("cannot look at {} again: {}", group.key, e.toString());
             now = new Observation(null, List.of());
         }
+        group.probed = nanoTime.getAsLong();
+        group.probeCost = group.probed - start;
         for (Waiter waiter : List.copyOf(group.waiters)) {
             if (!Objects.equals(now.etag(), waiter.seen)) {
-                finish(group, waiter, Outcome.CHANGED);
+                finish(group, waiter, Outcome.CHANGED, now);
             }
         }
         if (!group.waiters.isEmpty()) {
@@ -244,6 +277,10 @@ public final class ChangeWaits implements AutoCloseable {
     }
 
     private void finish(Group group, Waiter waiter, Outcome outcome) {
+        finish(group, waiter, outcome, null);
+    }
+
+    private void finish(Group group, Waiter waiter, Outcome outcome, Observation now) {
         if (!group.waiters.remove(waiter)) {
             return;
         }
@@ -258,7 +295,7 @@ public final class ChangeWaits implements AutoCloseable {
         }
         try {
             switch (outcome) {
-                case CHANGED -> waiter.listener.changed();
+                case CHANGED -> waiter.listener.changed(now);
                 case TIMED_OUT -> waiter.listener.timedOut();
                 case CANCELLED -> waiter.listener.cancelled();
             }
@@ -329,9 +366,17 @@ public final class ChangeWaits implements AutoCloseable {
         }
     }
 
-    private void recheckAll() {
+    /**
+     * @param all every group (events were lost); otherwise those whose last look is long enough ago for its cost
+     *     ({@link #RECHECK_SHARE_PERCENT})
+     */
+    private void recheckAll(boolean all) {
+        long now = nanoTime.getAsLong();
         for (Group group : List.copyOf(groups.values())) {
-            schedule(group, Duration.ZERO);
+            long every = Math.max(recheck.toNanos(), group.probeCost * 100 / RECHECK_SHARE_PERCENT);
+            if (all || now - group.probed >= every) {
+                schedule(group, Duration.ZERO);
+            }
         }
     }
 
@@ -352,7 +397,7 @@ public final class ChangeWaits implements AutoCloseable {
 
     private void changedIn(Path directory, boolean all) {
         if (all) {
-            recheckAll();
+            recheckAll(true);
             return;
         }
         Set<Group> dependents = watched.get(directory);
@@ -370,10 +415,14 @@ public final class ChangeWaits implements AutoCloseable {
         private final Set<Waiter> waiters = new LinkedHashSet<>();
         private final Set<Path> directories = new HashSet<>();
         private boolean probeScheduled;
+        /** When the last look ended ({@code nanoTime}), and how long it took. */
+        private long probed;
+        private long probeCost;
 
-        Group(String key, Probe probe) {
+        Group(String key, Probe probe, long created) {
             this.key = key;
             this.probe = probe;
+            this.probed = created;
         }
     }
 

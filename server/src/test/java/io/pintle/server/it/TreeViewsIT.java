@@ -354,13 +354,35 @@ class TreeViewsIT {
                     throw new IllegalStateException(e);
                 }
             });
-            awaitWaiters(server, 1, List.of(waiting));
+            // Another follower, one version behind, waits on the same directory: its answer is relative to its own.
+            CompletableFuture<HttpResponse<String>> behind = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return get(client, path + "&wait=30&since=" + encode(whole.etag()), changes.etag());
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            awaitWaiters(server, 2, List.of(waiting, behind));
             replace(share.resolve("n1/rules/cfengine-community/promises.cf"), "bundle agent main { } # 3\n");
             HttpResponse<String> woken = waiting.get(30, TimeUnit.SECONDS);
             Manifest next = JSON.readValue(woken.body(), Manifest.class);
             assertThat(next.since()).isEqualTo(changes.etag());
             assertThat(next.removed()).isEmpty();
             assertThat(next.entries()).extracting(Manifest.Entry::path).allMatch(p -> p.startsWith("n1"));
+            // The answer is the tree as it now is: its ETag is the whole manifest's.
+            assertThat(next.etag()).isEqualTo(JSON.readValue(get(client, path, null).body(), Manifest.class).etag());
+            Manifest fromBehind = JSON.readValue(behind.get(30, TimeUnit.SECONDS).body(), Manifest.class);
+            assertThat(fromBehind.etag()).isEqualTo(next.etag());
+            assertThat(fromBehind.entries()).extracting(Manifest.Entry::path)
+                    .contains("n1/rules/cfengine-community/promises.cf", "n2/rules/cfengine-community/promises.cf");
+            // Two versions a tree are held: when the other answer made it forget this since, the whole manifest.
+            if (fromBehind.since() != null) {
+                assertThat(fromBehind.since()).isEqualTo(whole.etag());
+                assertThat(fromBehind.removed()).containsExactly("n3");
+            } else {
+                assertThat(fromBehind.removed()).isNull();
+                assertThat(fromBehind.entries()).extracting(Manifest.Entry::path).noneMatch(p -> p.startsWith("n3"));
+            }
         }
     }
 

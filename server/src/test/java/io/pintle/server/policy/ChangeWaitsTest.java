@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.pintle.server.problem.PintleException;
+import io.pintle.server.testing.Await;
 import io.pintle.server.testing.TestThreads;
 import io.pintle.server.watch.DirectoryWatch;
 import java.net.InetAddress;
@@ -12,6 +13,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -91,28 +94,86 @@ class ChangeWaitsTest {
                         refusal -> assertThat(refusal.reason()).isEqualTo("stopping"));
     }
 
+    @Test
+    void aWokenRequestIsGivenTheLookThatFoundTheChange() throws Exception {
+        CompletableFuture<ChangeWaits.Observation> found = new CompletableFuture<>();
+        ChangeWaits.Observation first = new ChangeWaits.Observation("\"a\"", List.of(dir));
+        ChangeWaits.Observation next = new ChangeWaits.Observation("\"b\"", List.of(dir), "the answer");
+        waits.park("tree:" + dir, "\"a\"", first, () -> next, Duration.ofMinutes(5), InetAddress.getLoopbackAddress(),
+                new Ends.Recorder(new CompletableFuture<>()) {
+                    @Override
+                    public void changed(ChangeWaits.Observation now) {
+                        found.complete(now);
+                    }
+                });
+        // Parking looks again at once (the resource may have changed before its watch): that look differs.
+        assertThat(found.get(5, TimeUnit.SECONDS).answer()).isEqualTo("the answer");
+    }
+
+    @Test
+    void theRecheckOfAResourceSpendsAtMostOnePercentOfACoreOnIt() throws Exception {
+        // Real time, plus what the test adds.
+        AtomicLong added = new AtomicLong();
+        try (ChangeWaits rechecking = new ChangeWaits(5, 2, watch, Duration.ofMillis(10), Duration.ofMillis(20),
+                threads.workers(), threads.scheduler(), () -> System.nanoTime() + added.get())) {
+            rechecking.start();
+            ChangeWaits.Observation now = new ChangeWaits.Observation("\"a\"", List.of(dir));
+            AtomicInteger cheapLooks = new AtomicInteger();
+            rechecking.park("cheap", "\"a\"", now, () -> {
+                cheapLooks.incrementAndGet();
+                return now;
+            }, Duration.ofMinutes(5), InetAddress.getLoopbackAddress(), new Ends.Recorder(new CompletableFuture<>()));
+            AtomicInteger costlyLooks = new AtomicInteger();
+            rechecking.park("costly", "\"a\"", now, () -> {
+                costlyLooks.incrementAndGet();
+                added.addAndGet(TimeUnit.SECONDS.toNanos(10)); // this look takes ten seconds
+                return now;
+            }, Duration.ofMinutes(5), InetAddress.getLoopbackAddress(), new Ends.Recorder(new CompletableFuture<>()));
+            Await.until(Duration.ofSeconds(10), "the costly resource's look at park", () -> costlyLooks.get() == 1);
+            // The cheap resource is looked at again at every 20 ms re-check...
+            Await.until(Duration.ofSeconds(10), "cheap re-checks", () -> cheapLooks.get() >= 5);
+            // ...the one whose look took ten seconds not before 1,000 s have passed since its first (at park).
+            assertThat(costlyLooks.get()).isEqualTo(1);
+            added.addAndGet(TimeUnit.SECONDS.toNanos(900));
+            int cheap = cheapLooks.get();
+            Await.until(Duration.ofSeconds(10), "more cheap re-checks", () -> cheapLooks.get() >= cheap + 5);
+            assertThat(costlyLooks.get()).isEqualTo(1);
+            added.addAndGet(TimeUnit.SECONDS.toNanos(100));
+            Await.until(Duration.ofSeconds(10), "the costly re-check", () -> costlyLooks.get() == 2);
+        }
+    }
+
     private Ends park(InetAddress client) {
         CompletableFuture<String> how = new CompletableFuture<>();
         ChangeWaits.Observation now = new ChangeWaits.Observation("\"a\"", List.of(dir));
         ChangeWaits.Parked parked = waits.park("file:" + dir, "\"a\"", now, () -> now, Duration.ofMinutes(5), client,
-                new ChangeWaits.Listener() {
-                    @Override
-                    public void changed() {
-                        how.complete("changed");
-                    }
-
-                    @Override
-                    public void timedOut() {
-                        how.complete("timed out");
-                    }
-
-                    @Override
-                    public void cancelled() {
-                        how.complete("cancelled");
-                    }
-                });
+                new Ends.Recorder(how));
         return new Ends(parked, how);
     }
 
-    private record Ends(ChangeWaits.Parked parked, CompletableFuture<String> how) {}
+    private record Ends(ChangeWaits.Parked parked, CompletableFuture<String> how) {
+        /** Completes {@code how} with the way the wait ended. */
+        static class Recorder implements ChangeWaits.Listener {
+            private final CompletableFuture<String> how;
+
+            Recorder(CompletableFuture<String> how) {
+                this.how = how;
+            }
+
+            @Override
+            public void changed(ChangeWaits.Observation found) {
+                how.complete("changed");
+            }
+
+            @Override
+            public void timedOut() {
+                how.complete("timed out");
+            }
+
+            @Override
+            public void cancelled() {
+                how.complete("cancelled");
+            }
+        }
+    }
 }

@@ -704,13 +704,43 @@ public final class FileHandler extends Handler.Abstract {
             return;
         }
         TreeManifest.ChangeList changes = changes(ask, directory, before, waiting);
-        String etag = changes.version().etag();
-        if (waiting && FileConditions.matches(ifNoneMatch, etag, false)) {
-            park(ask, directory, observation(ask, directory, changes.version()), waitSeconds, request, response,
-                    callback, () -> serveChanges(ask, 0, request, response, callback));
+        if (waiting && FileConditions.matches(ifNoneMatch, changes.version().etag(), false)) {
+            parkChanges(ask, directory, changes, waitSeconds, request, response, callback);
             return;
         }
-        if (!startView(ask, directory, etag, response, callback)) {
+        answerChanges(ask, directory, changes, response, callback);
+    }
+
+    /**
+     * Parks a change list's request. Each look at the tree while it waits is a change list since the same version,
+     * which the woken request answers with: one walk of the tree per change, not a walk to see that it changed and
+     * another for the answer. (Waits on one directory with another {@code since} are another group.)
+     */
+    private void parkChanges(Ask ask, Path directory, TreeManifest.ChangeList changes, int waitSeconds,
+            Request request, Response response, Callback callback) {
+        String key = "changes:" + ask.since() + ":" + directory;
+        ChangeWaits.Probe probe = () -> {
+            ManifestHistory.Fingerprints before = manifests.held(directory, ask.since());
+            if (before == null) {
+                return observe(ask, directory); // no longer held: the woken request gets the whole manifest
+            }
+            TreeManifest.ChangeList now = changes(ask, directory, before, true);
+            return observation(ask, directory, now.version(), now);
+        };
+        park(ask, key, directory, observation(ask, directory, changes.version(), null), probe, waitSeconds,
+                request, response, callback, now -> {
+                    if (now != null && now.answer() instanceof TreeManifest.ChangeList found) {
+                        answerChanges(ask, directory, found, response, callback);
+                    } else {
+                        serveChanges(ask, 0, request, response, callback);
+                    }
+                });
+    }
+
+    /** Answers with a change list: its ETag and the request's conditions, then its entries. */
+    private void answerChanges(Ask ask, Path directory, TreeManifest.ChangeList changes, Response response,
+            Callback callback) throws IOException {
+        if (!startView(ask, directory, changes.version().etag(), response, callback)) {
             return;
         }
         manifests.remember(changes);
@@ -907,32 +937,33 @@ public final class FileHandler extends Handler.Abstract {
                 serveTree(ask, tree, response, callback);
                 return;
             }
-            now = observation(ask, path, tree);
+            now = observation(ask, path, tree, null);
         }
-        park(ask, path, now, waitSeconds, request, response, callback, () -> {
-            if (ask.view() == View.FILE) {
-                serveFile(ask, lookup(ask, request), response, callback);
-            } else {
-                serveTree(ask, tree(ask, request, false), response, callback);
-            }
-        });
+        park(ask, ask.view() + ":" + path, path, now, () -> observe(ask, path), waitSeconds, request, response,
+                callback, woken -> {
+                    if (ask.view() == View.FILE) {
+                        serveFile(ask, lookup(ask, request), response, callback);
+                    } else {
+                        serveTree(ask, tree(ask, request, false), response, callback);
+                    }
+                });
     }
 
     /**
      * Parks a request whose {@code If-None-Match} is the current ETag, holding no thread and no worker, until the
      * ETag changes ({@code answer} runs, authorised again on the then current snapshot) or the wait is over (304).
      */
-    private void park(Ask ask, Path path, ChangeWaits.Observation now, int waitSeconds, Request request,
-            Response response, Callback callback, Step answer) {
+    private void park(Ask ask, String key, Path path, ChangeWaits.Observation now, ChangeWaits.Probe probe,
+            int waitSeconds, Request request, Response response, Callback callback, Answer answer) {
         String etag = now.etag();
         Exchange exchange = ask.exchange();
         AtomicReference<Throwable> gone = new AtomicReference<>();
         ChangeWaits.Listener listener = new ChangeWaits.Listener() {
             @Override
-            public void changed() {
+            public void changed(ChangeWaits.Observation found) {
                 onWorker(request, response, callback, exchange, () -> {
                     reauthorize(ask);
-                    answer.run();
+                    answer.run(found);
                 });
             }
 
@@ -951,8 +982,8 @@ public final class FileHandler extends Handler.Abstract {
                 callback.failed(gone.get());
             }
         };
-        ChangeWaits.Parked parked = waits.park(ask.view() + ":" + path, etag, now, () -> observe(ask, path),
-                Duration.ofSeconds(waitSeconds), exchange.clientAddress(), listener);
+        ChangeWaits.Parked parked = waits.park(key, etag, now, probe, Duration.ofSeconds(waitSeconds),
+                exchange.clientAddress(), listener);
         exchange.park();
         // A client that resets its stream or closes its connection frees its slot now, not at the wait's end.
         request.addFailureListener(failure -> {
@@ -968,18 +999,21 @@ public final class FileHandler extends Handler.Abstract {
                 FileVersion version = FileVersion.of(path);
                 return new ChangeWaits.Observation(version.directory() ? null : version.etag(), directories);
             }
-            return observation(ask, path, scanner.scan(path, true));
+            return observation(ask, path, scanner.scan(path, true), null);
         } catch (IOException gone) {
             // Removed, replaced by a file, or unreadable: the ETag the request has is no longer current.
             return new ChangeWaits.Observation(null, directories);
         }
     }
 
-    /** A tree's ETag, and what it depends on: every directory in it and the ones above it up to the share. */
-    private static ChangeWaits.Observation observation(Ask ask, Path path, TreeVersion tree) {
+    /**
+     * A tree's ETag, and what it depends on: every directory in it and the ones above it up to the share; with what
+     * a woken request answers with, when the look computed it.
+     */
+    private static ChangeWaits.Observation observation(Ask ask, Path path, TreeVersion tree, Object answer) {
         List<Path> directories = new ArrayList<>(ChangeWaits.ancestors(path, ask.target().share(), false));
         directories.addAll(tree.directories());
-        return new ChangeWaits.Observation(tree.etag(), directories);
+        return new ChangeWaits.Observation(tree.etag(), directories, answer);
     }
 
     /**
@@ -1000,6 +1034,12 @@ public final class FileHandler extends Handler.Abstract {
     @FunctionalInterface
     private interface Step {
         void run() throws IOException;
+    }
+
+    /** A woken request's answer, given the look that found its resource changed (null when none did). */
+    @FunctionalInterface
+    private interface Answer {
+        void run(ChangeWaits.Observation found) throws IOException;
     }
 
     private static void onWorker(Request request, Response response, Callback callback, Exchange exchange,
