@@ -42,6 +42,12 @@ public final class RelaySyncBench {
      */
     static final double QUIET_CORES = 0.05;
     private static final long QUIET_WINDOW_MILLIS = 2_000;
+
+    /**
+     * Before each measured generation, every server's CPU over this long at rest (relays in sync, their share waits
+     * parked on the root): what following a share costs when nothing changes.
+     */
+    static final long REST_MILLIS = 20_000;
     /** How often the watch says how far it is. */
     private static final long PROGRESS_MILLIS = 30_000;
 
@@ -260,6 +266,14 @@ public final class RelaySyncBench {
     private RelaySyncReport.Measured measure(int round, RelaySyncOptions.Variant variant, int generation,
             double[] ready, double settle) throws IOException, InterruptedException {
         List<ProcessHandle> jvms = jvms();
+        double[] restBegin = jvms.stream().mapToDouble(RelaySyncBench::cpuMillis).toArray();
+        long restStart = System.nanoTime();
+        Thread.sleep(REST_MILLIS);
+        double restSpan = (System.nanoTime() - restStart) / 1e6;
+        double[] restCores = new double[jvms.size()];
+        for (int jvm = 0; jvm < jvms.size(); jvm++) {
+            restCores[jvm] = (cpuMillis(jvms.get(jvm)) - restBegin[jvm]) / restSpan;
+        }
         long[] logSizes = new long[options.relays()];
         for (int relay = 0; relay < logSizes.length; relay++) {
             logSizes[relay] = Files.size(relays.get(relay).log());
@@ -310,7 +324,7 @@ public final class RelaySyncBench {
                 warnings.add("relay-" + (relay + 1) + ": " + warning);
             }
         }
-        return new RelaySyncReport.Measured(figures, ready, settle, watch.scanMillis(), warnings);
+        return new RelaySyncReport.Measured(figures, ready, settle, watch.scanMillis(), restCores, warnings);
     }
 
     /**

@@ -28,11 +28,13 @@ final class RelaySyncReport {
      * @param readySeconds each relay's seconds from its start (with the variant's options) until {@code /ready}
      * @param settleSeconds from the relays' readiness until they were seen in sync and quiet, NaN if not
      * @param scanMillis the watch's mean time to read the archives it still waited for, per scan
+     * @param restCores each server's CPU at rest before the writing ({@link RelaySyncBench#REST_MILLIS}), in cores:
+     *     the root's, then each relay's
      * @param relayWarnings the WARN and ERROR lines the relays logged from the writing's beginning to the end of the
      *     watch, each prefixed with its relay
      */
     record Measured(RelaySyncGeneration generation, double[] readySeconds, double settleSeconds, double scanMillis,
-            List<String> relayWarnings) {
+            double[] restCores, List<String> relayWarnings) {
         Measured {
             relayWarnings = List.copyOf(relayWarnings);
         }
@@ -199,16 +201,20 @@ final class RelaySyncReport {
                 + "system from `/proc/<pid>/stat` of each JVM, from the writing's beginning until the last relay "
                 + "synced; per node, the root's over every relay node, the relays' over their own. Harness: this "
                 + "JVM's CPU while it wrote, and while it watched, in % of one core. Restart: the relays' "
-                + "seconds until `/ready` (slowest), then until in sync and quiet. Warnings: WARN and ERROR lines "
+                + "seconds until `/ready` (slowest), then until in sync and quiet. At rest: each server's CPU over "
+                + "the " + RelaySyncBench.REST_MILLIS / 1000 + " s before the writing, in % of one core (the relays "
+                + "in sync, their share waits parked on the root): the root's, and the relays' mean. "
+                + "Warnings: WARN and ERROR lines "
                 + "in the relays' logs from the writing's beginning to the watch's end (in the notes below).");
         line("");
         StringBuilder header = new StringBuilder("| round | variant | write s | synced after written s (");
-        String rule = "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|";
+        String rule = "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|";
         for (int relay = 1; relay <= options.relays(); relay++) {
             header.append(relay == 1 ? "" : " / ").append("relay-").append(relay);
         }
         header.append(") | max | nodes/s per relay | root CPU s | relays CPU s | CPU ms/node root / relay "
-                + "| harness CPU % write / watch | restart: ready / settled s | relays' warnings |");
+                + "| harness CPU % write / watch | restart: ready / settled s | at rest, % of a core: root / relays "
+                + "| relays' warnings |");
         line("%s", header);
         line("%s", rule);
         for (Measured m : measured) {
@@ -221,7 +227,7 @@ final class RelaySyncReport {
                                 + relay.nodes() + ")");
                 rates.add(FleetReport.fmt(g.nodesPerSecond(relay)));
             }
-            line("| %d | %s | %s | %s | %s | %s | %s | %s | %s / %s | %s / %s | %s / %s | %d |", g.round(),
+            line("| %d | %s | %s | %s | %s | %s | %s | %s | %s / %s | %s / %s | %s / %s | %s / %s | %d |", g.round(),
                     title(g.variant()), FleetReport.fmt(g.writeSeconds()), String.join(" / ", synced),
                     g.synced() ? "**" + FleetReport.fmt(g.maxSyncedAfterWritten()) + "**" : "-",
                     String.join(" / ", rates), FleetReport.fmt(g.rootCpuSeconds()),
@@ -229,7 +235,8 @@ final class RelaySyncReport {
                     FleetReport.fmt(g.relayCpuMillisPerNode()), FleetReport.fmt(100 * g.harnessWriteCores()),
                     FleetReport.fmt(100 * g.harnessWatchCores()),
                     FleetReport.fmt(Arrays.stream(m.readySeconds()).max().orElse(Double.NaN)),
-                    FleetReport.fmt(m.settleSeconds()), m.relayWarnings().size());
+                    FleetReport.fmt(m.settleSeconds()), FleetReport.fmt(100 * rootAtRest(m)),
+                    FleetReport.fmt(100 * relaysAtRest(m)), m.relayWarnings().size());
         }
         line("");
     }
@@ -257,6 +264,8 @@ final class RelaySyncReport {
         row("root CPU ms per relay node", a, b, RelaySyncSummary::rootCpuMillisPerNode);
         row("relay CPU ms per node of its own", a, b, RelaySyncSummary::relayCpuMillisPerNode);
         row("harness CPU % while watching", a, b, RelaySyncSummary::harnessWatchPercent);
+        restRow("root CPU at rest, % of a core (relays parked on it)", RelaySyncReport::rootAtRest);
+        restRow("relay CPU at rest, % of a core (mean of the relays)", RelaySyncReport::relaysAtRest);
         line("");
         line("### Where the CPU went: ms per node, by thread");
         line("");
@@ -281,6 +290,24 @@ final class RelaySyncReport {
                     FleetReport.fmt(rootB), FleetReport.fmt(RelaySyncSummary.ratio(rootB, rootA)));
         }
         line("");
+    }
+
+    private static double rootAtRest(Measured m) {
+        return m.restCores()[0];
+    }
+
+    private static double relaysAtRest(Measured m) {
+        return Arrays.stream(m.restCores()).skip(1).average().orElse(Double.NaN);
+    }
+
+    /** A summary row of an at-rest figure, in % of a core: medians of each variant's generations. */
+    private void restRow(String name, ToDoubleFunction<Measured> cores) {
+        double x = 100 * RelaySyncSummary.median(measured.stream().filter(m -> m.generation().variant().equals("A"))
+                .mapToDouble(cores).toArray());
+        double y = 100 * RelaySyncSummary.median(measured.stream().filter(m -> m.generation().variant().equals("B"))
+                .mapToDouble(cores).toArray());
+        line("| %s | %s | %s | %s |", name, FleetReport.fmt(x), FleetReport.fmt(y),
+                FleetReport.fmt(RelaySyncSummary.ratio(y, x)));
     }
 
     private void row(String name, RelaySyncSummary a, RelaySyncSummary b, ToDoubleFunction<RelaySyncSummary> figure) {
