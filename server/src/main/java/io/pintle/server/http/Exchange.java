@@ -35,6 +35,13 @@ public final class Exchange {
     private static final Logger LOG = LoggerFactory.getLogger(Exchange.class);
     private static final Runnable NOTHING = () -> { };
 
+    /**
+     * The access log's and the metrics' status of a request whose client went away before it was answered (a parked
+     * wait, an order poll, a request queued for a worker): nginx's 499, "client closed request". No response
+     * carries it.
+     */
+    public static final int CLIENT_CLOSED = 499;
+
     private final ServerSnapshot snapshot;
     private final Route route;
     private final Caller caller;
@@ -43,6 +50,7 @@ public final class Exchange {
     private final AtomicReference<Runnable> release = new AtomicReference<>(NOTHING);
     private volatile Decision decision;
     private volatile String incident;
+    private volatile boolean closedByClient;
 
     /**
      * @param snapshot the snapshot read for this request
@@ -221,6 +229,20 @@ public final class Exchange {
     /** @return the incident id of a server error, or null */
     public String incident() {
         return incident;
+    }
+
+    /**
+     * The client went away while the request waited for an answer (its HTTP/2 stream reset, its connection closed):
+     * logged and counted as {@link #CLIENT_CLOSED}, not as the server error Jetty records for a request that ends
+     * unanswered.
+     */
+    public void closedByClient() {
+        closedByClient = true;
+    }
+
+    /** @return the status to log and count: {@link #CLIENT_CLOSED} when the client went away, else {@code status} */
+    public int loggedStatus(int status) {
+        return closedByClient ? CLIENT_CLOSED : status;
     }
 
     /**

@@ -214,6 +214,26 @@ class OrderChannelIT {
         awaitPolling(0);
     }
 
+    /** An agent that stops polling (its process ended: HTTP/2 stream reset) is no server error: 499, as nginx. */
+    @Test
+    void aPollWhoseClientGoesAwayIsCountedAs499() throws Exception {
+        String closed = "pintle_requests_total{route=\"remote_run\",status=\"499\"}";
+        String errors = "pintle_requests_total{route=\"remote_run\",status=\"500\"}";
+        double closedBefore = orZero(server.metric(closed));
+        double errorsBefore = orZero(server.metric(errors));
+        CompletableFuture<HttpResponse<String>> polling = poll(node4, 60);
+        awaitPolling(1);
+        polling.cancel(true); // the JDK client resets the HTTP/2 stream
+        awaitPolling(0);
+        Await.until(Duration.ofSeconds(10), "the poll counted as 499",
+                () -> orZero(server.metric(closed)) == closedBefore + 1);
+        assertThat(orZero(server.metric(errors))).isEqualTo(errorsBefore);
+    }
+
+    private static double orZero(Double value) {
+        return value == null ? 0 : value;
+    }
+
     @Test
     void everythingOutsideTheProtocolIsRefusedWithItsReason() throws Exception {
         HttpResponse<String> wrongServer = elsewhere.httpClient().send(HttpRequest.newBuilder(

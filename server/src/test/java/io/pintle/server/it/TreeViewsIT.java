@@ -252,6 +252,30 @@ class TreeViewsIT {
         }
     }
 
+    /**
+     * A relay restarting, or any client giving up on a wait (HTTP/2 stream reset), ends its request unanswered:
+     * counted and logged as 499, as nginx does, not as a server error that an alert on 5xx would page someone for.
+     */
+    @Test
+    void aWaitWhoseClientGoesAwayIsCountedAs499NotAServerError(@TempDir Path dir) throws Exception {
+        Sandbox sandbox = Sandbox.create(dir);
+        NodeKeys node = sandbox.addNode("node-1", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
+        rudderTree(sandbox, "node-1", 3);
+        try (TestServer server = TestServer.start(sandbox)) {
+            TestClients clients = new TestClients(server, node);
+            String path = "/policies/node-1/rules/?view=manifest";
+            String etag = get(clients.fresh(), path, null).headers().firstValue("etag").orElseThrow();
+            CompletableFuture<HttpResponse<String>> waiting = clients.sendAsync(path + "&wait=60", etag);
+            awaitWaiters(server, 1, List.of(waiting));
+            waiting.cancel(true); // the JDK client resets the HTTP/2 stream
+            Await.until(Duration.ofSeconds(10), "the wait counted as 499",
+                    () -> server.metric("pintle_requests_total{route=\"policies\",status=\"499\"}") != null);
+            assertThat(server.metric("pintle_requests_total{route=\"policies\",status=\"499\"}")).isEqualTo(1.0);
+            assertThat(server.metric("pintle_requests_total{route=\"policies\",status=\"500\"}")).isNull();
+            assertThat(server.metric("pintle_change_waiters")).isZero();
+        }
+    }
+
     @Test
     void waitersAreBoundedAndHoldNoDownloadWorker(@TempDir Path dir) throws Exception {
         Sandbox sandbox = Sandbox.create(dir);

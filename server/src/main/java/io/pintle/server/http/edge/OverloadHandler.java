@@ -234,6 +234,10 @@ final class OverloadHandler extends Handler.Wrapper {
                 expiry.cancel();
             }
             pending.leaveShare();
+            Exchange exchange = Exchange.find(pending.request);
+            if (exchange != null) {
+                exchange.closedByClient();
+            }
             pending.callback.failed(failure);
         }
     }

@@ -53,7 +53,7 @@ final class RequestObserver implements RequestLog {
         boolean admin = adminConnector.equals(request.getConnectionMetaData().getConnector().getName());
         Exchange exchange = Exchange.find(request);
         RouteClass route = (exchange != null ? exchange.route() : Route.of(admin, path)).metricClass();
-        int status = response.getStatus();
+        int status = exchange != null ? exchange.loggedStatus(response.getStatus()) : response.getStatus();
         long bytes = Response.getContentBytesWritten(response);
         Decision decision = exchange != null ? exchange.decision() : null;
 

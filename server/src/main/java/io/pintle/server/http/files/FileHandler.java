@@ -988,6 +988,7 @@ public final class FileHandler extends Handler.Abstract {
         // A client that resets its stream or closes its connection frees its slot now, not at the wait's end.
         request.addFailureListener(failure -> {
             gone.set(failure);
+            exchange.closedByClient();
             parked.cancel();
         });
     }

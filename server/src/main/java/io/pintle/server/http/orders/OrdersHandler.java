@@ -137,6 +137,7 @@ public final class OrdersHandler extends Handler.Abstract {
             request.addFailureListener(failure -> {
                 // An answered poll completes its callback with its answer's write: complete it once only.
                 if (parked.cancel()) {
+                    exchange.closedByClient();
                     callback.failed(failure);
                 }
             });
