@@ -9,6 +9,7 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
@@ -52,6 +53,12 @@ public final class TreeScanner {
      * reads right after one that failed would fall into the same replacement.
      */
     static final int TOP_LEVEL_ATTEMPTS = 8;
+
+    /**
+     * Directories whose stat gives at most this size are listed in one call ({@link #sortedNames}): on ext4 about
+     * 1,500 names of a node id's length, on tmpfs 3,276 (20 bytes a name), a few KiB of names in memory at most.
+     */
+    static final long SMALL_DIRECTORY_BYTES = 64 * 1024;
 
     /** Trees deeper than this are refused (a loop of bind mounts, or a hostile tree). */
     static final int MAX_DEPTH = 64;
@@ -181,10 +188,11 @@ public final class TreeScanner {
      * @throws IOException if it cannot be read, or what the visitor throws
      */
     public TreeVersion walkByTopLevel(Path root, boolean watched, Visitor visitor) throws IOException {
-        if (FileStat.of(root).kind() != FileStat.Kind.DIRECTORY) {
+        FileStat top = FileStat.of(root);
+        if (top.kind() != FileStat.Kind.DIRECTORY) {
             throw new NotADirectoryException(root);
         }
-        List<String> names = sortedNames(root, root, 0);
+        List<String> names = sortedNames(root, root, top.size(), 0);
         ByTopLevel pass = new ByTopLevel(root, watched, visitor);
         pass.listed = names.size();
         // As Walk.directory: a directory's contents come when the walk reaches its name followed by '/'.
@@ -209,13 +217,31 @@ public final class TreeScanner {
     }
 
     /**
+     * A small directory (its stat's size at most {@value #SMALL_DIRECTORY_BYTES} bytes: a node's directories) is
+     * read whole with {@link java.io.File#list()}, five system calls where a {@link DirectoryStream} makes nine (on
+     * Linux the JDK's is a secure stream: it opens the directory, duplicates the descriptor and checks it again); a
+     * larger one is read name by name, so that a directory of millions of entries is refused at {@code maxEntries}
+     * without being held.
+     *
      * @param root the tree's root (for the message)
      * @param directory a directory of it
+     * @param size the directory's size, as its stat says
      * @param listed the entries of the tree listed so far
      * @return the directory's names, sorted
      * @throws TreeTooLargeException as soon as the tree has more than {@code maxEntries} entries
      */
-    private List<String> sortedNames(Path root, Path directory, int listed) throws IOException {
+    private List<String> sortedNames(Path root, Path directory, long size, int listed) throws IOException {
+        if (size <= SMALL_DIRECTORY_BYTES) {
+            String[] listing = directory.toFile().list();
+            if (listing != null) {
+                if (listed + listing.length > maxEntries) {
+                    throw new TreeTooLargeException(root + " has more than " + maxEntries + " entries");
+                }
+                Arrays.sort(listing);
+                return Arrays.asList(listing);
+            }
+            // Gone, no longer a directory, or unreadable: the stream below says which.
+        }
         List<String> names = new ArrayList<>();
         try (DirectoryStream<Path> children = Files.newDirectoryStream(directory)) {
             for (Path child : children) {
@@ -227,6 +253,14 @@ public final class TreeScanner {
         }
         Collections.sort(names);
         return names;
+    }
+
+    /** A subdirectory whose contents come when the walk reaches its key (its name followed by '/'), and its size. */
+    private record Subtree(String key, long size) implements Comparable<Subtree> {
+        @Override
+        public int compareTo(Subtree other) {
+            return key.compareTo(other.key);
+        }
     }
 
     /** An entry read, held until its turn comes. */
@@ -278,7 +312,7 @@ public final class TreeScanner {
                             walk.hand(pending);
                         }
                     } else {
-                        walk.directory(child, name + "/", 1);
+                        walk.directory(child, before.size(), name + "/", 1);
                     }
                     if (!FileStat.of(child).equals(before)) {
                         throw new FileVersion.FileChangedException(child + " changed while it was read");
@@ -360,7 +394,7 @@ public final class TreeScanner {
             if (top.kind() != FileStat.Kind.DIRECTORY) {
                 throw new NotADirectoryException(root);
             }
-            directory(root, "", 0);
+            directory(root, top.size(), "", 0);
         }
 
         /**
@@ -369,14 +403,14 @@ public final class TreeScanner {
          * before {@code /}. So a directory's entries are sorted by name and its subdirectories' contents are
          * handed out when the walk reaches their name followed by {@code /}.
          */
-        private void directory(Path directory, String prefix, int depth) throws IOException {
+        private void directory(Path directory, long size, String prefix, int depth) throws IOException {
             if (depth >= MAX_DEPTH) {
                 throw new TreeTooLargeException(root + " is more than " + MAX_DEPTH + " directories deep");
             }
-            List<String> names = sortedNames(root, directory, listed);
+            List<String> names = sortedNames(root, directory, size, listed);
             listed += names.size();
             // Subdirectories whose contents come later, by their name followed by '/'.
-            PriorityQueue<String> subtrees = new PriorityQueue<>();
+            PriorityQueue<Subtree> subtrees = new PriorityQueue<>();
             ArrayDeque<Pending> window = new ArrayDeque<>();
             int next = 0;
             while (next < names.size() || !window.isEmpty()) {
@@ -391,12 +425,12 @@ public final class TreeScanner {
                 }
                 Pending head = window.poll();
                 String name = head.name();
-                while (!subtrees.isEmpty() && subtrees.peek().compareTo(name) < 0) {
+                while (!subtrees.isEmpty() && subtrees.peek().key().compareTo(name) < 0) {
                     descend(directory, prefix, subtrees.poll(), depth);
                 }
                 hand(head);
                 if (head.entry().isDirectory()) {
-                    subtrees.add(name + "/");
+                    subtrees.add(new Subtree(name + "/", head.stat().size()));
                 }
             }
             while (!subtrees.isEmpty()) {
@@ -404,9 +438,9 @@ public final class TreeScanner {
             }
         }
 
-        private void descend(Path directory, String prefix, String key, int depth) throws IOException {
-            String name = key.substring(0, key.length() - 1);
-            directory(directory.resolve(name), prefix + key, depth + 1);
+        private void descend(Path directory, String prefix, Subtree subtree, int depth) throws IOException {
+            String key = subtree.key();
+            directory(directory.resolve(key.substring(0, key.length() - 1)), subtree.size(), prefix + key, depth + 1);
         }
 
         /** @return what the named child is, its digest asked for; null when it is left out */

@@ -93,6 +93,43 @@ class TreeScannerTest {
                 .hasMessageContaining("more than 1000 entries");
     }
 
+    /**
+     * A small directory is listed in one call, a large one name by name: the same names, the same order, the same
+     * bound on entries, whatever their characters.
+     */
+    @Test
+    void largeDirectoriesAreListedNameByNameWithTheSameResultAndBound(@TempDir Path dir) throws Exception {
+        Path small = Files.createDirectories(dir.resolve("small"));
+        Path large = Files.createDirectories(dir.resolve("large"));
+        List<String> names = new ArrayList<>(List.of("été", "日本", "a b", "a-b", "Z"));
+        for (String name : names) {
+            Files.writeString(small.resolve(name), name);
+            Files.writeString(large.resolve(name), name);
+        }
+        // Enough entries that the directory's stat says more than a small directory's size, whatever the file system.
+        String filler = "x".repeat(100);
+        for (int i = 0; Files.size(large) <= TreeScanner.SMALL_DIRECTORY_BYTES; i++) {
+            assertThat(i).as("entries needed to grow the directory past a small one's size").isLessThan(20_000);
+            Files.createDirectory(large.resolve(filler + i));
+            names.add(filler + i);
+        }
+        assertThat(Files.size(small)).isLessThanOrEqualTo(TreeScanner.SMALL_DIRECTORY_BYTES);
+        List<String> sorted = names.stream().sorted().toList();
+        TreeScanner unbounded = new TreeScanner(digests, 100_000);
+        List<String> listed = new ArrayList<>();
+        unbounded.replay(unbounded.scan(large, false), (entry, stat) -> listed.add(entry.path()));
+        assertThat(listed).containsExactlyElementsOf(sorted);
+        List<String> listedSmall = new ArrayList<>();
+        unbounded.replay(unbounded.scan(small, false), (entry, stat) -> listedSmall.add(entry.path()));
+        assertThat(listedSmall).containsExactlyElementsOf(names.subList(0, 5).stream().sorted().toList());
+        // One entry past the bound is refused on both ways.
+        assertThatThrownBy(() -> new TreeScanner(digests, names.size() - 1).scan(large, false))
+                .isInstanceOf(TreeScanner.TreeTooLargeException.class);
+        assertThatThrownBy(() -> new TreeScanner(digests, 4).scan(small, false))
+                .isInstanceOf(TreeScanner.TreeTooLargeException.class);
+        assertThat(new TreeScanner(digests, 5).scan(small, false).files()).isEqualTo(5);
+    }
+
     @Test
     void theEtagCoversEveryField(@TempDir Path dir) throws Exception {
         Files.writeString(dir.resolve("f"), "x");
