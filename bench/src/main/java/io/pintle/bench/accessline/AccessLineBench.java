@@ -3,6 +3,7 @@ package io.pintle.bench.accessline;
 import ch.qos.logback.classic.LoggerContext;
 import ch.qos.logback.classic.joran.JoranConfigurator;
 import io.pintle.bench.plot.Canvas;
+import io.pintle.bench.plot.DotBars;
 import io.pintle.server.http.AccessLine;
 import java.awt.Color;
 import java.io.ByteArrayInputStream;
@@ -234,25 +235,16 @@ public final class AccessLineBench {
         int top = 60;
         int height = top + variants.size() * rowHeight + 50;
         double max = cpu.values().stream().flatMap(List::stream).mapToDouble(Double::doubleValue).max().orElse(1);
+        List<DotBars.Row> rows = new ArrayList<>();
+        for (Variant variant : variants) {
+            String name = variant.name();
+            double median = median(cpu.get(name));
+            rows.add(new DotBars.Row(name, median, cpu.get(name),
+                    name.startsWith("whole") ? new Color(0x4c9a2a) : new Color(0x7f8c8d),
+                    String.format(Locale.ROOT, "%,.0f ns", median)));
+        }
         Canvas.writePng(width, height, "bench/accessline, " + start + ": caller CPU ns per access log line", g -> {
-            int plotWidth = width - left - 140;
-            for (int i = 0; i < variants.size(); i++) {
-                String name = variants.get(i).name();
-                int y = top + i * rowHeight;
-                g.setColor(Color.BLACK);
-                g.drawString(name, 20, y + rowHeight / 2 + 4);
-                double median = median(cpu.get(name));
-                int bar = (int) Math.round(median / max * plotWidth);
-                g.setColor(name.startsWith("whole") ? new Color(0x4c9a2a) : new Color(0x7f8c8d));
-                g.fillRect(left, y + 8, Math.max(bar, 1), rowHeight - 16);
-                g.setColor(Color.BLACK);
-                for (double value : cpu.get(name)) {
-                    int x = left + (int) Math.round(value / max * plotWidth);
-                    g.fillOval(x - 2, y + rowHeight / 2 - 2, 5, 5);
-                }
-                g.drawString(String.format(Locale.ROOT, "%,.0f ns", median), left + plotWidth + 16,
-                        y + rowHeight / 2 + 4);
-            }
+            DotBars.draw(g, rows, max, left, width - left - 140, top, rowHeight);
             g.setColor(Color.DARK_GRAY);
             g.drawString(String.format(Locale.ROOT, "Bars: median of the rounds; dots: each round (%,d lines,"
                     + " the calling thread's CPU time; the writer thread's is in the report).", lines), 20, height - 16);

@@ -1,6 +1,7 @@
 package io.pintle.bench.treescan;
 
 import io.pintle.bench.plot.Canvas;
+import io.pintle.bench.plot.DotBars;
 import java.awt.Color;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -205,29 +206,19 @@ public final class TreeScanBench {
         int height = top + rows.size() * rowHeight + 50;
         double max = results.stream().mapToDouble(r -> Math.max(r.wholeMicros(), r.perNodeMicros())).max()
                 .orElse(1);
+        List<DotBars.Row> bars = new ArrayList<>();
+        for (String[] row : rows) {
+            String variant = row[0];
+            boolean whole = row[1].equals("whole");
+            double median = median(results, variant, whole);
+            List<Double> values = results.stream().filter(r -> r.variant().equals(variant))
+                    .map(r -> whole ? r.wholeMicros() : r.perNodeMicros()).toList();
+            bars.add(new DotBars.Row(variant + (whole ? ": whole share" : ": a node's scan + replay"), median, values,
+                    variant.equals(aLabel) ? new Color(0x4c9a2a) : new Color(0x7f8c8d),
+                    String.format(Locale.ROOT, "%.1f µs", median)));
+        }
         Canvas.writePng(width, height, "bench/treescan, " + start + ": CPU µs per node of a share walk", g -> {
-            int plotWidth = width - left - 120;
-            for (int i = 0; i < rows.size(); i++) {
-                String variant = rows.get(i)[0];
-                boolean whole = rows.get(i)[1].equals("whole");
-                int y = top + i * rowHeight;
-                g.setColor(Color.BLACK);
-                g.drawString(variant + (whole ? ": whole share" : ": a node's scan + replay"), 20,
-                        y + rowHeight / 2 + 4);
-                double median = median(results, variant, whole);
-                g.setColor(variant.equals(aLabel) ? new Color(0x4c9a2a) : new Color(0x7f8c8d));
-                g.fillRect(left, y + 8, Math.max((int) Math.round(median / max * plotWidth), 1), rowHeight - 16);
-                g.setColor(Color.BLACK);
-                for (Result r : results) {
-                    if (r.variant().equals(variant)) {
-                        double value = whole ? r.wholeMicros() : r.perNodeMicros();
-                        int x = left + (int) Math.round(value / max * plotWidth);
-                        g.fillOval(x - 2, y + rowHeight / 2 - 2, 5, 5);
-                    }
-                }
-                g.drawString(String.format(Locale.ROOT, "%.1f µs", median), left + plotWidth + 16,
-                        y + rowHeight / 2 + 4);
-            }
+            DotBars.draw(g, bars, max, left, width - left - 120, top, rowHeight);
             g.setColor(Color.DARK_GRAY);
             g.drawString(String.format(Locale.ROOT, "Bars: median of the rounds; dots: each round's JVM (%,d nodes, "
                     + "the walking thread's CPU time per node).", nodes), 20, height - 16);
