@@ -2,7 +2,6 @@ package io.pintle.bench.accessline;
 
 import ch.qos.logback.classic.LoggerContext;
 import ch.qos.logback.classic.joran.JoranConfigurator;
-import io.pintle.bench.plot.Canvas;
 import io.pintle.bench.plot.DotBars;
 import io.pintle.server.http.AccessLine;
 import java.awt.Color;
@@ -14,7 +13,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -229,12 +227,6 @@ public final class AccessLineBench {
     /** One bar per variant (median CPU per line), each round's value as a dot on it. */
     private static void plot(List<Variant> variants, Map<String, List<Double>> cpu, Instant start, int lines,
             Path file) throws IOException {
-        int width = 900;
-        int rowHeight = 44;
-        int left = 200;
-        int top = 60;
-        int height = top + variants.size() * rowHeight + 50;
-        double max = cpu.values().stream().flatMap(List::stream).mapToDouble(Double::doubleValue).max().orElse(1);
         List<DotBars.Row> rows = new ArrayList<>();
         for (Variant variant : variants) {
             String name = variant.name();
@@ -243,11 +235,8 @@ public final class AccessLineBench {
                     name.startsWith("whole") ? new Color(0x4c9a2a) : new Color(0x7f8c8d),
                     String.format(Locale.ROOT, "%,.0f ns", median)));
         }
-        Canvas.writePng(width, height, "bench/accessline, " + start + ": caller CPU ns per access log line", g -> {
-            DotBars.draw(g, rows, max, left, width - left - 140, top, rowHeight);
-            g.setColor(Color.DARK_GRAY);
-            g.drawString(String.format(Locale.ROOT, "Bars: median of the rounds; dots: each round (%,d lines,"
-                    + " the calling thread's CPU time; the writer thread's is in the report).", lines), 20, height - 16);
-        }, file);
+        DotBars.write("bench/accessline, " + start + ": caller CPU ns per access log line", rows, 200,
+                String.format(Locale.ROOT, "Bars: median of the rounds; dots: each round (%,d lines, the calling "
+                        + "thread's CPU time; the writer thread's is in the report).", lines), file);
     }
 }

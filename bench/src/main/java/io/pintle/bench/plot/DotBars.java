@@ -2,6 +2,8 @@ package io.pintle.bench.plot;
 
 import java.awt.Color;
 import java.awt.Graphics2D;
+import java.io.IOException;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Objects;
 
@@ -26,6 +28,30 @@ public final class DotBars {
             Objects.requireNonNull(label);
             values = List.copyOf(values);
         }
+    }
+
+    /**
+     * Writes the plot as a PNG, 900 pixels wide, 44 a row, the bars' scale from zero to the largest dot or median.
+     *
+     * @param title the first line
+     * @param rows top to bottom
+     * @param left where bars start (the labels' room)
+     * @param footer the last line
+     * @param file the PNG
+     * @throws IOException if it cannot be written
+     */
+    public static void write(String title, List<Row> rows, int left, String footer, Path file) throws IOException {
+        int width = 900;
+        int rowHeight = 44;
+        int top = 60;
+        int height = top + rows.size() * rowHeight + 50;
+        double max = rows.stream().flatMap(r -> java.util.stream.Stream.concat(r.values().stream(),
+                java.util.stream.Stream.of(r.median()))).mapToDouble(Double::doubleValue).max().orElse(1);
+        Canvas.writePng(width, height, title, g -> {
+            draw(g, rows, max, left, width - left - 130, top, rowHeight);
+            g.setColor(Color.DARK_GRAY);
+            g.drawString(footer, 20, height - 16);
+        }, file);
     }
 
     /**

@@ -1,6 +1,5 @@
 package io.pintle.bench.treescan;
 
-import io.pintle.bench.plot.Canvas;
 import io.pintle.bench.plot.DotBars;
 import java.awt.Color;
 import java.io.BufferedReader;
@@ -11,7 +10,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
@@ -197,31 +195,19 @@ public final class TreeScanBench {
     /** One bar per build and measure (median), each round's value as a dot on it. */
     private static void plot(List<Result> results, String aLabel, String bLabel, int nodes, Instant start, Path file)
             throws IOException {
-        int width = 900;
-        int rowHeight = 44;
-        int left = 330;
-        int top = 60;
-        List<String[]> rows = List.of(new String[] {aLabel, "whole"}, new String[] {bLabel, "whole"},
-                new String[] {aLabel, "node"}, new String[] {bLabel, "node"});
-        int height = top + rows.size() * rowHeight + 50;
-        double max = results.stream().mapToDouble(r -> Math.max(r.wholeMicros(), r.perNodeMicros())).max()
-                .orElse(1);
         List<DotBars.Row> bars = new ArrayList<>();
-        for (String[] row : rows) {
-            String variant = row[0];
-            boolean whole = row[1].equals("whole");
-            double median = median(results, variant, whole);
-            List<Double> values = results.stream().filter(r -> r.variant().equals(variant))
-                    .map(r -> whole ? r.wholeMicros() : r.perNodeMicros()).toList();
-            bars.add(new DotBars.Row(variant + (whole ? ": whole share" : ": a node's scan + replay"), median, values,
-                    variant.equals(aLabel) ? new Color(0x4c9a2a) : new Color(0x7f8c8d),
-                    String.format(Locale.ROOT, "%.1f µs", median)));
+        for (boolean whole : new boolean[] {true, false}) {
+            for (String variant : List.of(aLabel, bLabel)) {
+                double median = median(results, variant, whole);
+                bars.add(new DotBars.Row(variant + (whole ? ": whole share" : ": a node's scan + replay"), median,
+                        results.stream().filter(r -> r.variant().equals(variant))
+                                .map(r -> whole ? r.wholeMicros() : r.perNodeMicros()).toList(),
+                        variant.equals(aLabel) ? new Color(0x4c9a2a) : new Color(0x7f8c8d),
+                        String.format(Locale.ROOT, "%.1f µs", median)));
+            }
         }
-        Canvas.writePng(width, height, "bench/treescan, " + start + ": CPU µs per node of a share walk", g -> {
-            DotBars.draw(g, bars, max, left, width - left - 120, top, rowHeight);
-            g.setColor(Color.DARK_GRAY);
-            g.drawString(String.format(Locale.ROOT, "Bars: median of the rounds; dots: each round's JVM (%,d nodes, "
-                    + "the walking thread's CPU time per node).", nodes), 20, height - 16);
-        }, file);
+        DotBars.write("bench/treescan, " + start + ": CPU µs per node of a share walk", bars, 330,
+                String.format(Locale.ROOT, "Bars: median of the rounds; dots: each round's JVM (%,d nodes, the "
+                        + "walking thread's CPU time per node).", nodes), file);
     }
 }
