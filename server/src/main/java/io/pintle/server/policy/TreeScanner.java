@@ -56,7 +56,9 @@ public final class TreeScanner {
 
     /**
      * Directories whose stat gives at most this size are listed in one call ({@link #sortedNames}): on ext4 about
-     * 1,500 names of a node id's length, on tmpfs 3,276 (20 bytes a name), a few KiB of names in memory at most.
+     * 1,500 names of a node id's length, on tmpfs 3,276 (20 bytes a name), some hundred KiB of names at most. (A
+     * file system that reports a directory's size as a constant, as some network and FUSE ones do, has every
+     * directory listed in one call: the entry bound then applies once it is listed.)
      */
     static final long SMALL_DIRECTORY_BYTES = 64 * 1024;
 
@@ -235,7 +237,7 @@ public final class TreeScanner {
             String[] listing = directory.toFile().list();
             if (listing != null) {
                 if (listed + listing.length > maxEntries) {
-                    throw new TreeTooLargeException(root + " has more than " + maxEntries + " entries");
+                    throw tooMany(root);
                 }
                 Arrays.sort(listing);
                 return Arrays.asList(listing);
@@ -246,13 +248,19 @@ public final class TreeScanner {
         try (DirectoryStream<Path> children = Files.newDirectoryStream(directory)) {
             for (Path child : children) {
                 if (listed + names.size() >= maxEntries) {
-                    throw new TreeTooLargeException(root + " has more than " + maxEntries + " entries");
+                    throw tooMany(root);
                 }
                 names.add(child.getFileName().toString());
             }
         }
         Collections.sort(names);
         return names;
+    }
+
+    /** @return the refusal of a tree past {@code maxEntries}, naming the setting that bounds it */
+    private TreeTooLargeException tooMany(Path root) {
+        return new TreeTooLargeException(root + " has more than " + maxEntries
+                + " entries ([limits] max_manifest_entries)");
     }
 
     /** A subdirectory whose contents come when the walk reaches its key (its name followed by '/'), and its size. */
@@ -326,7 +334,7 @@ public final class TreeScanner {
                 }
                 listed += walk.listed;
                 if (listed > maxEntries) {
-                    throw new TreeTooLargeException(root + " has more than " + maxEntries + " entries");
+                    throw tooMany(root);
                 }
                 files += walk.files;
                 bytes += walk.bytes;

@@ -276,6 +276,30 @@ class TreeViewsIT {
         }
     }
 
+    /**
+     * A relay's share past {@code [limits] max_manifest_entries}: its change lists and manifests are refused with a
+     * detail that names the setting (the relay logs it; the root's operator raises it), a node's own tree is not.
+     */
+    @Test
+    void aSharePastTheEntryLimitIsRefusedNamingTheSetting(@TempDir Path dir) throws Exception {
+        Sandbox sandbox = Sandbox.create(dir);
+        NodeKeys relay = sandbox.addNode("relay-1", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
+        for (String node : List.of("n1", "n2", "n3")) {
+            rudderTree(sandbox, "relay-1/share/" + node, 4); // 8 entries a node
+        }
+        try (TestServer server = TestServer.start(sandbox, "[limits]\nmax_manifest_entries = 20\n")) {
+            PintleClient client = server.client(relay);
+            for (String query : List.of("?view=manifest&since=", "?view=manifest", "?view=archive")) {
+                HttpResponse<String> refused = get(client, "/policies/relay-1/share/" + query, null);
+                assertProblem(refused, 400, "tree-too-large");
+                assertThat(JSON.readTree(refused.body()).path("detail").asText())
+                        .contains("more than 20 entries", "[limits] max_manifest_entries")
+                        .doesNotContain(sandbox.share().toString());
+            }
+            assertThat(get(client, "/policies/relay-1/share/n1/?view=manifest", null).statusCode()).isEqualTo(200);
+        }
+    }
+
     @Test
     void waitersAreBoundedAndHoldNoDownloadWorker(@TempDir Path dir) throws Exception {
         Sandbox sandbox = Sandbox.create(dir);

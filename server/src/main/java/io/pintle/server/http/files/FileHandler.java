@@ -537,7 +537,8 @@ public final class FileHandler extends Handler.Abstract {
         if (e instanceof TreeScanner.TreeTooLargeException) {
             LOG.warn("refused a {}: {}", what, e.getMessage());
             return new PintleException.InvalidRequest("tree-too-large", e.getMessage().replace(directory.toString(),
-                    "this directory") + "; ask for a subdirectory");
+                    "this directory") + " on this server; ask for a subdirectory, or raise that limit in its "
+                    + "configuration (a relay's share: about 50 entries a Rudder node)");
         }
         if (e instanceof NoSuchFileException) {
             return notFound();
