@@ -302,17 +302,20 @@ final class RelaySyncReport {
 
     /** A summary row of an at-rest figure, in % of a core: medians of each variant's generations. */
     private void restRow(String name, ToDoubleFunction<Measured> cores) {
-        double x = 100 * RelaySyncSummary.median(measured.stream().filter(m -> m.generation().variant().equals("A"))
+        row(name, 100 * restMedian("A", cores), 100 * restMedian("B", cores));
+    }
+
+    private double restMedian(String variant, ToDoubleFunction<Measured> cores) {
+        return RelaySyncSummary.median(measured.stream().filter(m -> m.generation().variant().equals(variant))
                 .mapToDouble(cores).toArray());
-        double y = 100 * RelaySyncSummary.median(measured.stream().filter(m -> m.generation().variant().equals("B"))
-                .mapToDouble(cores).toArray());
-        line("| %s | %s | %s | %s |", name, FleetReport.fmt(x), FleetReport.fmt(y),
-                FleetReport.fmt(RelaySyncSummary.ratio(y, x)));
     }
 
     private void row(String name, RelaySyncSummary a, RelaySyncSummary b, ToDoubleFunction<RelaySyncSummary> figure) {
-        double x = figure.applyAsDouble(a);
-        double y = figure.applyAsDouble(b);
+        row(name, figure.applyAsDouble(a), figure.applyAsDouble(b));
+    }
+
+    /** A summary row: A's figure, B's, and B/A. */
+    private void row(String name, double x, double y) {
         line("| %s | %s | %s | %s |", name, FleetReport.fmt(x), FleetReport.fmt(y),
                 FleetReport.fmt(RelaySyncSummary.ratio(y, x)));
     }

@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
@@ -158,11 +159,14 @@ public final class TreeScanBench {
         return new Result(variant, round, Double.parseDouble(fields[1]), Double.parseDouble(fields[2]));
     }
 
+    /** @return one build's figures (whole share, or a node's scan + replay), a round each */
+    private static double[] values(List<Result> results, String variant, boolean whole) {
+        return results.stream().filter(r -> r.variant().equals(variant))
+                .mapToDouble(r -> whole ? r.wholeMicros() : r.perNodeMicros()).toArray();
+    }
+
     private static double median(List<Result> results, String variant, boolean whole) {
-        double[] values = results.stream().filter(r -> r.variant().equals(variant))
-                .mapToDouble(r -> whole ? r.wholeMicros() : r.perNodeMicros()).sorted().toArray();
-        int middle = values.length / 2;
-        return values.length % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
+        return TreeScanChild.median(values(results, variant, whole));
     }
 
     private static String report(List<Result> results, String aLabel, String bLabel, Path a, Path b, int nodes,
@@ -200,8 +204,7 @@ public final class TreeScanBench {
             for (String variant : List.of(aLabel, bLabel)) {
                 double median = median(results, variant, whole);
                 bars.add(new DotBars.Row(variant + (whole ? ": whole share" : ": a node's scan + replay"), median,
-                        results.stream().filter(r -> r.variant().equals(variant))
-                                .map(r -> whole ? r.wholeMicros() : r.perNodeMicros()).toList(),
+                        Arrays.stream(values(results, variant, whole)).boxed().toList(),
                         variant.equals(aLabel) ? new Color(0x4c9a2a) : new Color(0x7f8c8d),
                         String.format(Locale.ROOT, "%.1f µs", median)));
             }

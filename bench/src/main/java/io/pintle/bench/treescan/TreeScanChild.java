@@ -57,7 +57,8 @@ public final class TreeScanChild {
         }
     }
 
-    private static double median(double[] values) {
+    /** @return the median of {@code values} (of an even count, the mean of the middle two) */
+    static double median(double[] values) {
         double[] sorted = values.clone();
         Arrays.sort(sorted);
         int middle = sorted.length / 2;
