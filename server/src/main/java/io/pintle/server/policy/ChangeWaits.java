@@ -116,6 +116,19 @@ public final class ChangeWaits implements AutoCloseable {
         }
     }
 
+    /**
+     * A look's answer that holds a resource (a spooled change list): each request the look wakes gets a reference
+     * of its own, taken before its listener is told and given back by the request once answered; the look's own
+     * reference is given back once every waiter was told, so an answer nobody got is freed at once.
+     */
+    public interface Shared {
+        /** @return whether a reference was taken (false: freed already) */
+        boolean retain();
+
+        /** Gives a reference back. */
+        void release();
+    }
+
     /** Looks at a resource again. */
     @FunctionalInterface
     public interface Probe {
@@ -266,10 +279,17 @@ public final class ChangeWaits implements AutoCloseable {
         }
         group.probed = nanoTime.getAsLong();
         group.probeCost = group.probed - start;
+        Shared shared = now.answer() instanceof Shared s ? s : null;
         for (Waiter waiter : List.copyOf(group.waiters)) {
             if (!Objects.equals(now.etag(), waiter.seen)) {
+                if (shared != null) {
+                    shared.retain(); // the look's own reference is still held: never freed yet
+                }
                 finish(group, waiter, Outcome.CHANGED, now);
             }
+        }
+        if (shared != null) {
+            shared.release();
         }
         if (!group.waiters.isEmpty()) {
             watch(group, now.directories());

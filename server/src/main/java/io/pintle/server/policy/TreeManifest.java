@@ -1,6 +1,7 @@
 package io.pintle.server.policy;
 
 import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.io.SerializedString;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.ObjectWriter;
 import com.fasterxml.jackson.databind.SerializationFeature;
@@ -25,7 +26,9 @@ import java.util.List;
  * version in its {@link ManifestHistory}; when it still holds the version named, {@link #changes} reads only the
  * top-level entries whose fingerprint differs (a change list). A top-level entry's entries are held until its
  * fingerprint is known (a node's directory: a handful), at most {@value #MAX_HELD} of them: past that it is
- * written as changed.
+ * written as changed. The changed entries go to a {@link Spool} as JSON (a change list's ETag, which depends on
+ * every entry, is sent before them), in the heap while small, else in an unlinked temporary file: a generation's
+ * change list of a relay's whole share (5,000 Rudder nodes, 250,000 entries, ~50 MB) is not held as objects.
  */
 public final class TreeManifest {
     /** Turns the generator's 8 KB flushes into 64 KiB writes to the response. */
@@ -34,18 +37,27 @@ public final class TreeManifest {
     /** Entries of one top-level entry held until its fingerprint decides whether it changed. */
     static final int MAX_HELD = 4096;
 
+    /** The largest change list spooled: a million entries of 1 KiB. */
+    static final long MAX_CHANGE_LIST_BYTES = 1L << 30;
+
     private final ObjectMapper json = new ObjectMapper();
     // Flushing after every entry would send a frame per entry.
     private final ObjectWriter entries = json.writerFor(Manifest.Entry.class)
             .without(SerializationFeature.FLUSH_AFTER_WRITE_VALUE);
     private final ManifestHistory history;
+    private final java.util.function.Supplier<Spool> spools;
 
     public TreeManifest() {
         this(new ManifestHistory(ManifestHistory.DEFAULT_MAX_NAMES));
     }
 
     TreeManifest(ManifestHistory history) {
+        this(history, () -> Spool.temporary(MAX_CHANGE_LIST_BYTES));
+    }
+
+    TreeManifest(ManifestHistory history, java.util.function.Supplier<Spool> spools) {
         this.history = history;
+        this.spools = spools;
     }
 
     /**
@@ -83,16 +95,30 @@ public final class TreeManifest {
     }
 
     /**
-     * A change list computed whole before it is sent (its ETag goes first): see {@link #changes}.
+     * A change list computed whole before it is sent (its ETag goes first): see {@link #changes}. Its entries are
+     * spooled: whoever got it {@link #release}s it once written (or not to be written); one that hands it on to
+     * more writers {@link #retain}s it for each.
      *
      * @param version what was read: its ETag, totals, directories
      * @param since the version it is relative to
-     * @param entries those of the top-level entries that changed, in manifest order
+     * @param entries the JSON of those of the top-level entries that changed, in manifest order, comma-separated
      * @param removed the top-level names gone since
      * @param fingerprints the version's top level, to remember before it is sent
      */
-    public record ChangeList(TreeVersion version, String since, List<Manifest.Entry> entries, List<String> removed,
-            ManifestHistory.Fingerprints fingerprints) {}
+    public record ChangeList(TreeVersion version, String since, Spool entries, List<String> removed,
+            ManifestHistory.Fingerprints fingerprints) implements ChangeWaits.Shared {
+        /** @return whether another reference was taken (false: released already, not to be written) */
+        @Override
+        public boolean retain() {
+            return entries.retain();
+        }
+
+        /** Gives a reference back; the last one frees its spool. */
+        @Override
+        public void release() {
+            entries.release();
+        }
+    }
 
     /**
      * @param root a tree's real path
@@ -118,11 +144,20 @@ public final class TreeManifest {
      */
     public ChangeList changes(TreeScanner scanner, Path root, String since, ManifestHistory.Fingerprints before,
             boolean watched) throws IOException {
-        List<Manifest.Entry> changed = new ArrayList<>();
-        TopLevel top = new TopLevel(before, changed::add);
-        TreeVersion version = scanner.walkByTopLevel(root, watched, (entry, stat) -> top.accept(entry));
-        ManifestHistory.Fingerprints now = top.finish();
-        return new ChangeList(version, since, changed, removed(before, now), now);
+        Spool spool = spools.get();
+        try {
+            JsonGenerator generator = json.getFactory().createGenerator(spool);
+            // The entries as the elements of an array, without its brackets: write(ChangeList, ...) adds them.
+            generator.setRootValueSeparator(new SerializedString(","));
+            TopLevel top = new TopLevel(before, entry -> entries.writeValue(generator, entry));
+            TreeVersion version = scanner.walkByTopLevel(root, watched, (entry, stat) -> top.accept(entry));
+            ManifestHistory.Fingerprints now = top.finish();
+            generator.close();
+            return new ChangeList(version, since, spool, removed(before, now), now);
+        } catch (IOException | RuntimeException e) {
+            spool.release();
+            throw e;
+        }
     }
 
     /**
@@ -132,9 +167,10 @@ public final class TreeManifest {
      */
     public void write(ChangeList changes, OutputStream output) throws IOException {
         JsonGenerator generator = start(changes.version(), changes.since(), output);
-        for (Manifest.Entry entry : changes.entries()) {
-            entries.writeValue(generator, entry);
-        }
+        // The array's opening bracket into the buffer, before the spooled elements; not sent on its own.
+        generator.disable(JsonGenerator.Feature.FLUSH_PASSED_TO_STREAM);
+        generator.flush();
+        changes.entries().writeTo((OutputStream) generator.getOutputTarget());
         end(generator, changes.removed());
     }
 

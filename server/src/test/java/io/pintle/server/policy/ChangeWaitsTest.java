@@ -10,6 +10,7 @@ import io.pintle.server.watch.DirectoryWatch;
 import java.net.InetAddress;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -108,6 +109,58 @@ class ChangeWaitsTest {
                 });
         // Parking looks again at once (the resource may have changed before its watch): that look differs.
         assertThat(found.get(5, TimeUnit.SECONDS).answer()).isEqualTo("the answer");
+    }
+
+    /**
+     * A look's answer that holds a resource (a spooled change list): each woken request gets a reference of its own
+     * before it is told, the look's is given back after; one nobody got is freed by the look at once.
+     */
+    @Test
+    void aSharedAnswerIsHeldOncePerWokenRequestAndFreedByTheLastOne() throws Exception {
+        AtomicInteger references = new AtomicInteger();
+        AtomicInteger looks = new AtomicInteger();
+        ChangeWaits.Shared answer = new ChangeWaits.Shared() {
+            @Override
+            public boolean retain() {
+                references.incrementAndGet();
+                return true;
+            }
+
+            @Override
+            public void release() {
+                assertThat(references.decrementAndGet()).isNotNegative();
+            }
+        };
+        ChangeWaits.Observation first = new ChangeWaits.Observation("\"a\"", List.of(dir));
+        ChangeWaits.Probe probe = () -> {
+            references.incrementAndGet(); // the look's own reference
+            // The first look (at park) finds nothing new; the next, after the second park's, the change.
+            return new ChangeWaits.Observation(looks.incrementAndGet() <= 1 ? "\"a\"" : "\"b\"", List.of(dir),
+                    answer);
+        };
+        List<CompletableFuture<Integer>> told = new ArrayList<>();
+        for (int waiter = 0; waiter < 2; waiter++) {
+            CompletableFuture<Integer> held = new CompletableFuture<>();
+            told.add(held);
+            waits.park("changes:" + dir, "\"a\"", first, probe, Duration.ofMinutes(5),
+                    InetAddress.getLoopbackAddress(), new Ends.Recorder(new CompletableFuture<>()) {
+                        @Override
+                        public void changed(ChangeWaits.Observation now) {
+                            held.complete(references.get()); // as a request is told: its reference taken
+                        }
+                    });
+            if (waiter == 0) {
+                Await.until(Duration.ofSeconds(5), "the look at the first park", () -> looks.get() == 1);
+                assertThat(references.get()).isZero(); // the look's answer went to nobody: freed
+            }
+        }
+        for (CompletableFuture<Integer> held : told) {
+            assertThat(held.get(5, TimeUnit.SECONDS)).isBetween(2, 3); // the look's, and one each
+        }
+        Await.until(Duration.ofSeconds(5), "the look's reference given back", () -> references.get() == 2);
+        answer.release();
+        answer.release();
+        assertThat(references.get()).isZero();
     }
 
     @Test

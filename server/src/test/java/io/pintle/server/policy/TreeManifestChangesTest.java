@@ -171,6 +171,49 @@ class TreeManifestChangesTest {
     }
 
     @Test
+    void aChangeListLargerThanTheSpoolsHeapPartGoesThroughAFileAndLeavesNothing(@TempDir Path dir,
+            @TempDir Path spools) throws Exception {
+        for (int node = 0; node < 40; node++) {
+            generation(dir.resolve("n" + node), "rules", "n" + node + " 1");
+        }
+        List<Spool> made = new ArrayList<>();
+        TreeManifest manifests = new TreeManifest(new ManifestHistory(1000), () -> {
+            Spool spool = new Spool(spools, 1 << 20, 512);
+            made.add(spool);
+            return spool;
+        });
+        Manifest first = read(manifests, dir, "");
+        for (int node = 0; node < 40; node += 2) {
+            generation(dir.resolve("n" + node), "rules", "n" + node + " 2");
+        }
+        Manifest changes = read(manifests, dir, first.etag());
+        Manifest now = whole(dir);
+        assertThat(made).singleElement().satisfies(spool -> {
+            assertThat(spool.spilled()).isTrue();
+            assertThat(spool.references()).isZero(); // read() released it
+        });
+        assertThat(changes.etag()).isEqualTo(now.etag());
+        assertThat(changes.entries()).hasSize(20 * 4).containsExactlyElementsOf(now.entries().stream()
+                .filter(entry -> Integer.parseInt(top(entry.path()).substring(1)) % 2 == 0).toList());
+        try (java.util.stream.Stream<Path> left = Files.list(spools)) {
+            assertThat(left).isEmpty();
+        }
+
+        // A change list past the spool's bound is refused, its spool freed.
+        TreeManifest bounded = new TreeManifest(new ManifestHistory(1000), () -> {
+            Spool spool = new Spool(spools, 1000, 512);
+            made.add(spool);
+            return spool;
+        });
+        Manifest again = read(bounded, dir, "");
+        generation(dir.resolve("n1"), "rules", "n1 3");
+        generation(dir.resolve("n3"), "rules", "n3 3");
+        generation(dir.resolve("n5"), "rules", "n5 3");
+        assertThatThrownBy(() -> read(bounded, dir, again.etag())).isInstanceOf(Spool.TooLargeException.class);
+        assertThat(made).hasSize(2).last().satisfies(spool -> assertThat(spool.references()).isZero());
+    }
+
+    @Test
     void theHistoryKeepsTwoVersionsPerTreeAndItsBoundOverAll() {
         ManifestHistory history = new ManifestHistory(10);
         Path tree1 = Path.of("/t1");
@@ -210,8 +253,12 @@ class TreeManifestChangesTest {
             manifests.writeRemembered(scanner, scanner.scan(dir, false), out);
         } else {
             TreeManifest.ChangeList changes = manifests.changes(scanner, dir, since, before, false);
-            manifests.remember(changes);
-            manifests.write(changes, out);
+            try {
+                manifests.remember(changes);
+                manifests.write(changes, out);
+            } finally {
+                changes.release();
+            }
         }
         return JSON.readValue(out.toByteArray(), Manifest.class);
     }

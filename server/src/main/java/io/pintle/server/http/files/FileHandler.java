@@ -19,6 +19,7 @@ import io.pintle.server.policy.FileVersion;
 import io.pintle.server.policy.ManifestHistory;
 import io.pintle.server.policy.SafePaths;
 import io.pintle.server.policy.TreeArchive;
+import io.pintle.server.policy.Spool;
 import io.pintle.server.policy.TreeManifest;
 import io.pintle.server.policy.TreeScanner;
 import io.pintle.server.policy.TreeVersion;
@@ -540,6 +541,12 @@ public final class FileHandler extends Handler.Abstract {
                     "this directory") + " on this server; ask for a subdirectory, or raise that limit in its "
                     + "configuration (a relay's share: about 50 entries a Rudder node)");
         }
+        if (e instanceof Spool.TooLargeException) {
+            LOG.warn("refused a {} of {}: {}", what, directory, e.getMessage());
+            return new PintleException.InvalidRequest("tree-too-large", "the change list of this directory since "
+                    + "that version has " + e.getMessage() + " on this server; ask without since= for the whole "
+                    + "manifest, or for a subdirectory");
+        }
         if (e instanceof NoSuchFileException) {
             return notFound();
         }
@@ -705,11 +712,15 @@ public final class FileHandler extends Handler.Abstract {
             return;
         }
         TreeManifest.ChangeList changes = changes(ask, directory, before, waiting);
-        if (waiting && FileConditions.matches(ifNoneMatch, changes.version().etag(), false)) {
-            parkChanges(ask, directory, changes, waitSeconds, request, response, callback);
-            return;
+        try {
+            if (waiting && FileConditions.matches(ifNoneMatch, changes.version().etag(), false)) {
+                parkChanges(ask, directory, changes, waitSeconds, request, response, callback);
+                return;
+            }
+            answerChanges(ask, directory, changes, response, callback);
+        } finally {
+            changes.release();
         }
-        answerChanges(ask, directory, changes, response, callback);
     }
 
     /**
@@ -738,7 +749,7 @@ public final class FileHandler extends Handler.Abstract {
                 });
     }
 
-    /** Answers with a change list: its ETag and the request's conditions, then its entries. */
+    /** Answers with a change list: its ETag and the request's conditions, then its entries. Not released here. */
     private void answerChanges(Ask ask, Path directory, TreeManifest.ChangeList changes, Response response,
             Callback callback) throws IOException {
         if (!startView(ask, directory, changes.version().etag(), response, callback)) {
@@ -963,8 +974,16 @@ public final class FileHandler extends Handler.Abstract {
             @Override
             public void changed(ChangeWaits.Observation found) {
                 onWorker(request, response, callback, exchange, () -> {
-                    reauthorize(ask);
-                    answer.run(found);
+                    try {
+                        reauthorize(ask);
+                        answer.run(found);
+                    } finally {
+                        // The reference ChangeWaits took for this request (a request it could not hand to a
+                        // worker, at stop, leaves it to the spool's cleaner).
+                        if (found != null && found.answer() instanceof ChangeWaits.Shared shared) {
+                            shared.release();
+                        }
+                    }
                 });
             }
 
