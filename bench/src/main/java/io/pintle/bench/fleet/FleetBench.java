@@ -3,6 +3,7 @@ package io.pintle.bench.fleet;
 import io.pintle.bench.harness.CommandLine;
 import io.pintle.bench.harness.HarnessMain;
 import io.pintle.bench.sync.Ports;
+import io.pintle.server.config.ServerConfig;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.DirectoryStream;
@@ -241,11 +242,25 @@ public final class FleetBench {
         }
     }
 
-    /** Starts the root under socket activation, with {@code options}' JVM options; returns once it is ready. */
+    /**
+     * Starts the root under socket activation, with {@code options}' JVM options; returns once it is ready. Its
+     * {@code max_manifest_entries} is the default unless a relay's share is larger ({@link #rootLimits}).
+     */
     static FleetServer startRoot(FleetLayout layout, int port, FleetOptions options)
             throws IOException, InterruptedException {
         return FleetServer.start("root", layout.rootDir(), layout.rootDir(), FleetLayout.rootHost(), port, "root", "",
-                "", true, options);
+                rootLimits(layout), true, options);
+    }
+
+    /**
+     * @return the root's {@code [limits]} table: empty, or {@code max_manifest_entries} raised to hold the largest
+     *     relay's share, as an operator of such a relay must (docs/SCALING.md, "Large relays"); a larger tree's
+     *     views are refused, and its relay never syncs
+     */
+    static String rootLimits(FleetLayout layout) {
+        int entries = layout.largestRelayShareEntries();
+        return entries <= ServerConfig.Limits.DEFAULTS.maxManifestEntries() ? ""
+                : "[limits]\nmax_manifest_entries = " + entries + "\n";
     }
 
     /**

@@ -55,6 +55,7 @@ final class FleetLayout {
     private static final int CHUNK = 500;
 
     private final FleetOptions options;
+    private final NodeTree tree;
     private final Path dir;
     private final List<String> nodeIds = new ArrayList<>();
     /** For each node: 0 for the root, r for relay r (1-based). */
@@ -69,7 +70,13 @@ final class FleetLayout {
     private int scheduledInventories;
 
     FleetLayout(FleetOptions options) {
+        this(options, NodeTree.SMALL);
+    }
+
+    /** @param tree what each node's {@code rules/} holds beside its archive, at the first write and every generation */
+    FleetLayout(FleetOptions options, NodeTree tree) {
         this.options = options;
+        this.tree = tree;
         this.dir = options.work();
         this.serverOf = new int[options.nodes()];
     }
@@ -188,8 +195,9 @@ final class FleetLayout {
         progress.println("writing nodes lists, certificate bundles and policies");
         writeRegistries(certificates, servers);
         byte[] filler = randomBytes(options.policyBytes(), 1);
+        NodeTree.Writer files = tree.writer(1);
         for (int node = 0; node < nodes(); node++) {
-            writePolicies(node, 1, filler);
+            writePolicies(node, 1, filler, files);
         }
         Path library = rootDir().resolve("share").resolve(LIBRARY);
         Files.createDirectories(library.getParent());
@@ -412,23 +420,20 @@ final class FleetLayout {
     /**
      * Writes a node's policies for a generation as Rudder does: {@code rules.new} filled, then renamed over
      * {@code rules}. The archive starts with a line naming the node and the generation (so that every node's
-     * differs), then {@code filler} (random, incompressible, as a bzip2 archive is).
+     * differs), then {@code filler} (random, incompressible, as a bzip2 archive is); {@code files} writes the rest
+     * (the layout's {@link NodeTree}).
      */
-    void writePolicies(int node, int generation, byte[] filler) throws IOException {
+    private void writePolicies(int node, int generation, byte[] filler, NodeTree.Writer files) throws IOException {
         Path rules = rootPolicies(node);
         Path next = rules.resolveSibling("rules.new");
-        Files.createDirectories(next.resolve("cfengine-community"));
+        Files.createDirectories(next);
         String head = archiveHead(node, generation);
         byte[] archive = new byte[filler.length];
         byte[] headBytes = head.getBytes(StandardCharsets.US_ASCII);
         System.arraycopy(filler, 0, archive, 0, filler.length);
         System.arraycopy(headBytes, 0, archive, 0, Math.min(headBytes.length, archive.length));
         Files.write(next.resolve("rudder.tar.bz2"), archive);
-        Files.writeString(next.resolve("cfengine-community/promises.cf"),
-                "bundle agent main { } # generation " + generation + "\n");
-        Files.writeString(next.resolve("cfengine-community/rudder-promises-generated"), generation + "\n");
-        Files.writeString(next.resolve("cfengine-community/rudder.json"),
-                "{\"RUDDER_NODE_ID\": \"" + nodeId(node) + "\", \"generation\": " + generation + "}\n");
+        files.write(next, nodeId(node));
         if (Files.exists(rules)) {
             Path old = Files.move(rules, rules.resolveSibling("rules.old"), StandardCopyOption.REPLACE_EXISTING);
             Files.move(next, rules);
@@ -444,9 +449,27 @@ final class FleetLayout {
      */
     void writeGeneration(int generation) throws IOException {
         byte[] filler = randomBytes(options.policyBytes(), generation + 1);
+        NodeTree.Writer files = tree.writer(generation);
         for (int node = 0; node < nodes(); node++) {
-            writePolicies(node, generation, filler);
+            writePolicies(node, generation, filler, files);
         }
+    }
+
+    /**
+     * @return the most entries a relay's share on the root holds while a generation is written: its nodes'
+     *     directories, and a tenth more for what Rudder's swap holds beside them ({@code rules.new} and {@code
+     *     rules.old} of the node being written) and the relay's own files
+     */
+    int largestRelayShareEntries() {
+        int[] perRelay = new int[options.relays() + 1];
+        for (int node = 0; node < nodes(); node++) {
+            perRelay[serverOf[node]]++;
+        }
+        int largest = 0;
+        for (int relay = 1; relay < perRelay.length; relay++) {
+            largest = Math.max(largest, perRelay[relay]);
+        }
+        return largest * tree.entriesPerNode() / 10 * 11 + 100;
     }
 
     /**

@@ -62,7 +62,7 @@ public final class RelaySyncBench {
     private RelaySyncBench(RelaySyncOptions options) {
         this.options = options;
         this.fleet = options.fleet();
-        this.layout = new FleetLayout(fleet);
+        this.layout = new FleetLayout(fleet, options.nodeTree());
     }
 
     public static void main(String[] args) {
@@ -137,8 +137,8 @@ public final class RelaySyncBench {
                                     : "not within " + options.syncLimitSeconds());
                 }
             }
-            RelaySyncReport report = new RelaySyncReport(options, machine, began, layoutSeconds, firstSync,
-                    measured, notes);
+            RelaySyncReport report = new RelaySyncReport(options, machine, began, layoutSeconds,
+                    FleetBench.rootLimits(layout), firstSync, measured, notes);
             report.publish(PROGRESS);
             return measured.stream().allMatch(m -> m.generation().synced()) ? 0 : 1;
         } finally {

@@ -13,6 +13,7 @@ import java.util.List;
  * @param relays the relays
  * @param serverKey the root's and relays' key: {@code ec} (P-256) or {@code rsa} (RSA-4096)
  * @param policyBytes each node's rudder.tar.bz2
+ * @param nodeTree what each node's {@code rules/} holds beside it ({@code --node-tree small|rudder})
  * @param rounds rounds of one generation per variant (A then B, then B then A, ...)
  * @param warmupGenerations generations written and waited for after each restart of the relays, not measured (a
  *     relay restarted is a cold JVM: with one warm-up generation, half of the next one's relay CPU was still its
@@ -32,15 +33,16 @@ import java.util.List;
  * @param output the report; the plot goes next to it (same name, .png)
  * @param command the command line as the user typed it, for the report
  */
-record RelaySyncOptions(int nodes, int relays, String serverKey, int policyBytes, int rounds, int warmupGenerations,
-        boolean rootFollowsVariant, int syncLimitSeconds, Variant a, Variant b, Path pintleJar, Path wrapper, String serverCpus, String relayCpus, String harnessCpus, String commit,
+record RelaySyncOptions(int nodes, int relays, String serverKey, int policyBytes, NodeTree nodeTree, int rounds,
+        int warmupGenerations, boolean rootFollowsVariant, int syncLimitSeconds, Variant a, Variant b, Path pintleJar, Path wrapper, String serverCpus, String relayCpus, String harnessCpus, String commit,
         Path work, Path output, String command) {
     /** What B adds to A's options by default: the relay's previous sync, one node directory at a time. */
     static final String ONE_AT_A_TIME = "-Dpintle.bench.relayBatch=false";
 
     static final String USAGE = "usage: RelaySyncBench --pintle-jar JAR --wrapper deploy/bin/pintle --work DIR "
-            + "--output FILE [--nodes 15000] [--relays 3] [--server-key ec|rsa] [--policy-bytes 40960] [--rounds 3] "
-            + "[--warmup-generations 3] [--root-options a|variant] [--sync-limit 600] [--a-jvm-options 'OPTIONS'] "
+            + "--output FILE [--nodes 15000] [--relays 3] [--server-key ec|rsa] [--policy-bytes 40960] "
+            + "[--node-tree small|rudder] [--rounds 3] [--warmup-generations 3] [--root-options a|variant] "
+            + "[--sync-limit 600] [--a-jvm-options 'OPTIONS'] "
             + "[--b-jvm-options 'OPTIONS (default: A's "
             + ONE_AT_A_TIME + ")'] [--b-pintle-jar JAR (default: --pintle-jar)] [--a-label batched] [--b-label 'one node at a time'] [--server-cpus 0] [--relay-cpus CPUS (default: the servers')] "
             + "[--harness-cpus 1] [--commit C] [--command 'bench/relaysync ...']";
@@ -69,6 +71,7 @@ record RelaySyncOptions(int nodes, int relays, String serverKey, int policyBytes
         int relays = 3;
         String serverKey = "ec";
         int policyBytes = FleetOptions.DEFAULT_POLICY_BYTES;
+        NodeTree nodeTree = NodeTree.SMALL;
         int rounds = 3;
         int warmup = 3;
         int syncLimit = 600;
@@ -94,6 +97,7 @@ record RelaySyncOptions(int nodes, int relays, String serverKey, int policyBytes
                 case "--relays" -> relays = line.intValue(1, 50);
                 case "--server-key" -> serverKey = line.value();
                 case "--policy-bytes" -> policyBytes = line.intValue(128, 64 << 20);
+                case "--node-tree" -> nodeTree = nodeTree(line.value());
                 case "--rounds" -> rounds = line.intValue(1, 100);
                 case "--warmup-generations" -> warmup = line.intValue(0, 10);
                 case "--root-options" -> rootFollows = switch (line.value()) {
@@ -135,10 +139,18 @@ record RelaySyncOptions(int nodes, int relays, String serverKey, int policyBytes
         // With another jar for B, B's options default to A's: the jars are what is compared.
         String bOptions = bJvm != null ? bJvm : bJar != null ? aJvm : aJvm + " " + ONE_AT_A_TIME;
         Variant b = new Variant("B", bLabel, CommandLine.jvmOptions(bOptions), bJar != null ? bJar : jar);
-        return new RelaySyncOptions(nodes, relays, serverKey, policyBytes, rounds, warmup, rootFollows, syncLimit, a, b,
-                jar, wrapper,
+        return new RelaySyncOptions(nodes, relays, serverKey, policyBytes, nodeTree, rounds, warmup, rootFollows,
+                syncLimit, a, b, jar, wrapper,
                 serverCpus, relayCpus, harnessCpus, commit, work, output,
                 command != null ? command : "RelaySyncBench " + String.join(" ", args));
+    }
+
+    private static NodeTree nodeTree(String value) {
+        try {
+            return NodeTree.parse(value);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(e.getMessage() + "; " + USAGE, e);
+        }
     }
 
     /**

@@ -1,6 +1,7 @@
 package io.pintle.bench.fleet;
 
 import io.pintle.bench.harness.ReportOutput;
+import io.pintle.server.config.ServerConfig;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -67,6 +68,7 @@ final class RelaySyncReport {
     private final Machine machine;
     private final Instant began;
     private final double layoutSeconds;
+    private final String rootLimits;
     private final double[] firstSync;
     private final List<Measured> measured;
     private final List<RelaySyncGeneration> generations;
@@ -74,15 +76,17 @@ final class RelaySyncReport {
     private final StringBuilder out = new StringBuilder();
 
     /**
+     * @param rootLimits the root's {@code [limits]} table, empty when it ran with the defaults
      * @param firstSync per relay, seconds from the first relay's start until it served every one of its nodes
      * @param notes what the run noted on the way
      */
-    RelaySyncReport(RelaySyncOptions options, Machine machine, Instant began, double layoutSeconds, double[] firstSync,
-            List<Measured> measured, List<String> notes) {
+    RelaySyncReport(RelaySyncOptions options, Machine machine, Instant began, double layoutSeconds,
+            String rootLimits, double[] firstSync, List<Measured> measured, List<String> notes) {
         this.options = options;
         this.machine = machine;
         this.began = began;
         this.layoutSeconds = layoutSeconds;
+        this.rootLimits = rootLimits;
         this.firstSync = firstSync.clone();
         this.measured = List.copyOf(measured);
         this.generations = measured.stream().map(Measured::generation).toList();
@@ -147,8 +151,14 @@ final class RelaySyncReport {
         line("| nodes | %,d behind %d relays (%s), none on the root; node keys EC P-256 (no agent connects) |",
                 relayNodes, options.relays(), perRelay);
         line("| server keys | %s |", options.serverKey().equals("rsa") ? "RSA-4096" : "EC P-256");
-        line("| a generation | every node's `rules/` on the root (rudder.tar.bz2 of %,d B, 3 small files) written "
-                + "as Rudder's generation does: `rules.new` filled, then renamed over `rules` |", options.policyBytes());
+        line("| a generation | every node's `rules/` on the root (%s) written as Rudder's generation does: "
+                + "`rules.new` filled, then renamed over `rules` |",
+                options.nodeTree().describe(options.policyBytes()));
+        if (!rootLimits.isEmpty()) {
+            line("| root's limits | `%s` (a relay's share past the default's %,d entries, %d a node, is refused) |",
+                    rootLimits.strip().replace("\n", " "), ServerConfig.Limits.DEFAULTS.maxManifestEntries(),
+                    options.nodeTree().entriesPerNode());
+        }
         line("| servers | `deploy/bin/pintle serve` under socket activation, as the package runs it (bench/fleet's) |");
         if (options.rootFollowsVariant()) {
             line("| root's JVM options | each variant's, the root restarted with the relays (`--root-options "

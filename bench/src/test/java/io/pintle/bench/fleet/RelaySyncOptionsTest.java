@@ -51,6 +51,15 @@ class RelaySyncOptionsTest {
     }
 
     @Test
+    void nodesHoldTheSmallTreeUnlessRuddersShapeIsAsked() {
+        assertThat(parse().nodeTree()).isEqualTo(NodeTree.SMALL);
+        assertThat(parse("--node-tree", "small").nodeTree()).isEqualTo(NodeTree.SMALL);
+        assertThat(parse("--node-tree", "rudder").nodeTree()).isEqualTo(NodeTree.RUDDER);
+        assertThatThrownBy(() -> parse("--node-tree", "RUDDER")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith("--node-tree is small or rudder, not 'RUDDER'; usage:");
+    }
+
+    @Test
     void theRelaysGetCpusOfTheirOwnOnlyWhenAsked() {
         assertThat(parse().relayCpus()).isNull();
         assertThat(parse("--relay-cpus", "0", "--server-cpus", "1")).satisfies(options -> {
