@@ -64,6 +64,19 @@ public final class PintleClient {
     }
 
     /**
+     * A body handler for {@link #httpClient()}'s requests whose body may be large: a stream that an interrupt
+     * stops, that fails with {@link java.net.http.HttpTimeoutException} when the next bytes take longer than
+     * {@code readTimeout} (the JDK's request timeout ends at the headers), and that requests a few buffers ahead of
+     * its reader, so memory stays bounded. Closing it before its end cancels the HTTP stream.
+     *
+     * @param readTimeout the longest a read waits for the next bytes
+     * @return the handler
+     */
+    public static HttpResponse.BodyHandler<java.io.InputStream> interruptibleBody(java.time.Duration readTimeout) {
+        return InterruptibleBody.handler(readTimeout);
+    }
+
+    /**
      * @param path an absolute path on the server, for example {@code /common/policies-library-linux.tar.bz2}
      * @return the full URI
      */

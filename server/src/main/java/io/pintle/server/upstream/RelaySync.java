@@ -6,14 +6,17 @@ import io.pintle.api.Routes;
 import io.pintle.api.dto.Manifest;
 import io.pintle.client.DirectorySync;
 import io.pintle.client.PintleClient;
+import io.pintle.client.ProblemException;
 import io.pintle.client.SubtreeOutcome;
 import io.pintle.client.SyncException;
 import io.pintle.client.SyncResult;
 import io.pintle.server.config.ServerConfig;
 import io.pintle.server.policy.ShareTree;
+import io.pintle.server.policy.Spool;
 import io.pintle.server.reload.RelaySyncTargets;
 import io.pintle.server.reload.ServerSnapshot;
 import java.io.IOException;
+import java.io.InputStream;
 import java.net.URLEncoder;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -29,7 +32,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
@@ -61,6 +63,15 @@ public final class RelaySync {
     private static final ObjectMapper JSON =
             new ObjectMapper().configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false);
     private static final Pattern NODE_DIRECTORY = Pattern.compile(Routes.NODE_ID_PATTERN);
+
+    /**
+     * The largest share manifest read: 20,000 Rudder nodes of ~50 entries at ~200 bytes an entry are 200 MB (spooled,
+     * not held).
+     */
+    static final long MAX_SHARE_MANIFEST_BYTES = 1L << 30;
+
+    /** The most of an error's body read for its problem details. */
+    private static final int MAX_PROBLEM_BYTES = 64 * 1024;
 
     /** An input file absent upstream is asked for again this often. */
     static final Duration ABSENT_RECHECK = Duration.ofSeconds(5);
@@ -207,12 +218,16 @@ public final class RelaySync {
         try {
             return client.httpClient().send(request, HttpResponse.BodyHandlers.ofByteArray());
         } catch (HttpTimeoutException e) {
-            HttpTimeoutException named = new HttpTimeoutException("GET " + request.uri().getRawPath()
-                    + " got no answer within " + request.timeout().map(Duration::toSeconds).orElse(0L)
-                    + " s (its request timeout)");
-            named.initCause(e);
-            throw named;
+            throw noAnswer(request, e);
         }
+    }
+
+    private static HttpTimeoutException noAnswer(HttpRequest request, HttpTimeoutException e) {
+        HttpTimeoutException named = new HttpTimeoutException("GET " + request.uri().getRawPath()
+                + " got no answer within " + request.timeout().map(Duration::toSeconds).orElse(0L)
+                + " s (its request timeout)");
+        named.initCause(e);
+        return named;
     }
 
     /** A request timeout for a request that waits on the server ({@code ?wait}) or not. */
@@ -293,7 +308,9 @@ public final class RelaySync {
      * are synced and those gone upstream are removed here. The poll asks for a change list ({@code ?since=} the
      * version last synced whole): only the nodes that changed, not the whole share's manifest again (6.8 MB for
      * 5,000 nodes); after a round that left a node behind it asks for the whole manifest, which is compared node by
-     * node with what this relay holds.
+     * node with what this relay holds. The answer is spooled ({@link Spool}: past 1 MiB in an unlinked temporary
+     * file), then read as a stream one node at a time ({@link ShareManifestReader}), the changed ones synced as they
+     * come, {@value Routes#MAX_ONLY} per archive: the relay holds a batch of nodes' entries, not the share's.
      */
     private void syncShare() throws Exception {
         ServerSnapshot snapshot = snapshots.get();
@@ -308,19 +325,25 @@ public final class RelaySync {
         if (shareEtag != null) {
             request.header("If-None-Match", shareEtag);
         }
-        HttpResponse<byte[]> response = send(client, request.build());
-        if (response.statusCode() == 304) {
-            return;
+        Spool manifest = Spool.temporary(MAX_SHARE_MANIFEST_BYTES);
+        try {
+            int status = fetch(client, request.build(), manifest);
+            if (status == 304) {
+                return;
+            }
+            if (status == 404) {
+                // Nothing below this relay yet: there is no share directory upstream. Wait before asking again.
+                Thread.sleep(firstRetry.toMillis());
+                return;
+            }
+            syncShare(client, remote, snapshot, manifest);
+        } finally {
+            manifest.release();
         }
-        if (response.statusCode() == 404) {
-            // Nothing below this relay yet: there is no share directory upstream. Wait before asking again.
-            Thread.sleep(firstRetry.toMillis());
-            return;
-        }
-        if (response.statusCode() != 200) {
-            throw PintleClient.problem(response.statusCode(), response.body());
-        }
-        Manifest manifest = JSON.readValue(response.body(), Manifest.class);
+    }
+
+    private void syncShare(PintleClient client, String remote, ServerSnapshot snapshot, Spool manifest)
+            throws Exception {
         Path share = snapshot.share().root();
         if (!share.equals(cleanedShare)) {
             // Once per share (per process): what a sync cut by a crash left; each node's sync then skips its own
@@ -328,120 +351,181 @@ public final class RelaySync {
             DirectorySync.removeStaleIn(share);
             cleanedShare = share;
         }
-        Map<String, Manifest> nodes = nodeManifests(manifest);
-        List<String> changed = nodes.entrySet().stream()
-                .filter(node -> !node.getValue().etag().equals(nodeFingerprints.get(node.getKey())))
-                .map(Map.Entry::getKey).toList();
-        Exception failure = batched ? syncBatched(client, remote, share, manifest, changed)
-                : syncNodes(client, remote, share, changed, nodes);
-        Set<String> gone = manifest.isChangeList()
-                ? removedSince(share, manifest.removed(), snapshot.self().value())
-                : removed(share, nodes.keySet(), snapshot.self().value());
+        ShareRound round = new ShareRound(client, remote, share);
+        Set<String> upstream = new TreeSet<>();
+        ShareManifestReader.Header header;
+        try (InputStream json = manifest.open()) {
+            header = new ShareManifestReader(JSON).read(json, name -> NODE_DIRECTORY.matcher(name).matches(),
+                    (node, own) -> {
+                        upstream.add(node);
+                        if (!own.etag().equals(nodeFingerprints.get(node))) {
+                            round.changed(node, own);
+                        }
+                    });
+        } catch (IOException e) {
+            if (e instanceof Spool.TooLargeException || e instanceof SyncException) {
+                throw e;
+            }
+            throw new SyncException("the manifest of " + remote + " is not a valid manifest: " + e.getMessage(), e);
+        }
+        round.finish(header.isChangeList());
+        Set<String> gone = header.isChangeList()
+                ? removedSince(share, header.removed(), snapshot.self().value())
+                : removed(share, upstream, snapshot.self().value());
         for (String node : gone) {
             DirectorySync.remove(share.resolve(node));
             nodeFingerprints.remove(node);
             LOG.info("relay sync: policies of {} removed (gone upstream)", node);
         }
-        if (failure != null) {
+        if (round.failure != null) {
             shareComplete = false;
-            throw failure;
+            throw round.failure;
         }
-        shareEtag = manifest.etag();
+        shareComplete = round.complete;
+        shareEtag = header.etag();
     }
 
     /**
-     * Syncs the changed node directories from the manifest in hand, their files in one archive request per
-     * {@value Routes#MAX_ONLY} nodes. Every node is its own sync (its lock, staging tree and swap): one that
-     * failed keeps its previous state and its old fingerprint, and the round is then incomplete, so the next one
-     * compares the whole manifest; a node the root changed again meanwhile (stale) is no failure worth a warning.
+     * Sends the share's request and spools a 200's body; a status other than 200, 304 or 404 is thrown as the
+     * server's problem.
      *
-     * @return the first failure (not stale), or null
+     * @return the status
      */
-    private Exception syncBatched(PintleClient client, String remote, Path share, Manifest manifest,
-            List<String> changed) throws Exception {
-        shareComplete = true;
-        if (changed.isEmpty()) {
-            return null;
+    private int fetch(PintleClient client, HttpRequest request, Spool into)
+            throws IOException, InterruptedException, ProblemException {
+        HttpResponse<InputStream> response;
+        try {
+            response = client.httpClient().send(request, PintleClient.interruptibleBody(upstream.answerTimeout()));
+        } catch (HttpTimeoutException e) {
+            throw noAnswer(request, e);
         }
-        Exception first = null;
-        int synced = 0;
-        int files = 0;
-        long bytes = 0;
-        for (SubtreeOutcome outcome : directorySync(client).syncSubtrees(remote, share, manifest, changed)) {
-            if (outcome.ok()) {
-                nodeFingerprints.put(outcome.name(), outcome.etag());
-                if (outcome.changed()) {
-                    synced++;
-                    files += outcome.filesDownloaded();
-                    bytes += outcome.bytesDownloaded();
+        try (InputStream body = response.body()) {
+            int status = response.statusCode();
+            if (status == 200) {
+                try {
+                    body.transferTo(into);
+                } catch (Spool.TooLargeException e) {
+                    throw new SyncException("the manifest of " + request.uri().getRawPath() + " is larger than "
+                            + MAX_SHARE_MANIFEST_BYTES + " bytes: this relay does not read it", e);
                 }
-                continue;
+                into.close();
+            } else if (status != 304 && status != 404) {
+                throw PintleClient.problem(status, body.readNBytes(MAX_PROBLEM_BYTES));
             }
-            shareComplete = false;
-            if (outcome.stale()) {
-                LOG.debug("relay sync: {} is behind (next round): {}", outcome.name(), outcome.failure());
-            } else if (first == null) {
-                first = new SyncException("relay sync of the policies of " + outcome.name() + " failed: "
-                        + outcome.failure(), null);
-            } else {
-                LOG.warn("relay sync of the policies of {} failed: {}", outcome.name(), outcome.failure());
-            }
+            return status;
         }
-        if (synced > 0) {
-            LOG.info("relay sync: policies of {} node(s) updated ({} files, {} bytes){}", synced, files, bytes,
-                    manifest.isChangeList() ? "" : ", from the whole share's manifest");
-        }
-        return first;
     }
 
     /**
-     * The previous way ({@code -Dpintle.bench.relayBatch=false}, for benchmarks): the changed node directories
-     * one after the other, each a sync of its own (its manifest, then its files or archive). A node whose sync
-     * fails keeps its previous state and its old fingerprint, so the next round tries it again; the others go on.
-     * A node whose every attempt got no answer ends the round at once: the connection or the policy server is not
-     * answering, and each node after it would wait as long.
-     *
-     * @return the first failure, or null
+     * One round's syncing of changed node directories, as the manifest is read: with batches (the default), their
+     * files in one archive request per {@value Routes#MAX_ONLY} nodes. Every node is its own sync (its lock,
+     * staging tree and swap): one that failed keeps its previous state and its old fingerprint, and the round is
+     * then incomplete, so the next one compares the whole manifest; a node the root changed again meanwhile
+     * (stale) is no failure worth a warning. Without batches ({@code -Dpintle.bench.relayBatch=false}, for
+     * benchmarks: the previous way), each changed node is a sync of its own (its manifest, then its files or
+     * archive); a node whose every attempt got no answer ends the round at once: the connection or the policy
+     * server is not answering, and each node after it would wait as long.
      */
-    private Exception syncNodes(PintleClient client, String remote, Path share, List<String> changed,
-            Map<String, Manifest> nodes) throws Exception {
-        Exception first = null;
-        DirectorySync sync = directorySync(client).withoutStaleScan();
-        for (String node : changed) {
+    private final class ShareRound {
+        private final PintleClient client;
+        private final String remote;
+        private final Path share;
+        private final DirectorySync sync;
+        private final List<String> names = new ArrayList<>();
+        private final List<Manifest.Entry> entries = new ArrayList<>();
+        /** The first failure (not stale), or null. */
+        Exception failure;
+        boolean complete = true;
+        private int synced;
+        private int files;
+        private long bytes;
+
+        ShareRound(PintleClient client, String remote, Path share) {
+            this.client = client;
+            this.remote = remote;
+            this.share = share;
+            this.sync = batched ? directorySync(client) : directorySync(client).withoutStaleScan();
+        }
+
+        void changed(String node, Manifest own) throws IOException, InterruptedException {
+            if (!batched) {
+                one(node, own);
+                return;
+            }
+            // Its entries under its name again, as a parent's manifest has them: what syncSubtrees splits.
+            entries.add(new Manifest.Entry(node, Manifest.Types.DIRECTORY, null, null, null, null, null));
+            for (Manifest.Entry entry : own.entries()) {
+                entries.add(new Manifest.Entry(node + "/" + entry.path(), entry.type(), entry.size(), entry.mode(),
+                        entry.mtime(), entry.sha256(), entry.target()));
+            }
+            names.add(node);
+            if (names.size() == Routes.MAX_ONLY) {
+                batch();
+            }
+        }
+
+        void finish(boolean changeList) throws IOException, InterruptedException {
+            if (!names.isEmpty()) {
+                batch();
+            }
+            if (synced > 0) {
+                LOG.info("relay sync: policies of {} node(s) updated ({} files, {} bytes){}", synced, files, bytes,
+                        changeList ? "" : ", from the whole share's manifest");
+            }
+        }
+
+        private void batch() throws IOException, InterruptedException {
+            Manifest parent = new Manifest(Manifest.FORMAT, "", 0, 0, entries);
+            List<SubtreeOutcome> outcomes = sync.syncSubtrees(remote, share, parent, names);
+            names.clear();
+            entries.clear();
+            for (SubtreeOutcome outcome : outcomes) {
+                if (outcome.ok()) {
+                    nodeFingerprints.put(outcome.name(), outcome.etag());
+                    if (outcome.changed()) {
+                        synced++;
+                        files += outcome.filesDownloaded();
+                        bytes += outcome.bytesDownloaded();
+                    }
+                    continue;
+                }
+                complete = false;
+                if (outcome.stale()) {
+                    LOG.debug("relay sync: {} is behind (next round): {}", outcome.name(), outcome.failure());
+                } else if (failure == null) {
+                    failure = new SyncException("relay sync of the policies of " + outcome.name() + " failed: "
+                            + outcome.failure(), null);
+                } else {
+                    LOG.warn("relay sync of the policies of {} failed: {}", outcome.name(), outcome.failure());
+                }
+            }
+        }
+
+        private void one(String node, Manifest own) throws IOException, InterruptedException {
+            // A sync's failure is this node's; an interrupt, or no answer at all, ends the round.
             try {
                 SyncResult result = sync.sync(remote + node + "/", share.resolve(node));
-                nodeFingerprints.put(node, nodes.get(node).etag());
+                nodeFingerprints.put(node, own.etag());
                 if (result.changed()) {
                     LOG.info("relay sync: policies of {} updated ({} files, {} bytes, {} removed)", node,
                             result.filesDownloaded(), result.bytesDownloaded(), result.removed());
                 }
-            } catch (InterruptedException e) {
-                throw e;
-            } catch (Exception e) {
+            } catch (IOException e) {
                 if (timedOut(e)) {
                     throw e;
                 }
-                if (first == null) {
-                    first = e;
-                }
+                failed(e);
+            } catch (ProblemException | RuntimeException e) {
+                failed(e);
             }
         }
-        return first;
-    }
 
-    /**
-     * Each node directory's own manifest within the share's (whole or change list), by node: its ETag is what
-     * this relay compares with the one it last synced.
-     */
-    private static Map<String, Manifest> nodeManifests(Manifest share) {
-        Set<String> names = new TreeSet<>();
-        for (Manifest.Entry entry : share.entries()) {
-            String path = entry.path();
-            if (path.indexOf('/') < 0 && entry.isDirectory() && NODE_DIRECTORY.matcher(path).matches()) {
-                names.add(path);
+        private void failed(Exception e) {
+            complete = false;
+            if (failure == null) {
+                failure = e;
             }
         }
-        return DirectorySync.subtreeManifests(share, names);
     }
 
     /** Of the names a change list says are gone, the node directories this sync made. */

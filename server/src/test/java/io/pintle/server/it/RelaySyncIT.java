@@ -183,6 +183,85 @@ class RelaySyncIT {
         }
     }
 
+    /**
+     * A share of Rudder-sized nodes (59 entries each) whose manifest and change list are past the 1 MiB a spool
+     * holds in the heap, on the root and on the relay: the relay reads them as streams, one node at a time, and
+     * syncs every node of both generations, the second from a change list.
+     */
+    @Test
+    void aShareOfRudderSizedNodesWhoseManifestsAreSpooledToFilesIsSyncedWhole(@TempDir Path dir) throws Exception {
+        Sandbox root = Sandbox.create(dir.resolve("root"));
+        Sandbox relay = Sandbox.create(dir.resolve("relay"), "relay-1", "relay");
+        root.register("relay-1", relay.server().certificate(), Sandbox.Pinning.BOTH);
+        Path upstreamShare = dir.resolve("root/share/relay-1/share");
+        Path relayShare = dir.resolve("relay/share");
+        int nodes = 160;
+        for (int node = 0; node < nodes; node++) {
+            rudderSized(upstreamShare.resolve(String.format("node-%03d/rules", node)), "1");
+        }
+        ListAppender<ILoggingEvent> access = LogCapture.attach("io.pintle.access");
+        try (TestServer rootServer = TestServer.start(root);
+                TestServer relayServer = TestServer.start(relay, "[upstream]\nurl = \"" + rootServer.uri()
+                        + "\"\nkey_hash = \"" + root.serverPin() + "\"\n")) {
+            Await.until(PROMPT.multipliedBy(2), "every node's first generation on the relay",
+                    () -> allHave(relayShare, nodes, "node-%03d 1 directive 9\n"));
+            // Every node's next generation written, then published at once as Rudder does (rules.new renamed).
+            for (int node = 0; node < nodes; node++) {
+                rudderSized(upstreamShare.resolve(String.format("node-%03d/rules.new", node)), "2");
+            }
+            for (int node = 0; node < nodes; node++) {
+                Path rules = upstreamShare.resolve(String.format("node-%03d/rules", node));
+                Files.move(rules, rules.resolveSibling("rules.old"));
+                Files.move(rules.resolveSibling("rules.new"), rules);
+            }
+            Await.until(PROMPT.multipliedBy(2), "every node's second generation on the relay",
+                    () -> allHave(relayShare, nodes, "node-%03d 2 directive 9\n"));
+            try (Stream<Path> files = Files.walk(relayShare.resolve("node-042/rules"))) {
+                assertThat(files.filter(Files::isRegularFile)).hasSize(36);
+            }
+        } finally {
+            LogCapture.detach("io.pintle.access", access);
+        }
+        List<String> asked = access.list.stream().map(ILoggingEvent::getFormattedMessage)
+                .filter(line -> line.contains("relay-1 [") && line.contains("/policies/relay-1/share/?view=manifest"))
+                .toList();
+        // The first whole manifest is past 1 MiB (160 nodes of 59 entries); none refused (400 tree-too-large) or
+        // failed (500). (503s and 499s: waits ended by a server's stop, this test's or the one before.)
+        assertThat(asked).anyMatch(line -> line.contains(" 200 ")
+                && Long.parseLong(line.split(" 200 ")[1].split(" ")[0]) > 1 << 20);
+        assertThat(asked).noneMatch(line -> line.contains("\" 400 ") || line.contains("\" 500 "));
+    }
+
+    /** A node's policies shaped as Rudder's (Rudder's test fixture node-cfe-with-two-directives: 36 files). */
+    private static void rudderSized(Path rules, String generation) throws Exception {
+        String node = rules.getParent().getFileName().toString();
+        Path cfe = rules.resolve("cfengine-community");
+        for (int technique = 0; technique < 10; technique++) {
+            Path dir = cfe.resolve("technique-" + technique + "/1.0");
+            Files.createDirectories(dir);
+            Files.writeString(dir.resolve("bundle.cf"), "bundle agent t" + technique + " { } # same each time\n");
+            Files.writeString(dir.resolve("directive.cf"), node + " " + generation + " directive " + technique + "\n");
+            Files.writeString(dir.resolve("params.json"), "{\"t\": " + technique + "}\n");
+        }
+        Files.writeString(cfe.resolve("promises.cf"), "bundle common main { } # " + generation + "\n");
+        Files.writeString(cfe.resolve("rudder-promises-generated"), generation + "\n");
+        Files.writeString(cfe.resolve("rudder.json"), "{}\n");
+        Files.writeString(cfe.resolve("rudder-directives.cf"), node + " " + generation + "\n");
+        Files.writeString(cfe.resolve("rudder-system-directives.cf"), "system\n");
+        Files.writeString(rules.resolve("rudder.tar.bz2"), node + " " + generation + "\n");
+    }
+
+    private static boolean allHave(Path share, int nodes, String format) throws Exception {
+        for (int node = 0; node < nodes; node++) {
+            Path file = share.resolve(String.format("node-%03d/rules/cfengine-community/technique-9/1.0/directive.cf",
+                    node));
+            if (!Files.exists(file) || !Files.readString(file).equals(String.format(format, node))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     private static void generation(Path rules, String content) throws Exception {
         Files.createDirectories(rules.resolve("cfengine-community"));
         Files.writeString(rules.resolve("rudder.tar.bz2"), content);
