@@ -63,6 +63,8 @@ public final class ChangeWaits implements AutoCloseable {
     private final Map<String, Group> groups = new HashMap<>();
     /** Each watched directory and the groups that depend on it. */
     private final Map<Path, Set<Group>> watched = new HashMap<>();
+    /** Whether the kernel's watch limit was met and said (the lane's only). */
+    private boolean watchLimitLogged;
     private final DirectoryWatch watch;
     private final Executor workers;
     private final ScheduledExecutorService scheduler;
@@ -382,6 +384,14 @@ public final class ChangeWaits implements AutoCloseable {
             } catch (IOException e) {
                 // Gone already (the next probe sees it), or unreadable: the periodic re-check still covers it.
                 LOG.debug("cannot watch {}: {}", directory, e.toString());
+                if (!watchLimitLogged && String.valueOf(e.getMessage()).contains("inotify watches")) {
+                    // A relay's share of Rudder nodes is ~12 directories a node, all watched while it waits.
+                    watchLimitLogged = true;
+                    LOG.warn("the kernel's inotify watch limit is reached ({}): a change in a directory not "
+                            + "watched reaches the requests waiting on it at the periodic re-check only (every 5 s "
+                            + "or more, 100 times a large tree's look); raise sysctl fs.inotify.max_user_watches",
+                            e.getMessage());
+                }
             }
         }
     }
