@@ -30,6 +30,14 @@ final class AttemptFailure extends Exception {
         this.retryAfter = retryAfter;
     }
 
+    /**
+     * @return whether the response's stream failed while it was read (reset, cut, timed out), rather than its
+     *     content being refused
+     */
+    boolean cut() {
+        return getCause() instanceof java.io.IOException;
+    }
+
     /** @return how long the server asked to wait (zero when it did not) */
     Duration retryAfter() {
         return retryAfter;

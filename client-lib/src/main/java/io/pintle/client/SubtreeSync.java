@@ -38,6 +38,12 @@ import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
  * TreeDeleter} while the next directories are fetched.
  */
 final class SubtreeSync {
+    /**
+     * Archive requests for one batch whose responses were cut part-way: each costs the server a walk of what it
+     * sends, and a cut costs at least the directory being sent; past this, the rest wait for the next round.
+     */
+    static final int MAX_CUT_ARCHIVES = 4;
+
     private final DirectorySync sync;
     /** Deletes the swapped-out trees while the next directories are fetched; closed (waited for) by {@link #run}. */
     private final TreeDeleter deleter = new TreeDeleter();
@@ -241,8 +247,37 @@ final class SubtreeSync {
         }
     }
 
-    /** The archive of the directories that need files, each completed as soon as the next one starts. */
+    /**
+     * The archive of the directories that need files, each completed as soon as the next one starts. A response
+     * cut after it started is what the server does when a directory changes while it is written (during a
+     * generation): the directory being received then is stale, and those not yet started are asked for again in a
+     * new archive, up to {@value #MAX_CUT_ARCHIVES} archives in all. A response refused, or cut before its first
+     * entry (or the last archive cut), fails every directory not completed.
+     */
     private void fetch(String remote, List<Node> nodes) throws IOException, InterruptedException {
+        List<Node> left = nodes;
+        for (int archive = 1; !left.isEmpty(); archive++) {
+            Node cut = fetchOnce(remote, left, archive == MAX_CUT_ARCHIVES);
+            if (cut == null) {
+                return;
+            }
+            left = left.stream().filter(node -> node.outcome == null && node != cut).toList();
+            if (cut.outcome == null) {
+                cut.outcome = stale(cut, "was cut while this directory was sent (the server's copy changed while "
+                        + "it was read)");
+            }
+            release(cut);
+        }
+    }
+
+    /**
+     * One archive request for {@code nodes}.
+     *
+     * @return the directory being received when the response was cut after its first entry (the rest not
+     *     started yet, to ask for again), or null when the response was whole, or failed (the directories not
+     *     completed are then failed)
+     */
+    private Node fetchOnce(String remote, List<Node> nodes, boolean last) throws IOException, InterruptedException {
         StringBuilder query = new StringBuilder("?" + Routes.VIEW + "=" + Routes.VIEW_ARCHIVE);
         Map<String, Node> byName = new HashMap<>();
         for (Node node : nodes) {
@@ -296,6 +331,9 @@ final class SubtreeSync {
                 }
             }
         } catch (AttemptFailure | ProblemException e) {
+            if (current != null && current.outcome == null && isCut(e) && !last) {
+                return current;
+            }
             // The response failed as a whole (refused, cut, not an archive): what was completed stays done.
             for (Node node : nodes) {
                 if (node.outcome == null) {
@@ -303,6 +341,12 @@ final class SubtreeSync {
                 }
             }
         }
+        return null;
+    }
+
+    /** Whether a response failed because its stream ended early (not a refusal, nor an archive out of order). */
+    private static boolean isCut(Exception e) {
+        return e instanceof AttemptFailure failure && failure.cut();
     }
 
     /** One archive entry of a directory being fetched; a file that is not the manifest's makes it stale. */

@@ -10,6 +10,7 @@ import io.pintle.client.DirectorySync;
 import io.pintle.client.PintleClient;
 import io.pintle.client.SubtreeOutcome;
 import io.pintle.client.SyncResult;
+import io.pintle.server.testing.Await;
 import io.pintle.server.testing.LogCapture;
 import io.pintle.server.testing.NodeKeys;
 import io.pintle.server.testing.Sandbox;
@@ -21,6 +22,7 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -166,11 +168,18 @@ class SubtreeSyncIT {
         }
     }
 
+    /**
+     * A response the server cuts because a directory changed while written (during a generation): the directories
+     * completed before it stay done, the one being sent is stale (no failure: the next manifest brings it), and
+     * those after it come in a second archive.
+     */
     @Test
-    void anArchiveCutPartWayKeepsTheDirectoriesCompletedBeforeIt(@TempDir Path dir) throws Exception {
+    void anArchiveCutPartWayKeepsTheDirectoriesCompletedBeforeItAndAsksForTheRestAgain(@TempDir Path dir)
+            throws Exception {
         Sandbox sandbox = Sandbox.create(dir.resolve("server"));
         NodeKeys relay = sandbox.addNode("relay-1", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
         TreeViewsIT.rudderTree(sandbox, "relay-1/share/a", 3);
+        TreeViewsIT.rudderTree(sandbox, "relay-1/share/c", 4);
         for (int i = 0; i < 24; i++) {
             // Random bytes do not compress: b's part of the archive is ~24 MiB, more than the socket buffers hold.
             sandbox.randomShareFile("relay-1/share/b/rules/part-" + (char) ('a' + i), 1024 * 1024, i);
@@ -192,17 +201,29 @@ class SubtreeSyncIT {
                 }
             });
             changer.start();
+            long before = archives();
             List<SubtreeOutcome> outcomes = client.directorySync().syncSubtrees(SHARE, local, manifest,
-                    List.of("a", "b"));
+                    List.of("a", "b", "c"));
             changer.join();
             assertThat(outcomes.get(0).ok()).as(String.valueOf(outcomes.get(0).failure())).isTrue();
             assertThat(TreeViewsIT.onDisk(local.resolve("a"))).isEqualTo(TreeViewsIT.onDisk(upstream.resolve("a")));
             SubtreeOutcome b = outcomes.get(1);
             if (b.ok()) {
                 assertThat(local.resolve("b/rules/part-x")).hasSize(1024 * 1024); // streamed before the change
+                assertThat(archives() - before).isEqualTo(1);
             } else {
+                assertThat(b.stale()).as(b.failure()).isTrue();
+                assertThat(b.failure()).contains("was cut while this directory was sent");
                 assertThat(Files.exists(local.resolve("b"))).as("nothing of b: " + b.failure()).isFalse();
+                Await.until(Duration.ofSeconds(5), "the second archive's access line",
+                        () -> archives() - before == 2);
+                assertThat(access.list.stream().map(ILoggingEvent::getFormattedMessage)
+                        .filter(line -> line.contains("?view=archive&only=")).toList())
+                        .last().asString().contains("?view=archive&only=c ");
             }
+            SubtreeOutcome c = outcomes.get(2);
+            assertThat(c.ok()).as(String.valueOf(c.failure())).isTrue();
+            assertThat(TreeViewsIT.onDisk(local.resolve("c"))).isEqualTo(TreeViewsIT.onDisk(upstream.resolve("c")));
         }
     }
 
