@@ -88,12 +88,14 @@ public final class RelaySync {
      */
     private final boolean batched = !"false".equals(System.getProperty("pintle.bench.relayBatch"));
     /**
-     * The share's manifest ETag as last synced, each node directory's ETag (of its own manifest) as last synced,
-     * and whether the last round left no node behind (share thread only).
+     * The share's version last answered (the next round's {@code since}, and its {@code If-None-Match}), each node
+     * directory's ETag (of its own manifest) as last synced here, and the node directories that are not that
+     * version here (left behind: stale, or failed), which the next round syncs whatever its change list says
+     * (share thread only).
      */
     private String shareEtag;
     private final Map<String, String> nodeFingerprints = new HashMap<>();
-    private boolean shareComplete;
+    private Set<String> behind = Set.of();
     /** The share whose leftovers were removed (share thread only). */
     private Path cleanedShare;
     private volatile boolean running;
@@ -306,9 +308,11 @@ public final class RelaySync {
     /**
      * One long poll of {@code /policies/<self>/share/}: when it changes, the node directories whose entries changed
      * are synced and those gone upstream are removed here. The poll asks for a change list ({@code ?since=} the
-     * version last synced whole): only the nodes that changed, not the whole share's manifest again (6.8 MB for
-     * 5,000 nodes); after a round that left a node behind it asks for the whole manifest, which is compared node by
-     * node with what this relay holds. The answer is spooled ({@link Spool}: past 1 MiB in an unlinked temporary
+     * version last answered): only the nodes that changed, not the whole share's manifest again (6.8 MB for 5,000
+     * small nodes, 50 MB for Rudder's). A node a round left behind (changed again upstream meanwhile, or failed) is
+     * synced by the next round, which does not wait: from the change list when it is on it, else on its own (its
+     * manifest, then its files), as a whole manifest once was asked for after such a round. A version the root no
+     * longer holds gets the whole manifest, compared node by node with what this relay holds. The answer is spooled ({@link Spool}: past 1 MiB in an unlinked temporary
      * file), then read as a stream one node at a time ({@link ShareManifestReader}), the changed ones synced as they
      * come, {@value Routes#MAX_ONLY} per archive: the relay holds a batch of nodes' entries, not the share's.
      */
@@ -316,13 +320,15 @@ public final class RelaySync {
         ServerSnapshot snapshot = snapshots.get();
         PintleClient client = client();
         String remote = Routes.POLICIES + "/" + snapshot.self().value() + "/share/";
-        String since = batched && shareComplete && shareEtag != null ? shareEtag : "";
+        String since = batched && shareEtag != null ? shareEtag : "";
+        // With nodes behind, the answer is wanted at once, changed or not.
+        boolean waits = shareEtag != null && behind.isEmpty();
         HttpRequest.Builder request = HttpRequest.newBuilder(client.uri(remote + "?" + Routes.VIEW + "="
                         + Routes.VIEW_MANIFEST
                         + (batched ? "&" + Routes.SINCE + "=" + URLEncoder.encode(since, StandardCharsets.UTF_8) : "")
-                        + (shareEtag != null ? "&" + Routes.WAIT + "=" + wait.toSeconds() : "")))
-                .timeout(timeout(shareEtag != null));
-        if (shareEtag != null) {
+                        + (waits ? "&" + Routes.WAIT + "=" + wait.toSeconds() : "")))
+                .timeout(timeout(waits));
+        if (waits) {
             request.header("If-None-Match", shareEtag);
         }
         Spool manifest = Spool.temporary(MAX_SHARE_MANIFEST_BYTES);
@@ -368,6 +374,16 @@ public final class RelaySync {
             }
             throw new SyncException("the manifest of " + remote + " is not a valid manifest: " + e.getMessage(), e);
         }
+        round.flush();
+        if (header.isChangeList()) {
+            // Left behind by an earlier round and unchanged upstream since: not on the list, synced on their own.
+            Set<String> removedNames = new TreeSet<>(header.removed());
+            for (String node : behind) {
+                if (!upstream.contains(node) && !removedNames.contains(node)) {
+                    round.alone(node);
+                }
+            }
+        }
         round.finish(header.isChangeList());
         Set<String> gone = header.isChangeList()
                 ? removedSince(share, header.removed(), snapshot.self().value())
@@ -377,12 +393,12 @@ public final class RelaySync {
             nodeFingerprints.remove(node);
             LOG.info("relay sync: policies of {} removed (gone upstream)", node);
         }
+        // In step with this version but for the nodes left behind, which the next round syncs.
+        shareEtag = header.etag();
+        behind = Set.copyOf(round.behind);
         if (round.failure != null) {
-            shareComplete = false;
             throw round.failure;
         }
-        shareComplete = round.complete;
-        shareEtag = header.etag();
     }
 
     /**
@@ -419,9 +435,9 @@ public final class RelaySync {
     /**
      * One round's syncing of changed node directories, as the manifest is read: with batches (the default), their
      * files in one archive request per {@value Routes#MAX_ONLY} nodes. Every node is its own sync (its lock,
-     * staging tree and swap): one that failed keeps its previous state and its old fingerprint, and the round is
-     * then incomplete, so the next one compares the whole manifest; a node the root changed again meanwhile
-     * (stale) is no failure worth a warning. Without batches ({@code -Dpintle.bench.relayBatch=false}, for
+     * staging tree and swap): one that failed keeps its previous state and its old fingerprint, and is left behind
+     * for the next round; a node the root changed again meanwhile (stale) is no failure worth a warning. Without
+     * batches ({@code -Dpintle.bench.relayBatch=false}, for
      * benchmarks: the previous way), each changed node is a sync of its own (its manifest, then its files or
      * archive); a node whose every attempt got no answer ends the round at once: the connection or the policy
      * server is not answering, and each node after it would wait as long.
@@ -435,7 +451,8 @@ public final class RelaySync {
         private final List<Manifest.Entry> entries = new ArrayList<>();
         /** The first failure (not stale), or null. */
         Exception failure;
-        boolean complete = true;
+        /** The nodes this round left behind (stale or failed). */
+        final Set<String> behind = new TreeSet<>();
         private int synced;
         private int files;
         private long bytes;
@@ -449,7 +466,7 @@ public final class RelaySync {
 
         void changed(String node, Manifest own) throws IOException, InterruptedException {
             if (!batched) {
-                one(node, own);
+                one(node, sync);
                 return;
             }
             // Its entries under its name again, as a parent's manifest has them: what syncSubtrees splits.
@@ -464,10 +481,24 @@ public final class RelaySync {
             }
         }
 
-        void finish(boolean changeList) throws IOException, InterruptedException {
+        /** Syncs the batch in hand. */
+        void flush() throws IOException, InterruptedException {
             if (!names.isEmpty()) {
                 batch();
             }
+        }
+
+        /**
+         * Syncs a node left behind that the manifest in hand does not list: on its own, its manifest asked for.
+         */
+        void alone(String node) throws IOException, InterruptedException {
+            if (batched) {
+                one(node, directorySync(client).withoutStaleScan());
+            }
+        }
+
+        void finish(boolean changeList) throws IOException, InterruptedException {
+            flush();
             if (synced > 0) {
                 LOG.info("relay sync: policies of {} node(s) updated ({} files, {} bytes){}", synced, files, bytes,
                         changeList ? "" : ", from the whole share's manifest");
@@ -489,7 +520,7 @@ public final class RelaySync {
                     }
                     continue;
                 }
-                complete = false;
+                behind.add(outcome.name());
                 if (outcome.stale()) {
                     LOG.debug("relay sync: {} is behind (next round): {}", outcome.name(), outcome.failure());
                 } else if (failure == null) {
@@ -501,11 +532,12 @@ public final class RelaySync {
             }
         }
 
-        private void one(String node, Manifest own) throws IOException, InterruptedException {
+        /** A node's own sync (its manifest, then its files or archive). */
+        private void one(String node, DirectorySync sync) throws IOException, InterruptedException {
             // A sync's failure is this node's; an interrupt, or no answer at all, ends the round.
             try {
                 SyncResult result = sync.sync(remote + node + "/", share.resolve(node));
-                nodeFingerprints.put(node, own.etag());
+                nodeFingerprints.put(node, result.etag());
                 if (result.changed()) {
                     LOG.info("relay sync: policies of {} updated ({} files, {} bytes, {} removed)", node,
                             result.filesDownloaded(), result.bytesDownloaded(), result.removed());
@@ -514,14 +546,14 @@ public final class RelaySync {
                 if (timedOut(e)) {
                     throw e;
                 }
-                failed(e);
+                failed(node, e);
             } catch (ProblemException | RuntimeException e) {
-                failed(e);
+                failed(node, e);
             }
         }
 
-        private void failed(Exception e) {
-            complete = false;
+        private void failed(String node, Exception e) {
+            behind.add(node);
             if (failure == null) {
                 failure = e;
             }
