@@ -62,6 +62,9 @@ public final class TreeScanner {
      */
     static final long SMALL_DIRECTORY_BYTES = 64 * 1024;
 
+    /** Directories of one tree watched for a change wait, every one of them; past this, its top two levels. */
+    static final int MAX_WATCHED_DIRECTORIES = 4096;
+
     /** Trees deeper than this are refused (a loop of bind mounts, or a hostile tree). */
     static final int MAX_DEPTH = 64;
 
@@ -129,8 +132,7 @@ public final class TreeScanner {
         if (top.kind() != FileStat.Kind.DIRECTORY) {
             throw new NotADirectoryException(root);
         }
-        List<Path> directories = new ArrayList<>();
-        directories.add(root);
+        WatchList directories = new WatchList(root);
         Walk walk = new Walk(root, (entry, stat) -> {
             if (watched && entry.isDirectory()) {
                 directories.add(stat.path());
@@ -142,7 +144,48 @@ public final class TreeScanner {
             throw new FileVersion.FileChangedException(root + " was replaced by another directory during the scan");
         }
         return new TreeVersion(root, walk.etag.value(), walk.files, walk.bytes,
-                watched ? directories : List.of());
+                watched ? directories.list() : List.of());
+    }
+
+    /**
+     * The directories a change wait watches: every directory of the tree, up to {@value #MAX_WATCHED_DIRECTORIES};
+     * past that only the root and the directories directly in it. A relay's share of Rudder nodes has 12
+     * directories a node (60,000 for 5,000 nodes: each watch a kernel inotify watch, and about 1 KiB of heap with
+     * its bookkeeping); Rudder publishes a node's policies by renaming {@code rules.new} over {@code rules}, which
+     * the node's directory, directly in the share, sees. A change deeper in such a tree is seen at the periodic
+     * re-check.
+     */
+    static final class WatchList {
+        private final Path root;
+        private final int shallowDepth;
+        private final List<Path> directories = new ArrayList<>();
+        private boolean shallow;
+
+        WatchList(Path root) {
+            this.root = root;
+            this.shallowDepth = root.getNameCount() + 1;
+            directories.add(root);
+        }
+
+        void add(Path directory) {
+            if (shallow) {
+                if (directory.getNameCount() <= shallowDepth) {
+                    directories.add(directory);
+                }
+                return;
+            }
+            directories.add(directory);
+            if (directories.size() > MAX_WATCHED_DIRECTORIES) {
+                shallow = true;
+                directories.removeIf(d -> d.getNameCount() > shallowDepth);
+                LOG.debug("{} has more than {} directories: its root and the directories directly in it are "
+                        + "watched", root, MAX_WATCHED_DIRECTORIES);
+            }
+        }
+
+        List<Path> list() {
+            return directories;
+        }
     }
 
     /**
@@ -210,12 +253,8 @@ public final class TreeScanner {
         while (!subtrees.isEmpty()) {
             pass.flush(subtrees.poll());
         }
-        List<Path> directories = new ArrayList<>();
-        if (watched) {
-            directories.add(root);
-            directories.addAll(pass.directories);
-        }
-        return new TreeVersion(root, pass.etag.value(), pass.files, pass.bytes, directories);
+        return new TreeVersion(root, pass.etag.value(), pass.files, pass.bytes,
+                watched ? pass.directories.list() : List.of());
     }
 
     /**
@@ -280,7 +319,7 @@ public final class TreeScanner {
         private final boolean watched;
         private final Visitor visitor;
         private final ManifestEtag etag = new ManifestEtag();
-        private final List<Path> directories = new ArrayList<>();
+        private final WatchList directories;
         private final java.util.Map<String, List<Held>> below = new java.util.HashMap<>();
         private int listed;
         private int files;
@@ -288,6 +327,7 @@ public final class TreeScanner {
 
         ByTopLevel(Path root, boolean watched, Visitor visitor) {
             this.root = root;
+            this.directories = new WatchList(root);
             this.watched = watched;
             this.visitor = visitor;
         }

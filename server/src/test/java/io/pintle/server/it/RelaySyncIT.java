@@ -177,9 +177,21 @@ class RelaySyncIT {
                 assertThat(relayShare.resolve("node-07/rules/rudder.tar.bz2")).as("left as it was")
                         .hasContent("node-07 1");
             }
-            // Released: the next round (after the relay's retry delay) syncs it.
-            Await.until(PROMPT,
-                    () -> Files.readString(relayShare.resolve("node-07/rules/rudder.tar.bz2")).equals("node-07 2"));
+            ListAppender<ILoggingEvent> access = LogCapture.attach("io.pintle.access");
+            try {
+                // Released: the next round (after the relay's retry delay) syncs it...
+                Await.until(PROMPT, () -> Files.readString(relayShare.resolve("node-07/rules/rudder.tar.bz2"))
+                        .equals("node-07 2"));
+            } finally {
+                LogCapture.detach("io.pintle.access", access);
+            }
+            // ...on its own (its manifest: unchanged since the share's version last answered, it is on no change
+            // list), the share asked for as a change list, never whole.
+            List<String> asked = access.list.stream().map(ILoggingEvent::getFormattedMessage)
+                    .filter(line -> line.contains("relay-1 [")).toList();
+            assertThat(asked).anyMatch(line -> line.contains("GET /policies/relay-1/share/node-07/?view=manifest"));
+            assertThat(asked).filteredOn(line -> line.contains("GET /policies/relay-1/share/?view=manifest"))
+                    .isNotEmpty().allMatch(line -> line.contains("since=%22m-"));
         }
     }
 

@@ -35,6 +35,37 @@ class TreeScannerTest {
         digests.close();
     }
 
+    /**
+     * A change wait watches every directory of a tree up to 4,096 of them; a larger tree (a relay's share of Rudder
+     * nodes, 12 directories a node) its root and the directories directly in it, where Rudder's rename of a node's
+     * rules.new over rules shows. Both passes (a scan, a change list's pass by top-level directory) say so.
+     */
+    @Test
+    void aTreeOfManyDirectoriesIsWatchedAtItsTopTwoLevels(@TempDir Path dir) throws Exception {
+        Path small = dir.resolve("small");
+        Files.createDirectories(small.resolve("n1/rules/cfengine-community/technique/1.0"));
+        TreeVersion few = scanner.scan(small, true);
+        assertThat(few.directories()).containsExactly(small, small.resolve("n1"), small.resolve("n1/rules"),
+                small.resolve("n1/rules/cfengine-community"), small.resolve("n1/rules/cfengine-community/technique"),
+                small.resolve("n1/rules/cfengine-community/technique/1.0"));
+        assertThat(scanner.scan(small, false).directories()).isEmpty();
+
+        Path share = dir.resolve("share");
+        int nodes = TreeScanner.MAX_WATCHED_DIRECTORIES / 4 + 1;
+        List<Path> expected = new ArrayList<>();
+        expected.add(share);
+        for (int node = 0; node < nodes; node++) {
+            Path nodeDirectory = share.resolve(String.format("node-%04d", node));
+            Files.createDirectories(nodeDirectory.resolve("rules/cfengine-community/technique"));
+            expected.add(nodeDirectory);
+        }
+        TreeScanner large = new TreeScanner(digests, 100_000);
+        assertThat(large.scan(share, true).directories()).containsExactlyElementsOf(expected);
+        assertThat(large.walkByTopLevel(share, true, (entry, stat) -> {}).directories())
+                .containsExactlyElementsOf(expected);
+        assertThat(large.walkByTopLevel(share, false, (entry, stat) -> {}).directories()).isEmpty();
+    }
+
     @Test
     void digestsAreComputedOncePerFileVersion(@TempDir Path dir) throws Exception {
         for (int i = 0; i < 20; i++) {
