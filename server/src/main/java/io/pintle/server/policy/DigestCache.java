@@ -95,7 +95,11 @@ public final class DigestCache implements AutoCloseable {
     }
 
     private void remember(Digest digest) {
-        digests.put(digest.version().path(), digest);
+        Path path = digest.version().path();
+        // Removed first so that the key is the entry's own path: put() keeps an existing key, which once a file
+        // changed would leave two path objects an entry (the old key, the new version's), ~200 bytes each.
+        digests.remove(path);
+        digests.put(path, digest);
         if (digests.size() > maxEntries) {
             // Drop about a tenth, in the map's (hash) order: effectively arbitrary, and cheap.
             int excess = digests.size() - maxEntries + maxEntries / 10;
@@ -129,7 +133,11 @@ public final class DigestCache implements AutoCloseable {
             throw new IllegalArgumentException(algorithm + " is not available in this JVM", e);
         }
         long total = 0;
-        try (FileChannel channel = FileVersion.openNoFollow(version.path())) {
+        // Opened through a copy of the path: a FileChannel keeps its path's string, which the path object then
+        // caches for good (another ~190 bytes an entry, kept by the cache's key).
+        Path path = version.path();
+        Path copy = path.getParent() == null ? path : path.getParent().resolve(path.getFileName());
+        try (FileChannel channel = FileVersion.openNoFollow(copy)) {
             ByteBuffer buffer = ByteBuffer.allocate(BUFFER_BYTES);
             int read;
             while ((read = channel.read(buffer)) >= 0) {
@@ -164,6 +172,22 @@ public final class DigestCache implements AutoCloseable {
     }
 
     /** @return how many digests were answered from the cache */
+    /** @return the cache's key for this path (the same object as its entry's version's path), or null */
+    Path key(Path path) {
+        for (Path key : digests.keySet()) {
+            if (key.equals(path)) {
+                return key;
+            }
+        }
+        return null;
+    }
+
+    /** @return the version the cached digest of this path belongs to, or null */
+    FileStat cached(Path path) {
+        Digest digest = digests.get(path);
+        return digest == null ? null : digest.version();
+    }
+
     public long hits() {
         return hits.sum();
     }
