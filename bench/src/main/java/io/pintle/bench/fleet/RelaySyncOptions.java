@@ -34,8 +34,9 @@ import java.util.List;
  * @param command the command line as the user typed it, for the report
  */
 record RelaySyncOptions(int nodes, int relays, String serverKey, int policyBytes, NodeTree nodeTree, int rounds,
-        int warmupGenerations, boolean rootFollowsVariant, int syncLimitSeconds, Variant a, Variant b, Path pintleJar, Path wrapper, String serverCpus, String relayCpus, String harnessCpus, String commit,
-        Path work, Path output, String command) {
+        int warmupGenerations, boolean rootFollowsVariant, int syncLimitSeconds, Variant a, Variant b, Path pintleJar,
+        Path wrapper, String serverCpus, String relayCpus, String harnessCpus, String commit, Path work, Path output,
+        String command) {
     /** What B adds to A's options by default: the relay's previous sync, one node directory at a time. */
     static final String ONE_AT_A_TIME = "-Dpintle.bench.relayBatch=false";
 
@@ -44,7 +45,8 @@ record RelaySyncOptions(int nodes, int relays, String serverKey, int policyBytes
             + "[--node-tree small|rudder] [--rounds 3] [--warmup-generations 3] [--root-options a|variant] "
             + "[--sync-limit 600] [--a-jvm-options 'OPTIONS'] "
             + "[--b-jvm-options 'OPTIONS (default: A's "
-            + ONE_AT_A_TIME + ")'] [--b-pintle-jar JAR (default: --pintle-jar)] [--a-label batched] [--b-label 'one node at a time'] [--server-cpus 0] [--relay-cpus CPUS (default: the servers')] "
+            + ONE_AT_A_TIME + ")'] [--b-pintle-jar JAR (default: --pintle-jar)] [--a-label batched] "
+            + "[--b-label 'one node at a time'] [--server-cpus 0] [--relay-cpus CPUS (default: the servers')] "
             + "[--harness-cpus 1] [--commit C] [--command 'bench/relaysync ...']";
 
     /**

@@ -312,9 +312,10 @@ public final class RelaySync {
      * small nodes, 50 MB for Rudder's). A node a round left behind (changed again upstream meanwhile, or failed) is
      * synced by the next round, which does not wait: from the change list when it is on it, else on its own (its
      * manifest, then its files), as a whole manifest once was asked for after such a round. A version the root no
-     * longer holds gets the whole manifest, compared node by node with what this relay holds. The answer is spooled ({@link Spool}: past 1 MiB in an unlinked temporary
-     * file), then read as a stream one node at a time ({@link ShareManifestReader}), the changed ones synced as they
-     * come, {@value Routes#MAX_ONLY} per archive: the relay holds a batch of nodes' entries, not the share's.
+     * longer holds gets the whole manifest, compared node by node with what this relay holds. The answer is
+     * spooled ({@link Spool}: past 1 MiB in an unlinked temporary file), then read as a stream one node at a time
+     * ({@link ShareManifestReader}), the changed ones synced as they come, {@value Routes#MAX_ONLY} per archive: the
+     * relay holds a batch of nodes' entries, not the share's.
      */
     private void syncShare() throws Exception {
         ServerSnapshot snapshot = snapshots.get();
