@@ -171,7 +171,6 @@ public final class DigestCache implements AutoCloseable {
         }
     }
 
-    /** @return how many digests were answered from the cache */
     /** @return the cache's key for this path (the same object as its entry's version's path), or null */
     Path key(Path path) {
         for (Path key : digests.keySet()) {
@@ -188,6 +187,7 @@ public final class DigestCache implements AutoCloseable {
         return digest == null ? null : digest.version();
     }
 
+    /** @return how many digests were answered from the cache */
     public long hits() {
         return hits.sum();
     }
