@@ -270,6 +270,23 @@ public final class DirectorySync {
     }
 
     /**
+     * {@link #syncSubtrees(String, Path, Manifest, java.util.Collection)} from each directory's own manifest, as
+     * {@link #subtreeManifests} cuts them: for a caller that cut them already (a relay reading its share's
+     * manifest a node at a time).
+     *
+     * @param remoteParentPath the parent on the server, as a URL path (as for {@link #sync})
+     * @param localParent the local parent; created when missing
+     * @param manifests each directory's own manifest, by name
+     * @return one outcome per name, in name order
+     * @throws IOException when the local parent cannot be created or a lock file opened
+     * @throws InterruptedException when interrupted; directories not yet swapped in are as they were
+     */
+    public List<SubtreeOutcome> syncSubtrees(String remoteParentPath, Path localParent,
+            java.util.SortedMap<String, Manifest> manifests) throws IOException, InterruptedException {
+        return new SubtreeSync(this).run(remoteParentPath, localParent, manifests);
+    }
+
+    /**
      * Each named top-level directory's own manifest, cut from a manifest of its parent (whole or change list):
      * the entries below it with their paths made relative to it, and its ETag, the one the server's manifest of
      * that directory has.

@@ -82,17 +82,25 @@ final class SubtreeSync {
     /** Syncs the named directories; returns once their swapped-out trees are deleted too. Called once. */
     List<SubtreeOutcome> run(String remoteParent, Path localParent, Manifest parent, Collection<String> names)
             throws IOException, InterruptedException {
+        return run(remoteParent, localParent, split(parent, new TreeSet<>(names)));
+    }
+
+    /**
+     * Syncs the named directories from their own manifests (null for a name that is no directory of the parent),
+     * in the map's order; returns once their swapped-out trees are deleted too. Called once.
+     */
+    List<SubtreeOutcome> run(String remoteParent, Path localParent, Map<String, Manifest> manifests)
+            throws IOException, InterruptedException {
         try (deleter) {
-            return syncAll(remoteParent, localParent, parent, names);
+            return syncAll(remoteParent, localParent, manifests);
         }
     }
 
-    private List<SubtreeOutcome> syncAll(String remoteParent, Path localParent, Manifest parent,
-            Collection<String> names) throws IOException, InterruptedException {
+    private List<SubtreeOutcome> syncAll(String remoteParent, Path localParent, Map<String, Manifest> manifests)
+            throws IOException, InterruptedException {
         String remote = DirectorySync.directoryPath(remoteParent);
         Path parentDir = localParent.toAbsolutePath().normalize();
         Files.createDirectories(parentDir);
-        Map<String, Manifest> manifests = split(parent, new TreeSet<>(names));
         List<SubtreeOutcome> outcomes = new ArrayList<>();
         List<Node> chunk = new ArrayList<>();
         for (Map.Entry<String, Manifest> each : manifests.entrySet()) {

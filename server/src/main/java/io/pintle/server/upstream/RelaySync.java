@@ -1,5 +1,6 @@
 package io.pintle.server.upstream;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.pintle.api.Routes;
@@ -32,6 +33,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.SortedMap;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
@@ -369,10 +372,8 @@ public final class RelaySync {
                             round.changed(node, own);
                         }
                     });
-        } catch (IOException e) {
-            if (e instanceof Spool.TooLargeException || e instanceof SyncException) {
-                throw e;
-            }
+        } catch (ShareManifestReader.InvalidManifestException | JsonProcessingException e) {
+            // The manifest's own fault; a sync's failure (from the visitor) goes on as it is.
             throw new SyncException("the manifest of " + remote + " is not a valid manifest: " + e.getMessage(), e);
         }
         round.flush();
@@ -448,8 +449,8 @@ public final class RelaySync {
         private final String remote;
         private final Path share;
         private final DirectorySync sync;
-        private final List<String> names = new ArrayList<>();
-        private final List<Manifest.Entry> entries = new ArrayList<>();
+        /** The batch in hand: changed nodes' own manifests. */
+        private final SortedMap<String, Manifest> nodes = new TreeMap<>();
         /** The first failure (not stale), or null. */
         Exception failure;
         /** The nodes this round left behind (stale or failed). */
@@ -470,21 +471,15 @@ public final class RelaySync {
                 one(node, sync);
                 return;
             }
-            // Its entries under its name again, as a parent's manifest has them: what syncSubtrees splits.
-            entries.add(new Manifest.Entry(node, Manifest.Types.DIRECTORY, null, null, null, null, null));
-            for (Manifest.Entry entry : own.entries()) {
-                entries.add(new Manifest.Entry(node + "/" + entry.path(), entry.type(), entry.size(), entry.mode(),
-                        entry.mtime(), entry.sha256(), entry.target()));
-            }
-            names.add(node);
-            if (names.size() == Routes.MAX_ONLY) {
+            nodes.put(node, own);
+            if (nodes.size() == Routes.MAX_ONLY) {
                 batch();
             }
         }
 
         /** Syncs the batch in hand. */
         void flush() throws IOException, InterruptedException {
-            if (!names.isEmpty()) {
+            if (!nodes.isEmpty()) {
                 batch();
             }
         }
@@ -507,10 +502,8 @@ public final class RelaySync {
         }
 
         private void batch() throws IOException, InterruptedException {
-            Manifest parent = new Manifest(Manifest.FORMAT, "", 0, 0, entries);
-            List<SubtreeOutcome> outcomes = sync.syncSubtrees(remote, share, parent, names);
-            names.clear();
-            entries.clear();
+            List<SubtreeOutcome> outcomes = sync.syncSubtrees(remote, share, nodes);
+            nodes.clear();
             for (SubtreeOutcome outcome : outcomes) {
                 if (outcome.ok()) {
                     nodeFingerprints.put(outcome.name(), outcome.etag());

@@ -47,6 +47,15 @@ final class ShareManifestReader {
         void directory(String name, Manifest manifest) throws IOException, InterruptedException;
     }
 
+    /** The JSON is no manifest, or not in manifest order (a parse error is Jackson's own exception). */
+    static final class InvalidManifestException extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        InvalidManifestException(String message) {
+            super(message);
+        }
+    }
+
     /** A top-level directory being read. */
     private static final class Group {
         final String name;
@@ -74,7 +83,9 @@ final class ShareManifestReader {
      * @param wanted which top-level directories to hand out (others are skipped, not held)
      * @param visitor gets each, complete, in manifest order of their completion
      * @return the manifest's other fields
-     * @throws IOException if the JSON is no manifest, or out of order, or the visitor fails
+     * @throws InvalidManifestException if the JSON is no manifest, or out of order
+     * @throws com.fasterxml.jackson.core.JsonProcessingException if it is no JSON, or an entry no entry
+     * @throws IOException what the visitor throws
      * @throws InterruptedException if the visitor was interrupted
      */
     Header read(InputStream input, Predicate<String> wanted, Visitor visitor)
@@ -98,10 +109,10 @@ final class ShareManifestReader {
             expect(parser.currentToken(), JsonToken.END_OBJECT, "the end of the object");
         }
         if (etag == null) {
-            throw new IOException("the manifest has no etag");
+            throw new InvalidManifestException("the manifest has no etag");
         }
         if ((since == null) != (removed == null)) {
-            throw new IOException("a change list has both since and removed, a whole manifest neither");
+            throw new InvalidManifestException("a change list has both since and removed, a whole manifest neither");
         }
         return new Header(etag, since, removed);
     }
@@ -125,7 +136,8 @@ final class ShareManifestReader {
             int slash = path.indexOf('/');
             String top = slash < 0 ? path : path.substring(0, slash);
             if (done.contains(top)) {
-                throw new IOException("the manifest is not in manifest order: " + path + " after the rest of " + top);
+                throw new InvalidManifestException("the manifest is not in manifest order: " + path
+                        + " after the rest of " + top);
             }
             Group group = open.get(top);
             if (group == null) {
@@ -165,7 +177,8 @@ final class ShareManifestReader {
 
     private static void expect(JsonToken token, JsonToken expected, String what) throws IOException {
         if (token != expected) {
-            throw new IOException("the manifest is not valid: " + what + " expected, " + token + " found");
+            throw new InvalidManifestException("the manifest is not valid: " + what + " expected, " + token
+                    + " found");
         }
     }
 }

@@ -71,7 +71,7 @@ class ShareManifestReaderTest {
         String outOfOrder = "{\"etag\":\"e\",\"entries\":[{\"path\":\"a\",\"type\":\"directory\"},{\"path\":\"a/f\","
                 + "\"type\":\"file\"},{\"path\":\"b\",\"type\":\"directory\"},{\"path\":\"a/g\",\"type\":\"file\"}]}";
         assertThatThrownBy(() -> reader.read(stream(outOfOrder), name -> true, (name, own) -> {}))
-                .isInstanceOf(IOException.class)
+                .isInstanceOf(ShareManifestReader.InvalidManifestException.class)
                 .hasMessage("the manifest is not in manifest order: a/g after the rest of a");
         assertThatThrownBy(() -> reader.read(stream("{\"entries\":[]}"), name -> true, (name, own) -> {}))
                 .hasMessage("the manifest has no etag");
