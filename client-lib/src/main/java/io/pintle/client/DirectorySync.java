@@ -249,7 +249,8 @@ public final class DirectorySync {
     /**
      * Syncs many directories of one remote parent from a manifest of that parent the caller already holds (whole,
      * or a change list of {@code ?since=}), as a relay follows its share: no manifest request per directory, and
-     * their files in one {@code ?view=archive&only=} request per {@value Routes#MAX_ONLY} directories that need any.
+     * their files in one {@code ?view=archive&only=} request per {@value Routes#MAX_ONLY} directories that need any
+     * — file by file instead for a directory that reuses more than half of its bytes, as {@link #sync} chooses.
      * Each directory is synced as {@link #sync} would (its lock, a staging tree, an atomic swap, its sidecar state,
      * which a later {@link #sync} of it trusts) and succeeds or fails on its own, with no retry: one the server
      * changed since the manifest is told as {@link SubtreeOutcome#stale}, and a next manifest brings it. A directory
@@ -405,9 +406,7 @@ public final class DirectorySync {
         boolean swapped = false;
         try {
             Set<TreePath> linked = staging.prepare(tree, plan, local);
-            boolean reuseNothing = plan.link().isEmpty() && plan.copy().isEmpty();
-            boolean archive = !plan.download().isEmpty()
-                    && (reuseNothing || plan.downloadBytes() > tree.fileBytes() / 2);
+            boolean archive = byArchive(plan, tree);
             Transfer transfer = archive
                     ? downloadArchive(remote, tree, plan, staging, requests)
                     : downloadFiles(remote, tree, plan, staging, requests);
@@ -471,6 +470,21 @@ public final class DirectorySync {
             }
             throw e;
         }
+    }
+
+    /**
+     * Whether a plan's downloads come as one archive: when the local tree has nothing to reuse, or more than half of
+     * the tree's bytes are new; otherwise file by file (a relay's Rudder node whose generation changed a few of its
+     * files: the server reads and sends those only, not the whole tree).
+     */
+    static boolean byArchive(SyncPlanner.Plan plan, ManifestTree tree) {
+        boolean reuseNothing = plan.link().isEmpty() && plan.copy().isEmpty();
+        return !plan.download().isEmpty() && (reuseNothing || plan.downloadBytes() > tree.fileBytes() / 2);
+    }
+
+    /** @return how many files one sync downloads at once, file by file */
+    int parallelism() {
+        return parallelism;
     }
 
     /** What a download brought. */
@@ -660,7 +674,14 @@ public final class DirectorySync {
         }
     }
 
-    private long downloadFile(String remote, TreePath path, Manifest.Entry entry, StagingTree staging,
+    /**
+     * One file into the staging tree, checked against its manifest entry as it arrives.
+     *
+     * @return its bytes
+     * @throws AttemptFailure without a cause when the server's file is gone (404) or not the manifest's (the tree
+     *     changed); with one when the transfer failed
+     */
+    long downloadFile(String remote, TreePath path, Manifest.Entry entry, StagingTree staging,
             AtomicInteger requests) throws AttemptFailure, ProblemException, IOException, InterruptedException {
         String what = remote + path;
         HttpRequest request = HttpRequest.newBuilder(base.resolve(remote + encode(path)))

@@ -24,13 +24,19 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
 
 /**
  * {@link DirectorySync#syncSubtrees}: many sibling directories from a manifest of their parent that the caller
- * holds, their files in one {@code ?view=archive&only=} request per {@value Routes#MAX_ONLY} directories. Each
+ * holds, their files in one {@code ?view=archive&only=} request per {@value Routes#MAX_ONLY} directories — or, for
+ * a directory that needs at most half of its bytes and reuses the rest (a Rudder node whose generation changed a
+ * few of its files), file by file as {@link DirectorySync#sync} would, so that the server sends just those. Each
  * directory is still its own sync — its lock, its staging tree, its swap, its sidecar, exactly as {@link
  * DirectorySync#sync} leaves them — and succeeds or fails on its own: one that the archive shows to have changed on
  * the server since the manifest (a file of another size or digest, a file more or less) is left as it was and told
@@ -67,6 +73,8 @@ final class SubtreeSync {
         Set<TreePath> linked;
         final Set<TreePath> needed = new HashSet<>();
         final Set<TreePath> seen = new HashSet<>();
+        /** Its files fetched one request each rather than in an archive. */
+        boolean fileByFile;
         int files;
         long bytes;
         SubtreeOutcome outcome;
@@ -173,16 +181,20 @@ final class SubtreeSync {
     private List<SubtreeOutcome> batch(String remote, List<Node> nodes) throws IOException, InterruptedException {
         try {
             List<Node> fetch = new ArrayList<>();
+            List<Node> fileByFile = new ArrayList<>();
             for (Node node : nodes) {
                 prepare(node);
                 if (node.outcome == null && node.needed.isEmpty()) {
                     complete(node);
                 }
                 if (node.outcome == null) {
-                    fetch.add(node);
+                    (DirectorySync.byArchive(node.plan, node.tree) ? fetch : fileByFile).add(node);
                 } else {
                     release(node);
                 }
+            }
+            if (!fileByFile.isEmpty()) {
+                fetchFiles(fileByFile);
             }
             if (!fetch.isEmpty()) {
                 fetch(remote, fetch);
@@ -352,6 +364,71 @@ final class SubtreeSync {
         return null;
     }
 
+    /**
+     * The files of directories that need a few of theirs (at most half of their bytes; the rest is reused), each
+     * file its own request, {@link DirectorySync#parallelism} at once over the client's connection (multiplexed on
+     * HTTP/2): the server reads and sends those files only, where an archive would walk, read and compress every
+     * file of the directory. A directory is completed once all its files are in; one whose file is gone or not its
+     * manifest's (the server's copy changed since) is stale; one whose transfer failed is failed.
+     */
+    private void fetchFiles(List<Node> nodes) throws IOException, InterruptedException {
+        int downloads = nodes.stream().mapToInt(node -> node.needed.size()).sum();
+        AtomicInteger threads = new AtomicInteger();
+        ExecutorService pool = Executors.newFixedThreadPool(Math.min(sync.parallelism(), downloads), task -> {
+            Thread thread = new Thread(task, "pintle-sync-" + threads.incrementAndGet());
+            thread.setDaemon(true);
+            return thread;
+        });
+        try {
+            Map<Node, List<Future<Long>>> pending = new LinkedHashMap<>();
+            for (Node node : nodes) {
+                node.fileByFile = true;
+                List<Future<Long>> files = new ArrayList<>();
+                for (TreePath path : node.needed) {
+                    Manifest.Entry entry = node.tree.entries().get(path);
+                    files.add(pool.submit(() -> sync.downloadFile(node.remote, path, entry, node.staging,
+                            new AtomicInteger())));
+                }
+                pending.put(node, files);
+            }
+            for (Map.Entry<Node, List<Future<Long>>> each : pending.entrySet()) {
+                Node node = each.getKey();
+                for (Future<Long> file : each.getValue()) {
+                    try {
+                        long bytes = file.get();
+                        if (node.outcome == null) {
+                            node.files++;
+                            node.bytes += bytes;
+                        }
+                    } catch (ExecutionException e) {
+                        if (node.outcome == null) {
+                            node.outcome = fileFailed(node, e.getCause());
+                        }
+                    }
+                }
+                if (node.outcome == null) {
+                    node.needed.clear();
+                    complete(node);
+                }
+                release(node);
+            }
+        } finally {
+            // On an interrupt the rest are abandoned; all must have stopped before the staging trees are deleted.
+            pool.shutdownNow();
+            DirectorySync.awaitStopped(pool);
+        }
+    }
+
+    /** A directory's outcome when one of its files failed: stale when the server's copy changed, else failed. */
+    private static SubtreeOutcome fileFailed(Node node, Throwable failure) {
+        if (failure instanceof AttemptFailure attempt && attempt.getCause() == null) {
+            return SubtreeOutcome.failed(node.name, node.remote + " changed on the server since its manifest: "
+                    + attempt.getMessage(), true);
+        }
+        return SubtreeOutcome.failed(node.name, failure.getMessage() != null ? failure.getMessage()
+                : failure.toString(), false);
+    }
+
     /** Whether a response failed because its stream ended early (not a refusal, nor an archive out of order). */
     private static boolean isCut(Exception e) {
         return e instanceof AttemptFailure failure && failure.cut();
@@ -408,7 +485,8 @@ final class SubtreeSync {
             return;
         }
         long expectedFiles = node.tree.entries().values().stream().filter(Manifest.Entry::isFile).count();
-        boolean fetched = node.seen.size() > 0 || !node.plan.download().isEmpty();
+        // An archive brings every file of the directory (each seen); file by file, only those needed.
+        boolean fetched = !node.fileByFile && (node.seen.size() > 0 || !node.plan.download().isEmpty());
         if (!node.needed.isEmpty() || fetched && node.seen.size() != expectedFiles) {
             node.outcome = stale(node, "ended with " + node.seen.size() + " of its manifest's " + expectedFiles
                     + " files");

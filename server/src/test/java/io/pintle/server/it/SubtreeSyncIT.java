@@ -32,11 +32,14 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Client-lib's {@code syncSubtrees} against the real server over mutual TLS: a relay's way of following its share,
  * many node directories from the share's manifest or change list and one {@code ?view=archive&only=} request per
- * 64 of them, each directory swapped in on its own and left exactly as a per-directory sync leaves it.
+ * 64 of them (or, for a directory that changed a few of its bytes, its files one request each), each directory
+ * swapped in on its own and left exactly as a per-directory sync leaves it.
  */
 class SubtreeSyncIT {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -82,10 +85,13 @@ class SubtreeSyncIT {
             assertThat(own.requests()).isEqualTo(1);
             assertThat(own.etag()).isEqualTo(first.get(42).etag());
 
-            // Three change, one goes: the change list names them, and only they are fetched, in one request.
-            for (String node : List.of("node-05", "node-06", "node-69")) {
+            // Three change, one goes: the change list names them, and only they are fetched. Two changed a few of
+            // their bytes: their file, one request each; one most of them: an archive of that directory alone.
+            for (String node : List.of("node-05", "node-06")) {
                 TreeViewsIT.replace(upstream.resolve(node + "/rules/cfengine-community/promises.cf"), node + " 2\n");
             }
+            TreeViewsIT.replace(upstream.resolve("node-69/rules/cfengine-community/promises.cf"),
+                    "node-69 2\n" + "#".repeat(1000) + "\n");
             TreeViewsIT.deleteTree(upstream.resolve("node-07"));
             Manifest changes = manifest(client, whole.etag());
             assertThat(changes.removed()).containsExactly("node-07");
@@ -94,12 +100,21 @@ class SubtreeSyncIT {
             long untouched = Files.readAttributes(local.resolve("node-08/rules/cfengine-community/promises.cf"),
                     java.nio.file.attribute.BasicFileAttributes.class).lastModifiedTime().toMillis();
             Object inode = Files.getAttribute(local.resolve("node-08"), "unix:ino");
-            archivesBefore = archives();
+            int linesBefore = access.list.size();
             List<SubtreeOutcome> second = sync.syncSubtrees(SHARE, local, changes, changed);
             assertThat(second).allMatch(SubtreeOutcome::ok).allMatch(SubtreeOutcome::changed)
                     .allMatch(outcome -> outcome.filesDownloaded() == 1);
-            assertThat(archives() - archivesBefore).isEqualTo(1);
-            assertThat(local.resolve("node-69/rules/cfengine-community/promises.cf")).hasContent("node-69 2\n");
+            Await.until(Duration.ofSeconds(5), "the access lines of 2 files and an archive",
+                    () -> access.list.size() - linesBefore == 3);
+            assertThat(access.list.subList(linesBefore, access.list.size()))
+                    .extracting(ILoggingEvent::getFormattedMessage)
+                    .anyMatch(line -> line.contains("GET " + SHARE + "node-05/rules/cfengine-community/promises.cf "))
+                    .anyMatch(line -> line.contains("GET " + SHARE + "node-06/rules/cfengine-community/promises.cf "))
+                    .anyMatch(line -> line.contains("GET " + SHARE + "?view=archive&only=node-69 "));
+            assertThat(local.resolve("node-05/rules/cfengine-community/promises.cf")).hasContent("node-05 2\n");
+            for (String node : List.of("node-05", "node-69")) {
+                assertThat(TreeViewsIT.onDisk(local.resolve(node))).isEqualTo(TreeViewsIT.onDisk(upstream.resolve(node)));
+            }
             // The trees swapped out (deleted on a thread of their own) are gone when the call returns.
             try (var entries = Files.list(local)) {
                 assertThat(entries.map(path -> path.getFileName().toString()))
@@ -118,9 +133,16 @@ class SubtreeSyncIT {
         }
     }
 
-    @Test
-    void aDirectoryThatChangedOrWentSinceTheManifestIsStaleAndLeftAsItWasTheOthersAreSynced(@TempDir Path dir)
-            throws Exception {
+    /**
+     * Either way of fetching: a change of most of a directory's bytes comes in the archive, which shows every file;
+     * a small one file by file, which shows the files fetched only.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"archive", "file by file"})
+    void aDirectoryThatChangedOrWentSinceTheManifestIsStaleAndLeftAsItWasTheOthersAreSynced(String way,
+            @TempDir Path dir) throws Exception {
+        boolean archive = way.equals("archive");
+        String padding = archive ? "#".repeat(1000) + "\n" : "";
         Sandbox sandbox = Sandbox.create(dir.resolve("server"));
         NodeKeys relay = sandbox.addNode("relay-1", SelfSigned.KeyType.EC_P256, Sandbox.Pinning.BOTH);
         List<String> nodes = List.of("a", "b", "c", "d");
@@ -137,21 +159,29 @@ class SubtreeSyncIT {
             Map<String, String> beforeD = TreeViewsIT.onDisk(local.resolve("d"));
 
             for (String node : nodes) {
-                TreeViewsIT.replace(upstream.resolve(node + "/rules/cfengine-community/promises.cf"), node + " 2\n");
+                TreeViewsIT.replace(upstream.resolve(node + "/rules/cfengine-community/promises.cf"),
+                        node + " 2\n" + padding);
             }
             Manifest manifest = manifest(client, "");
+            Map<String, String> cAtManifest = TreeViewsIT.onDisk(upstream.resolve("c"));
             // After the manifest: b changes again (another size), d is removed, c gains a file.
-            TreeViewsIT.replace(upstream.resolve("b/rules/cfengine-community/promises.cf"), "b 3, longer\n");
+            TreeViewsIT.replace(upstream.resolve("b/rules/cfengine-community/promises.cf"), "b 3, longer\n" + padding);
             TreeViewsIT.deleteTree(upstream.resolve("d"));
             Files.writeString(upstream.resolve("c/rules/cfengine-community/extra.cf"), "new\n");
             List<SubtreeOutcome> outcomes = sync.syncSubtrees(SHARE, local, manifest, nodes);
 
             assertThat(outcomes.get(0).ok()).isTrue();
-            assertThat(local.resolve("a/rules/cfengine-community/promises.cf")).hasContent("a 2\n");
-            for (int i : new int[] {1, 2, 3}) {
+            assertThat(local.resolve("a/rules/cfengine-community/promises.cf")).hasContent("a 2\n" + padding);
+            // b's file is not the manifest's any more, d's is gone: stale either way. c's new file shows in its
+            // archive (stale); file by file, c is the manifest's version, whole (the next change list brings it).
+            for (int i : archive ? new int[] {1, 2, 3} : new int[] {1, 3}) {
                 SubtreeOutcome outcome = outcomes.get(i);
                 assertThat(outcome.ok()).as(outcome.name()).isFalse();
                 assertThat(outcome.stale()).as(outcome.failure()).isTrue();
+            }
+            if (!archive) {
+                assertThat(outcomes.get(2).ok()).as(String.valueOf(outcomes.get(2).failure())).isTrue();
+                assertThat(TreeViewsIT.onDisk(local.resolve("c"))).isEqualTo(cAtManifest);
             }
             assertThat(TreeViewsIT.onDisk(local.resolve("b"))).as("left as it was").isEqualTo(before);
             assertThat(TreeViewsIT.onDisk(local.resolve("d"))).as("left as it was").isEqualTo(beforeD);
@@ -163,7 +193,7 @@ class SubtreeSyncIT {
             // The next manifest brings them.
             List<SubtreeOutcome> again = sync.syncSubtrees(SHARE, local, manifest(client, ""), List.of("b", "c"));
             assertThat(again).allMatch(SubtreeOutcome::ok);
-            assertThat(local.resolve("b/rules/cfengine-community/promises.cf")).hasContent("b 3, longer\n");
+            assertThat(local.resolve("b/rules/cfengine-community/promises.cf")).hasContent("b 3, longer\n" + padding);
             assertThat(local.resolve("c/rules/cfengine-community/extra.cf")).hasContent("new\n");
         }
     }
