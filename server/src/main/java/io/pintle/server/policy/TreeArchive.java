@@ -10,6 +10,7 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.attribute.FileTime;
 import java.security.MessageDigest;
 import java.util.HexFormat;
+import java.util.concurrent.TimeUnit;
 import java.util.zip.Deflater;
 import java.util.zip.GZIPOutputStream;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
@@ -25,7 +26,8 @@ import org.apache.commons.compress.archivers.tar.TarConstants;
  * reader sees a broken stream, never an archive that mixes two versions of the tree.
  *
  * <p>Entries: directories (with a trailing {@code /}), files and symbolic links, in manifest order, with their
- * permission bits and modification times; owner and group 0 with no names, as Rudder's own archives.
+ * permission bits and modification times (whole seconds); owner and group 0 with no names, as Rudder's own
+ * archives.
  *
  * <p>A file that is already compressed (it starts as a bzip2, gzip, xz, zstd, lz4 or zip file does: a node's
  * {@code rudder.tar.bz2}) is stored in the gzip stream without compression: deflating 40 KiB that do not
@@ -101,7 +103,10 @@ public final class TreeArchive {
                     header.setSize(entry.size());
                 }
                 header.setMode(entry.isSymlink() ? 0777 : stat.mode());
-                header.setModTime(FileTime.from(stat.modified()));
+                // Whole seconds: what a ustar header holds. A fraction would add a PAX header (two 512-byte
+                // records) to every entry, for the server to build and compress and the client to parse: a
+                // Rudder node's archive had 50 of them. The manifest has the exact time.
+                header.setModTime(FileTime.from(stat.modified().getEpochSecond(), TimeUnit.SECONDS));
                 header.setIds(0, 0);
                 header.setUserName("");
                 header.setGroupName("");

@@ -9,8 +9,12 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.zip.GZIPInputStream;
@@ -97,6 +101,35 @@ class TreeArchiveTest {
         assertThat(out.size()).isLessThan(5_000);
         assertThat(read(new GZIPInputStream(new ByteArrayInputStream(out.toByteArray()))).get("n1/zeros.bin"))
                 .isEqualTo(zeros);
+    }
+
+    @Test
+    void modificationTimesAreWholeSecondsInTheUstarHeaderWithNoPaxHeaderAnEntry(@TempDir Path dir) throws Exception {
+        Files.createDirectories(dir.resolve("n1/rules"));
+        Files.writeString(dir.resolve("n1/rules/promises.cf"), "bundle agent main { }\n");
+        Instant fraction = Instant.parse("2026-12-08T01:02:03.123456789Z");
+        for (String path : List.of("n1/rules/promises.cf", "n1/rules", "n1")) {
+            Files.setLastModifiedTime(dir.resolve(path), FileTime.from(fraction));
+        }
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        TreeArchive.write(scanner, scanner.scan(dir, false), out);
+        byte[] tar = new GZIPInputStream(new ByteArrayInputStream(out.toByteArray())).readAllBytes();
+
+        // The raw records: each header's type flag, its data records skipped, up to the end's zero block.
+        List<Character> types = new ArrayList<>();
+        for (int at = 0; at + 512 <= tar.length && tar[at] != 0; ) {
+            types.add((char) tar[at + 156]);
+            long size = Long.parseLong(new String(tar, at + 124, 11, StandardCharsets.US_ASCII).trim(), 8);
+            at += 512 + (int) ((size + 511) / 512 * 512);
+        }
+        assertThat(types).as("directories n1/, n1/rules/, then the file; no 'x' (PAX) record")
+                .containsExactly('5', '5', '0');
+        try (TarArchiveInputStream entries = new TarArchiveInputStream(new ByteArrayInputStream(tar))) {
+            for (TarArchiveEntry entry = entries.getNextEntry(); entry != null; entry = entries.getNextEntry()) {
+                assertThat(entry.getLastModifiedTime().toInstant()).as(entry.getName())
+                        .isEqualTo(Instant.parse("2026-12-08T01:02:03Z"));
+            }
+        }
     }
 
     private static Map<String, byte[]> read(InputStream gzip) throws Exception {
