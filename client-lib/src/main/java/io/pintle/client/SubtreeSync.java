@@ -369,7 +369,8 @@ final class SubtreeSync {
      * file its own request, {@link DirectorySync#parallelism} at once over the client's connection (multiplexed on
      * HTTP/2): the server reads and sends those files only, where an archive would walk, read and compress every
      * file of the directory. A directory is completed once all its files are in; one whose file is gone or not its
-     * manifest's (the server's copy changed since) is stale; one whose transfer failed is failed.
+     * manifest's (the server's copy changed since) is stale; a transfer that failed (no answer, a refusal, a cut
+     * body) fails its directory and, without waiting for theirs, every directory not completed yet.
      */
     private void fetchFiles(List<Node> nodes) throws IOException, InterruptedException {
         int downloads = nodes.stream().mapToInt(node -> node.needed.size()).sum();
@@ -391,20 +392,29 @@ final class SubtreeSync {
                 }
                 pending.put(node, files);
             }
+            SubtreeOutcome broken = null;
             for (Map.Entry<Node, List<Future<Long>>> each : pending.entrySet()) {
                 Node node = each.getKey();
                 for (Future<Long> file : each.getValue()) {
+                    if (node.outcome != null || broken != null) {
+                        break;
+                    }
                     try {
                         long bytes = file.get();
-                        if (node.outcome == null) {
-                            node.files++;
-                            node.bytes += bytes;
-                        }
+                        node.files++;
+                        node.bytes += bytes;
                     } catch (ExecutionException e) {
-                        if (node.outcome == null) {
-                            node.outcome = fileFailed(node, e.getCause());
+                        node.outcome = fileFailed(node, e.getCause());
+                        if (!node.outcome.stale()) {
+                            // The transfer failed, not this directory's copy: the connection or the server is in
+                            // trouble, and each request left would wait as long. The rest fail with it, at once.
+                            broken = node.outcome;
+                            pool.shutdownNow();
                         }
                     }
+                }
+                if (node.outcome == null && broken != null) {
+                    node.outcome = SubtreeOutcome.failed(node.name, broken.failure(), false);
                 }
                 if (node.outcome == null) {
                     node.needed.clear();

@@ -46,6 +46,8 @@ final class FakeTreeServer implements AutoCloseable {
     final List<String> requests = new CopyOnWriteArrayList<>();
     /** Content served instead of a file's (per file and in the archive), by relative path. */
     final Map<String, byte[]> tampered = new ConcurrentHashMap<>();
+    /** A status answered instead of a file, with a problem, by relative path. */
+    final Map<String, Integer> refused = new ConcurrentHashMap<>();
     /** Changes the manifest before it is sent. */
     volatile UnaryOperator<Manifest> manifestEdit = UnaryOperator.identity();
     /** Runs when a manifest has been computed (for example to change the tree before the download). */
@@ -98,6 +100,13 @@ final class FakeTreeServer implements AutoCloseable {
                 send(exchange, 200, archive());
             } else {
                 Path file = source.resolve(relative);
+                Integer refusal = refused.get(relative);
+                if (refusal != null) {
+                    exchange.getResponseHeaders().set("Content-Type", "application/problem+json");
+                    send(exchange, refusal, ("{\"type\":\"about:blank\",\"title\":\"Refused\",\"status\":"
+                            + refusal + ",\"detail\":\"refused by the test\"}").getBytes(StandardCharsets.UTF_8));
+                    return;
+                }
                 if (!Files.isRegularFile(file)) {
                     exchange.getResponseHeaders().set("Content-Type", "application/problem+json");
                     send(exchange, 404, ("{\"type\":\"about:blank\",\"title\":\"Not Found\",\"status\":404,"
