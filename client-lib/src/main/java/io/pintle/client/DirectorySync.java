@@ -625,12 +625,7 @@ public final class DirectorySync {
         if (plan.download().isEmpty()) {
             return new Transfer(0, 0);
         }
-        AtomicInteger threads = new AtomicInteger();
-        ExecutorService pool = Executors.newFixedThreadPool(Math.min(parallelism, plan.download().size()), task -> {
-            Thread thread = new Thread(task, "pintle-sync-" + threads.incrementAndGet());
-            thread.setDaemon(true);
-            return thread;
-        });
+        ExecutorService pool = downloadPool(Math.min(parallelism, plan.download().size()));
         try {
             List<Future<Long>> downloads = new ArrayList<>();
             for (TreePath path : plan.download()) {
@@ -647,6 +642,16 @@ public final class DirectorySync {
             pool.shutdownNow();
             awaitStopped(pool);
         }
+    }
+
+    /** @return a pool of {@code threads} daemon threads for downloads ({@code pintle-sync-N}) */
+    static ExecutorService downloadPool(int threads) {
+        AtomicInteger count = new AtomicInteger();
+        return Executors.newFixedThreadPool(threads, task -> {
+            Thread thread = new Thread(task, "pintle-sync-" + count.incrementAndGet());
+            thread.setDaemon(true);
+            return thread;
+        });
     }
 
     private static long outcome(Future<Long> download)

@@ -26,7 +26,6 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
@@ -374,12 +373,7 @@ final class SubtreeSync {
      */
     private void fetchFiles(List<Node> nodes) throws IOException, InterruptedException {
         int downloads = nodes.stream().mapToInt(node -> node.needed.size()).sum();
-        AtomicInteger threads = new AtomicInteger();
-        ExecutorService pool = Executors.newFixedThreadPool(Math.min(sync.parallelism(), downloads), task -> {
-            Thread thread = new Thread(task, "pintle-sync-" + threads.incrementAndGet());
-            thread.setDaemon(true);
-            return thread;
-        });
+        ExecutorService pool = DirectorySync.downloadPool(Math.min(sync.parallelism(), downloads));
         try {
             Map<Node, List<Future<Long>>> pending = new LinkedHashMap<>();
             for (Node node : nodes) {
@@ -395,16 +389,22 @@ final class SubtreeSync {
             SubtreeOutcome broken = null;
             for (Map.Entry<Node, List<Future<Long>>> each : pending.entrySet()) {
                 Node node = each.getKey();
+                // Every file of a directory is waited for (a stale one's too) before its staging tree is deleted;
+                // once the transfers are broken, what is still running is stopped with the pool first.
                 for (Future<Long> file : each.getValue()) {
-                    if (node.outcome != null || broken != null) {
+                    if (broken != null) {
                         break;
                     }
                     try {
                         long bytes = file.get();
-                        node.files++;
-                        node.bytes += bytes;
+                        if (node.outcome == null) {
+                            node.files++;
+                            node.bytes += bytes;
+                        }
                     } catch (ExecutionException e) {
-                        node.outcome = fileFailed(node, e.getCause());
+                        if (node.outcome == null) {
+                            node.outcome = fileFailed(node, e.getCause());
+                        }
                         if (!node.outcome.stale()) {
                             // The transfer failed, not this directory's copy: the connection or the server is in
                             // trouble, and each request left would wait as long. The rest fail with it, at once.
@@ -420,10 +420,14 @@ final class SubtreeSync {
                     node.needed.clear();
                     complete(node);
                 }
-                release(node);
+                if (broken == null) {
+                    release(node);
+                }
+                // Else released by the batch once the pool has stopped (below).
             }
         } finally {
-            // On an interrupt the rest are abandoned; all must have stopped before the staging trees are deleted.
+            // On an interrupt or a broken transfer the rest are abandoned; all must have stopped before the
+            // staging trees are deleted.
             pool.shutdownNow();
             DirectorySync.awaitStopped(pool);
         }
