@@ -104,14 +104,15 @@ public final class DirectorySync {
     private final TreeSwap swap;
     final SecureRandom random = new SecureRandom();
     private final boolean staleScan;
+    final boolean sharedInodes;
     private final RetryListener retries;
 
     DirectorySync(HttpClient http, URI base, Duration requestTimeout, int parallelism, TreeSwap swap) {
-        this(http, base, requestTimeout, parallelism, swap, true, retry -> {});
+        this(http, base, requestTimeout, parallelism, swap, true, false, retry -> {});
     }
 
     private DirectorySync(HttpClient http, URI base, Duration requestTimeout, int parallelism, TreeSwap swap,
-            boolean staleScan, RetryListener retries) {
+            boolean staleScan, boolean sharedInodes, RetryListener retries) {
         if (parallelism < 1) {
             throw new IllegalArgumentException("parallelism must be at least 1, not " + parallelism);
         }
@@ -121,6 +122,7 @@ public final class DirectorySync {
         this.parallelism = parallelism;
         this.swap = Objects.requireNonNull(swap);
         this.staleScan = staleScan;
+        this.sharedInodes = sharedInodes;
         this.retries = Objects.requireNonNull(retries);
     }
 
@@ -153,7 +155,7 @@ public final class DirectorySync {
      * @return the same sync, telling {@code listener}
      */
     public DirectorySync withRetryListener(RetryListener listener) {
-        return new DirectorySync(http, base, requestTimeout, parallelism, swap, staleScan, listener);
+        return new DirectorySync(http, base, requestTimeout, parallelism, swap, staleScan, sharedInodes, listener);
     }
 
     /**
@@ -166,7 +168,21 @@ public final class DirectorySync {
      * @return the same sync without the per-sync look
      */
     public DirectorySync withoutStaleScan() {
-        return new DirectorySync(http, base, requestTimeout, parallelism, swap, false, retries);
+        return new DirectorySync(http, base, requestTimeout, parallelism, swap, false, sharedInodes, retries);
+    }
+
+    /**
+     * This sync, hard-linking a local file whose content and mode are the manifest's but whose mtime is not, then
+     * setting the mtime on the inode the current tree shares with the new one, instead of copying it. For a caller
+     * whose server rewrites unchanged files at every change (Rudder's generation writes every file of a node anew:
+     * 28 of a node's 37 files are then copied, most of a relay's file system work): the current tree's copy of
+     * such a file takes its new mtime a moment before the swap, its content unchanged. Not for a tree whose
+     * readers take an mtime change for a new version and mind seeing it before the rest.
+     *
+     * @return the same sync, sharing inodes across an mtime change
+     */
+    public DirectorySync withSharedInodes() {
+        return new DirectorySync(http, base, requestTimeout, parallelism, swap, staleScan, true, retries);
     }
 
     /**
@@ -396,7 +412,7 @@ public final class DirectorySync {
             throw new SyncException("refused the manifest of " + remote + ": " + e.getMessage(), e);
         }
         SyncPlanner.Plan plan =
-                SyncPlanner.plan(tree, LocalTree.scan(local), state == null ? null : state.manifest());
+                SyncPlanner.plan(tree, LocalTree.scan(local), state == null ? null : state.manifest(), sharedInodes);
         SyncState next = new SyncState(SyncState.FORMAT, remote, manifest);
         if (plan.identical()) {
             next.write(local);
@@ -478,8 +494,7 @@ public final class DirectorySync {
      * files: the server reads and sends those only, not the whole tree).
      */
     static boolean byArchive(SyncPlanner.Plan plan, ManifestTree tree) {
-        boolean reuseNothing = plan.link().isEmpty() && plan.copy().isEmpty();
-        return !plan.download().isEmpty() && (reuseNothing || plan.downloadBytes() > tree.fileBytes() / 2);
+        return !plan.download().isEmpty() && (!plan.reusesSomething() || plan.downloadBytes() > tree.fileBytes() / 2);
     }
 
     /** @return how many files one sync downloads at once, file by file */

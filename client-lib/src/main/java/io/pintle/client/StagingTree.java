@@ -33,6 +33,8 @@ import java.util.Set;
  */
 final class StagingTree {
     private final Path root;
+    /** Files linked whose mtime alone is to be set (their mode is right): {@link SyncPlanner.Plan#touch}. */
+    private final Set<TreePath> timesOnly = new HashSet<>();
 
     private StagingTree(Path root) {
         this.root = root;
@@ -77,7 +79,8 @@ final class StagingTree {
      * @param tree the manifest
      * @param plan what is reused from where
      * @param localDir the synced directory, where reused files are
-     * @return the files hard-linked to the synced directory's (whose metadata must not be touched)
+     * @return the files hard-linked to the synced directory's (whose metadata must not be touched; those of the
+     *     plan's {@code touch} are not among them: their mtime is set)
      * @throws IOException on a file system error
      * @throws AttemptFailure when a copied local file no longer has the content it was planned for
      */
@@ -105,6 +108,15 @@ final class StagingTree {
         for (TreePath path : plan.copy()) {
             copy(path.under(localDir), path, tree.entries().get(path));
         }
+        for (TreePath path : plan.touch()) {
+            Path from = path.under(localDir);
+            try {
+                Files.createLink(resolve(path), from);
+                timesOnly.add(path);
+            } catch (IOException | UnsupportedOperationException cannotLink) {
+                copy(from, path, tree.entries().get(path));
+            }
+        }
         return linked;
     }
 
@@ -128,7 +140,15 @@ final class StagingTree {
         FileTime accessed = FileTime.from(Instant.now());
         for (Map.Entry<TreePath, Manifest.Entry> item : tree.entries().entrySet()) {
             Manifest.Entry entry = item.getValue();
-            if (entry.isFile() && !skip.contains(item.getKey())) {
+            if (entry.isFile() && timesOnly.contains(item.getKey())) {
+                // The inode the current tree shares: its content and mode are the manifest's, its mtime becomes
+                // the manifest's a moment before the swap.
+                Instant mtime = tree.mtime(item.getKey());
+                if (mtime != null) {
+                    Files.getFileAttributeView(resolve(item.getKey()), BasicFileAttributeView.class)
+                            .setTimes(FileTime.from(mtime), accessed, null);
+                }
+            } else if (entry.isFile() && !skip.contains(item.getKey())) {
                 apply(resolve(item.getKey()), tree, item.getKey(), accessed);
             } else if (entry.isSymlink() && entry.mtime() != null) {
                 try {

@@ -250,7 +250,7 @@ final class SubtreeSync {
                 return;
             }
             node.plan = SyncPlanner.plan(node.tree, LocalTree.scan(node.local),
-                    node.state == null || !exists ? null : node.state.manifest());
+                    node.state == null || !exists ? null : node.state.manifest(), sync.sharedInodes);
             if (node.plan.identical()) {
                 new SyncState(SyncState.FORMAT, node.remote, node.manifest).write(node.local);
                 node.outcome = SubtreeOutcome.done(node.name, node.manifest.etag(), false, 0, 0);

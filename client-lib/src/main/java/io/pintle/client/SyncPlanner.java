@@ -37,17 +37,26 @@ final class SyncPlanner {
      *
      * @param link files reused as they are (hard link, or copy where linking is impossible)
      * @param copy files whose content is reused but whose mode or mtime differ: copied, then set
+     * @param touch files whose content and mode are reused but whose mtime differs, when the sync shares inodes
+     *     ({@link DirectorySync#withSharedInodes}): hard-linked, then their mtime set on the inode the current tree
+     *     shares (copied where linking is impossible)
      * @param download files to download
      * @param downloadBytes total size of {@code download}
      * @param removed local entries that the manifest no longer has
      * @param identical whether the local tree already is the manifest's (nothing to stage or swap)
      */
-    record Plan(List<TreePath> link, List<TreePath> copy, List<TreePath> download, long downloadBytes, int removed,
-            boolean identical) {
+    record Plan(List<TreePath> link, List<TreePath> copy, List<TreePath> touch, List<TreePath> download,
+            long downloadBytes, int removed, boolean identical) {
         Plan {
             link = List.copyOf(link);
             copy = List.copyOf(copy);
+            touch = List.copyOf(touch);
             download = List.copyOf(download);
+        }
+
+        /** @return whether any local file's content is reused */
+        boolean reusesSomething() {
+            return !link.isEmpty() || !copy.isEmpty() || !touch.isEmpty();
         }
     }
 
@@ -55,10 +64,12 @@ final class SyncPlanner {
      * @param tree the new manifest
      * @param local the local tree
      * @param previous the manifest the local tree was last synced to, or null
+     * @param sharedInodes whether a file whose mtime alone differs is linked and touched rather than copied
      * @return the plan
      * @throws IOException when a local file cannot be read
      */
-    static Plan plan(ManifestTree tree, LocalTree local, Manifest previous) throws IOException {
+    static Plan plan(ManifestTree tree, LocalTree local, Manifest previous, boolean sharedInodes)
+            throws IOException {
         Map<String, Manifest.Entry> before = new HashMap<>();
         if (previous != null) {
             for (Manifest.Entry entry : previous.entries()) {
@@ -67,6 +78,7 @@ final class SyncPlanner {
         }
         List<TreePath> link = new ArrayList<>();
         List<TreePath> copy = new ArrayList<>();
+        List<TreePath> touch = new ArrayList<>();
         List<TreePath> download = new ArrayList<>();
         long downloadBytes = 0;
         boolean identical = local.exists();
@@ -84,7 +96,7 @@ final class SyncPlanner {
             } else if (have != null && have.kind() == LocalTree.Kind.FILE
                     && sameContent(path, wanted, have, before.get(path.value()), local.root())) {
                 boolean metadataRight = modeRight && sameTime(have.mtime(), tree.mtime(path));
-                (metadataRight ? link : copy).add(path);
+                (metadataRight ? link : modeRight && sharedInodes ? touch : copy).add(path);
                 identical &= metadataRight;
             } else {
                 download.add(path);
@@ -99,7 +111,7 @@ final class SyncPlanner {
             }
         }
         identical &= removed == 0;
-        return new Plan(link, copy, download, downloadBytes, removed, identical);
+        return new Plan(link, copy, touch, download, downloadBytes, removed, identical);
     }
 
     private static TreePath asTreePath(String local) {

@@ -257,6 +257,39 @@ class DirectorySyncTest {
                 .as("the old tree's file was copied, not chmod-ed through a hard link").isEqualTo(keptMode);
     }
 
+    /**
+     * With shared inodes (a relay's way: Rudder rewrites every file of a node at each generation), a file whose
+     * mtime alone changed is hard-linked and its mtime set on the shared inode; one whose mode changed too is still
+     * copied, so the current tree's copy never takes another mode.
+     */
+    @Test
+    void withSharedInodesAnMtimeChangeAloneKeepsTheInodeAndAModeChangeIsStillCopied() throws Exception {
+        DirectorySync shared = server.sync(TreeSwap.atomic()).withSharedInodes();
+        shared.sync(FakeTreeServer.REMOTE, local);
+        Object timeOnly = Files.getAttribute(local.resolve("file-3.cf"), "unix:ino");
+        Object modeToo = Files.getAttribute(local.resolve("file-4.cf"), "unix:ino");
+        String modeBefore = PosixFilePermissions.toString(Files.getPosixFilePermissions(local.resolve("file-4.cf")));
+        FileTime newTime = FileTime.from(Instant.parse("2020-01-01T00:00:00.123456Z"));
+        Files.setLastModifiedTime(source.resolve("file-3.cf"), newTime);
+        Files.setPosixFilePermissions(source.resolve("file-4.cf"), PosixFilePermissions.fromString("r--r-----"));
+        Files.setLastModifiedTime(source.resolve("file-4.cf"), newTime);
+        Path modeTooBefore = dir.resolve("mode-too");
+        Files.createLink(modeTooBefore, local.resolve("file-4.cf"));
+
+        SyncResult result = shared.sync(FakeTreeServer.REMOTE, local);
+
+        assertThat(result.changed()).isTrue();
+        assertThat(result.filesDownloaded()).isZero();
+        assertThat(snapshot(local)).isEqualTo(snapshot(source));
+        assertThat(Files.getAttribute(local.resolve("file-3.cf"), "unix:ino")).as("linked").isEqualTo(timeOnly);
+        assertThat(Files.getLastModifiedTime(local.resolve("file-3.cf"))).isEqualTo(newTime);
+        assertThat(Files.getAttribute(local.resolve("file-4.cf"), "unix:ino")).as("copied").isNotEqualTo(modeToo);
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(modeTooBefore)))
+                .as("the old tree's file kept its mode").isEqualTo(modeBefore);
+        // And the next sync finds the tree as the manifest has it: nothing to do.
+        assertThat(shared.sync(FakeTreeServer.REMOTE, local).changed()).isFalse();
+    }
+
     @Test
     void contentThatNeverMatchesTheManifestFailsAfterThreeAttemptsAndLeavesTheTreeAsItWas() throws Exception {
         sync();
