@@ -176,8 +176,10 @@ public final class DirectorySync {
      * setting the mtime on the inode the current tree shares with the new one, instead of copying it. For a caller
      * whose server rewrites unchanged files at every change (Rudder's generation writes every file of a node anew:
      * 28 of a node's 37 files are then copied, most of a relay's file system work): the current tree's copy of
-     * such a file takes its new mtime a moment before the swap, its content unchanged. Not for a tree whose
-     * readers take an mtime change for a new version and mind seeing it before the rest.
+     * such a file takes its new mtime a moment before the swap, its content unchanged. An inode with a name beyond
+     * the current tree's and the new one's (a frozen or fetched copy of a server's state, which must not change)
+     * is copied as before. Not for a tree whose readers take an mtime change for a new version and mind seeing it
+     * before the rest.
      *
      * @return the same sync, sharing inodes across an mtime change
      */

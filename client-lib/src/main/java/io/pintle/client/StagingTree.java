@@ -110,14 +110,36 @@ final class StagingTree {
         }
         for (TreePath path : plan.touch()) {
             Path from = path.under(localDir);
+            Path staged = resolve(path);
+            boolean shared;
             try {
-                Files.createLink(resolve(path), from);
-                timesOnly.add(path);
+                Files.createLink(staged, from);
+                shared = true;
             } catch (IOException | UnsupportedOperationException cannotLink) {
+                shared = false;
+            }
+            if (shared && linkedElsewhere(staged)) {
+                // A third name holds the inode (a frozen or fetched copy of the server's state): its mtime must
+                // not change under it.
+                Files.delete(staged);
+                shared = false;
+            }
+            if (shared) {
+                timesOnly.add(path);
+            } else {
                 copy(from, path, tree.entries().get(path));
             }
         }
         return linked;
+    }
+
+    /** Whether the inode of a file just linked from the current tree has a name beyond those two (or cannot tell). */
+    private static boolean linkedElsewhere(Path staged) {
+        try {
+            return ((Number) Files.getAttribute(staged, "unix:nlink", LinkOption.NOFOLLOW_LINKS)).intValue() > 2;
+        } catch (IOException | UnsupportedOperationException | IllegalArgumentException cannotTell) {
+            return true;
+        }
     }
 
     private void copy(Path from, TreePath path, Manifest.Entry entry) throws IOException, AttemptFailure {

@@ -260,7 +260,7 @@ class DirectorySyncTest {
     /**
      * With shared inodes (a relay's way: Rudder rewrites every file of a node at each generation), a file whose
      * mtime alone changed is hard-linked and its mtime set on the shared inode; one whose mode changed too is still
-     * copied, so the current tree's copy never takes another mode.
+     * copied, so the current tree's copy never takes another mode, and so is one whose inode has a third name.
      */
     @Test
     void withSharedInodesAnMtimeChangeAloneKeepsTheInodeAndAModeChangeIsStillCopied() throws Exception {
@@ -269,8 +269,13 @@ class DirectorySyncTest {
         Object timeOnly = Files.getAttribute(local.resolve("file-3.cf"), "unix:ino");
         Object modeToo = Files.getAttribute(local.resolve("file-4.cf"), "unix:ino");
         String modeBefore = PosixFilePermissions.toString(Files.getPosixFilePermissions(local.resolve("file-4.cf")));
+        Object elsewhere = Files.getAttribute(local.resolve("file-5.cf"), "unix:ino");
+        Path frozen = dir.resolve("frozen");
+        Files.createLink(frozen, local.resolve("file-5.cf"));
+        FileTime frozenTime = Files.getLastModifiedTime(frozen);
         FileTime newTime = FileTime.from(Instant.parse("2020-01-01T00:00:00.123456Z"));
         Files.setLastModifiedTime(source.resolve("file-3.cf"), newTime);
+        Files.setLastModifiedTime(source.resolve("file-5.cf"), newTime);
         Files.setPosixFilePermissions(source.resolve("file-4.cf"), PosixFilePermissions.fromString("r--r-----"));
         Files.setLastModifiedTime(source.resolve("file-4.cf"), newTime);
         Path modeTooBefore = dir.resolve("mode-too");
@@ -286,6 +291,9 @@ class DirectorySyncTest {
         assertThat(Files.getAttribute(local.resolve("file-4.cf"), "unix:ino")).as("copied").isNotEqualTo(modeToo);
         assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(modeTooBefore)))
                 .as("the old tree's file kept its mode").isEqualTo(modeBefore);
+        // An inode with a third name (a frozen copy of the server's state) is copied: the copy keeps its mtime.
+        assertThat(Files.getAttribute(local.resolve("file-5.cf"), "unix:ino")).isNotEqualTo(elsewhere);
+        assertThat(Files.getLastModifiedTime(frozen)).isEqualTo(frozenTime);
         // And the next sync finds the tree as the manifest has it: nothing to do.
         assertThat(shared.sync(FakeTreeServer.REMOTE, local).changed()).isFalse();
     }
