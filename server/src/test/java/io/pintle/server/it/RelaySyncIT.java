@@ -157,28 +157,29 @@ class RelaySyncIT {
             for (String node : nodes) {
                 Await.until(PROMPT, () -> Files.exists(relayShare.resolve(node + "/rules/rudder.tar.bz2")));
             }
-            // Another sync holds node-07's directory (its lock), so the relay cannot sync it for now.
-            Path lockFile = relayShare.resolve(".node-07.pintle-sync.lock");
-            try (FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-                    FileLock held = channel.lock()) {
-                for (String node : nodes) {
-                    generation(upstreamShare.resolve(node + "/rules.new"), node + " 2");
-                    Path rules = upstreamShare.resolve(node + "/rules");
-                    Path old = Files.move(rules, rules.resolveSibling("rules.old"));
-                    Files.move(rules.resolveSibling("rules.new"), rules);
-                    deleteTree(old);
-                }
-                for (String node : nodes) {
-                    if (!node.equals("node-07")) {
-                        Await.until(PROMPT, () -> Files.readString(relayShare.resolve(node + "/rules/rudder.tar.bz2"))
-                                .equals(node + " 2"));
-                    }
-                }
-                assertThat(relayShare.resolve("node-07/rules/rudder.tar.bz2")).as("left as it was")
-                        .hasContent("node-07 1");
-            }
+            // Attached before the lock is released: the round that syncs node-07 may start before the release.
             ListAppender<ILoggingEvent> access = LogCapture.attach("io.pintle.access");
             try {
+                // Another sync holds node-07's directory (its lock), so the relay cannot sync it for now.
+                Path lockFile = relayShare.resolve(".node-07.pintle-sync.lock");
+                try (FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.CREATE,
+                        StandardOpenOption.WRITE); FileLock held = channel.lock()) {
+                    for (String node : nodes) {
+                        generation(upstreamShare.resolve(node + "/rules.new"), node + " 2");
+                        Path rules = upstreamShare.resolve(node + "/rules");
+                        Path old = Files.move(rules, rules.resolveSibling("rules.old"));
+                        Files.move(rules.resolveSibling("rules.new"), rules);
+                        deleteTree(old);
+                    }
+                    for (String node : nodes) {
+                        if (!node.equals("node-07")) {
+                            Await.until(PROMPT, () -> Files.readString(relayShare.resolve(node
+                                    + "/rules/rudder.tar.bz2")).equals(node + " 2"));
+                        }
+                    }
+                    assertThat(relayShare.resolve("node-07/rules/rudder.tar.bz2")).as("left as it was")
+                            .hasContent("node-07 1");
+                }
                 // Released: the next round (after the relay's retry delay) syncs it...
                 Await.until(PROMPT, () -> Files.readString(relayShare.resolve("node-07/rules/rudder.tar.bz2"))
                         .equals("node-07 2"));
@@ -186,7 +187,7 @@ class RelaySyncIT {
                 LogCapture.detach("io.pintle.access", access);
             }
             // ...on its own (its manifest: unchanged since the share's version last answered, it is on no change
-            // list), the share asked for as a change list, never whole.
+            // list), the share asked for as a change list, never whole, while node-07 was locked and after.
             List<String> asked = access.list.stream().map(ILoggingEvent::getFormattedMessage)
                     .filter(line -> line.contains("relay-1 [")).toList();
             assertThat(asked).anyMatch(line -> line.contains("GET /policies/relay-1/share/node-07/?view=manifest"));
