@@ -97,11 +97,9 @@ final class StagingTree {
         Set<TreePath> linked = new HashSet<>();
         for (TreePath path : plan.link()) {
             Path from = path.under(localDir);
-            try {
-                Files.createLink(resolve(path), from);
+            if (link(from, path)) {
                 linked.add(path);
-            } catch (IOException | UnsupportedOperationException cannotLink) {
-                // Another file system, or one without hard links: a copy does as well.
+            } else {
                 copy(from, path, tree.entries().get(path));
             }
         }
@@ -110,27 +108,32 @@ final class StagingTree {
         }
         for (TreePath path : plan.touch()) {
             Path from = path.under(localDir);
-            Path staged = resolve(path);
-            boolean shared;
-            try {
-                Files.createLink(staged, from);
-                shared = true;
-            } catch (IOException | UnsupportedOperationException cannotLink) {
-                shared = false;
-            }
-            if (shared && linkedElsewhere(staged)) {
+            if (link(from, path)) {
+                if (!linkedElsewhere(resolve(path))) {
+                    timesOnly.add(path);
+                    continue;
+                }
                 // A third name holds the inode (a frozen or fetched copy of the server's state): its mtime must
                 // not change under it.
-                Files.delete(staged);
-                shared = false;
+                Files.delete(resolve(path));
             }
-            if (shared) {
-                timesOnly.add(path);
-            } else {
-                copy(from, path, tree.entries().get(path));
-            }
+            copy(from, path, tree.entries().get(path));
         }
         return linked;
+    }
+
+    /**
+     * Hard-links a reused file into the staging tree.
+     *
+     * @return false when it cannot be linked (another file system, or one without hard links: a copy does as well)
+     */
+    private boolean link(Path from, TreePath path) {
+        try {
+            Files.createLink(resolve(path), from);
+            return true;
+        } catch (IOException | UnsupportedOperationException cannotLink) {
+            return false;
+        }
     }
 
     /** Whether the inode of a file just linked from the current tree has a name beyond those two (or cannot tell). */
@@ -165,11 +168,7 @@ final class StagingTree {
             if (entry.isFile() && timesOnly.contains(item.getKey())) {
                 // The inode the current tree shares: its content and mode are the manifest's, its mtime becomes
                 // the manifest's a moment before the swap.
-                Instant mtime = tree.mtime(item.getKey());
-                if (mtime != null) {
-                    Files.getFileAttributeView(resolve(item.getKey()), BasicFileAttributeView.class)
-                            .setTimes(FileTime.from(mtime), accessed, null);
-                }
+                setMtime(resolve(item.getKey()), tree, item.getKey(), accessed);
             } else if (entry.isFile() && !skip.contains(item.getKey())) {
                 apply(resolve(item.getKey()), tree, item.getKey(), accessed);
             } else if (entry.isSymlink() && entry.mtime() != null) {
@@ -198,6 +197,10 @@ final class StagingTree {
                 // Modes cannot be kept on this file system.
             }
         }
+        setMtime(path, tree, entry, accessed);
+    }
+
+    private static void setMtime(Path path, ManifestTree tree, TreePath entry, FileTime accessed) throws IOException {
         Instant mtime = tree.mtime(entry);
         if (mtime != null) {
             Files.getFileAttributeView(path, BasicFileAttributeView.class).setTimes(FileTime.from(mtime), accessed,

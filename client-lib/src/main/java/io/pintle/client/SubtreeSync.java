@@ -72,8 +72,6 @@ final class SubtreeSync {
         Set<TreePath> linked;
         final Set<TreePath> needed = new HashSet<>();
         final Set<TreePath> seen = new HashSet<>();
-        /** Its files fetched one request each rather than in an archive. */
-        boolean fileByFile;
         int files;
         long bytes;
         SubtreeOutcome outcome;
@@ -184,7 +182,7 @@ final class SubtreeSync {
             for (Node node : nodes) {
                 prepare(node);
                 if (node.outcome == null && node.needed.isEmpty()) {
-                    complete(node);
+                    complete(node, false);
                 }
                 if (node.outcome == null) {
                     (DirectorySync.byArchive(node.plan, node.tree) ? fetch : fileByFile).add(node);
@@ -328,7 +326,7 @@ final class SubtreeSync {
                         }
                         if (node != current) {
                             if (current != null) {
-                                complete(current);
+                                complete(current, true);
                                 release(current);
                             }
                             current = node;
@@ -341,7 +339,7 @@ final class SubtreeSync {
                         }
                     }
                     if (current != null) {
-                        complete(current);
+                        complete(current, true);
                         release(current);
                         current = null;
                     }
@@ -377,7 +375,6 @@ final class SubtreeSync {
         try {
             Map<Node, List<Future<Long>>> pending = new LinkedHashMap<>();
             for (Node node : nodes) {
-                node.fileByFile = true;
                 List<Future<Long>> files = new ArrayList<>();
                 for (TreePath path : node.needed) {
                     Manifest.Entry entry = node.tree.entries().get(path);
@@ -418,7 +415,7 @@ final class SubtreeSync {
                 }
                 if (node.outcome == null) {
                     node.needed.clear();
-                    complete(node);
+                    complete(node, false);
                 }
                 if (broken == null) {
                     release(node);
@@ -493,14 +490,18 @@ final class SubtreeSync {
                 + "archive " + why, true);
     }
 
-    /** Swaps a directory's staged tree in once every file it needed is there; else it is stale. */
-    private void complete(Node node) throws IOException {
+    /**
+     * Swaps a directory's staged tree in once every file it needed is there; else it is stale.
+     *
+     * @param archive whether its files came in an archive, which brings every file of the directory (each seen);
+     *     file by file, or with nothing to fetch, only those needed come
+     */
+    private void complete(Node node, boolean archive) throws IOException {
         if (node.outcome != null) {
             return;
         }
         long expectedFiles = node.tree.entries().values().stream().filter(Manifest.Entry::isFile).count();
-        // An archive brings every file of the directory (each seen); file by file, only those needed.
-        boolean fetched = !node.fileByFile && (node.seen.size() > 0 || !node.plan.download().isEmpty());
+        boolean fetched = archive && (node.seen.size() > 0 || !node.plan.download().isEmpty());
         if (!node.needed.isEmpty() || fetched && node.seen.size() != expectedFiles) {
             node.outcome = stale(node, "ended with " + node.seen.size() + " of its manifest's " + expectedFiles
                     + " files");
